@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The project's test command: installs what it needs on a fresh machine, then runs
+# lint, type checks, the CPython suite (tests/) and the browser suite (e2e/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "== installing Debian chromium"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "== creating .venv"
+  "$PY" -m venv .venv
+fi
+echo "== installing the project with its dev/test extras"
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[dev]'
+
+if [ -f scripts/build_web.py ]; then
+  echo "== building the offline browser runtime (web/dist)"
+  .venv/bin/python scripts/build_web.py
+fi
+
+echo "== ruff"
+.venv/bin/ruff check src tests e2e benchmarks scripts
+echo "== mypy"
+.venv/bin/mypy
+
+echo "== pytest (CPython suite + browser e2e)"
+suites=(tests)
+if compgen -G "e2e/test_*.py" >/dev/null; then suites+=(e2e); fi
+.venv/bin/python -m pytest "${suites[@]}" -q -p no:cacheprovider "$@"

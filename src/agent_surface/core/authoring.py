@@ -1,0 +1,417 @@
+"""The Python authoring API: a class per component type.
+
+    class DevicesTable(AgentComponent, type="devices.table", description="The devices table"):
+        @observation("Rows currently visible")
+        def visible_rows(self) -> list[Device]: ...
+
+        @action("Select rows by id")
+        def select_rows(self, ids: list[str]) -> None: ...
+
+The class is the contract (``DevicesTable.contract``), an instance is the binding, methods are
+capabilities. Schemas come from type hints: an action's parameters become its input object
+(extra keys forbidden), a return annotation its output. Method ``select_rows`` is exposed as
+``selectRows``. A parameter annotated ``ActionContext``/``ReadContext`` receives the context.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+from .context import ActionContext, ReadContext
+from .contracts import (
+    ActionBinding,
+    ActionContract,
+    ComponentBinding,
+    ComponentContract,
+    Concurrency,
+    ObservationBinding,
+    ObservationContract,
+    ProcedureReference,
+)
+from .errors import DefinitionError
+from .ids import DEFAULT_INSTANCE_ID
+from .kinds import AuditLevel, ConfirmationLevel, ViewEffect
+from .policy import Policy
+from .schema import Schema, as_schema, schema_from_type
+
+F = TypeVar("F", bound=Callable[..., Any])
+_CONTEXT_TYPES = (ActionContext, ReadContext)
+
+
+def camel_case(name: str) -> str:
+    """``select_rows`` → ``selectRows`` (leading/trailing underscores dropped)."""
+    head, *rest = name.strip("_").split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest if part)
+
+
+class _Member(Generic[F]):
+    """A decorated method: the function plus its capability options, resolved per class."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, fn: F, name: str | None, options: dict[str, Any]) -> None:
+        self.fn = fn
+        self.name = name or camel_case(fn.__name__)
+        self.options = options
+        self.when_fn: Callable[[Any], bool] | None = None
+        self.precondition_fn: Callable[..., Any] | None = None
+        self.__doc__ = fn.__doc__
+
+    def when(self, fn: Callable[[Any], bool]) -> Callable[[Any], bool]:
+        """Decorate a ``(self) -> bool`` method as this capability's availability predicate."""
+        self.when_fn = fn
+        return fn
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        return self if instance is None else self.fn.__get__(instance, owner)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+
+class _ObservationMember(_Member[F]):
+    kind = "observation"
+
+
+class _ActionMember(_Member[F]):
+    kind = "action"
+
+    def precondition(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorate ``(self, **input) -> None | PreconditionFailure`` as the precondition."""
+        self.precondition_fn = fn
+        return fn
+
+
+def observation(
+    description: str,
+    *,
+    name: str | None = None,
+    output: Any = None,
+    meta: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    untrusted_output: bool = False,
+    unavailable_reason: str | None = None,
+    policies: Sequence[Policy] = (),
+) -> Callable[[F], _ObservationMember[F]]:
+    """Declare a method as an observation; its return annotation is the output schema."""
+
+    def decorate(fn: F) -> _ObservationMember[F]:
+        return _ObservationMember(
+            fn,
+            name,
+            dict(
+                description=description,
+                output=output,
+                meta=meta,
+                timeout=timeout,
+                untrusted_output=untrusted_output,
+                unavailable_reason=unavailable_reason,
+                policies=tuple(policies),
+            ),
+        )
+
+    return decorate
+
+
+def action(
+    description: str,
+    *,
+    effect: ViewEffect = "local-state",
+    name: str | None = None,
+    input: Any = None,
+    output: Any = None,
+    idempotent: bool | None = None,
+    reversible: bool | None = None,
+    confirmation: ConfirmationLevel | None = None,
+    audit: AuditLevel | None = None,
+    meta: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    concurrency: Concurrency | None = None,
+    untrusted_output: bool = False,
+    unavailable_reason: str | None = None,
+    policies: Sequence[Policy] = (),
+) -> Callable[[F], _ActionMember[F]]:
+    """Declare a method as an action; parameters become the input object schema."""
+
+    def decorate(fn: F) -> _ActionMember[F]:
+        return _ActionMember(
+            fn,
+            name,
+            dict(
+                description=description,
+                effect=effect,
+                input=input,
+                output=output,
+                idempotent=idempotent,
+                reversible=reversible,
+                confirmation=confirmation,
+                audit=audit,
+                meta=meta,
+                timeout=timeout,
+                concurrency=concurrency or Concurrency(),
+                untrusted_output=untrusted_output,
+                unavailable_reason=unavailable_reason,
+                policies=tuple(policies),
+            ),
+        )
+
+    return decorate
+
+
+# --------------------------------------------------------------------------- signatures
+
+
+class _Signature:
+    """How to call a method: which parameter takes the context, how input maps to arguments."""
+
+    def __init__(self, fn: Callable[..., Any], where: str) -> None:
+        try:
+            hints = typing.get_type_hints(fn, include_extras=True)
+        except Exception as exc:
+            raise DefinitionError(
+                "INVALID_DEFINITION", f"cannot resolve type hints: {exc}", path=where
+            ) from exc
+        params = list(inspect.signature(fn).parameters.values())[1:]  # drop self
+        self.context_param: str | None = None
+        self.fields: dict[str, tuple[Any, Any]] = {}
+        for p in params:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise DefinitionError(
+                    "INVALID_DEFINITION", f"*{p.name} parameters are not supported", path=where
+                )
+            hint = hints.get(p.name, Any)
+            if hint in _CONTEXT_TYPES or p.name == "ctx":
+                self.context_param = p.name
+                continue
+            if p.name not in hints:
+                raise DefinitionError(
+                    "INVALID_DEFINITION", f"parameter {p.name!r} needs a type hint", path=where
+                )
+            self.fields[p.name] = (hint, ... if p.default is p.empty else p.default)
+        self.returns = hints.get("return", inspect.Signature.empty)
+        # One parameter typed with a pydantic model: that model *is* the input.
+        self.model_param: str | None = None
+        if len(self.fields) == 1:
+            ((pname, (hint, default)),) = self.fields.items()
+            if _is_model(hint) and default is ...:
+                self.model_param = pname
+
+    def input_schema(self, where: str) -> Schema:
+        if self.model_param is not None:
+            return schema_from_type(self.fields[self.model_param][0])
+        from pydantic import ConfigDict, create_model
+
+        try:
+            model = create_model(  # type: ignore[call-overload]
+                f"{where}Input", __config__=ConfigDict(extra="forbid"), **self.fields
+            )
+        except Exception as exc:
+            raise DefinitionError(
+                "UNSUPPORTED_SCHEMA", f"cannot build an input schema: {exc}", path=where
+            ) from exc
+        return schema_from_type(model)
+
+    def call_args(self, value: Any, ctx: Any) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        if self.model_param is not None:
+            kwargs[self.model_param] = value
+        elif self.fields:
+            kwargs.update({name: getattr(value, name) for name in self.fields})
+        if self.context_param is not None:
+            kwargs[self.context_param] = ctx
+        return kwargs
+
+
+def _is_model(hint: Any) -> bool:
+    try:
+        from pydantic import BaseModel
+    except ImportError:  # pragma: no cover - pydantic is a dependency
+        return False
+    return isinstance(hint, type) and issubclass(hint, BaseModel)
+
+
+def _output_schema(sig: _Signature, explicit: Any, where: str, required: bool) -> Schema | None:
+    if explicit is not None:
+        return as_schema(explicit)
+    if sig.returns is inspect.Signature.empty:
+        if required:
+            raise DefinitionError(
+                "INVALID_DEFINITION", "an observation needs a return annotation or output=", path=where
+            )
+        return None
+    if sig.returns is None or sig.returns is type(None):
+        if required:
+            raise DefinitionError("INVALID_DEFINITION", "an observation cannot return None", path=where)
+        return None
+    return schema_from_type(sig.returns)
+
+
+class AgentComponent:
+    """Base class for a component type. Subclass with ``type=`` and ``description=``."""
+
+    contract: ClassVar[ComponentContract]
+    _agent_members: ClassVar[dict[str, tuple[_Member[Any], _Signature]]]
+    instance_id: str = DEFAULT_INSTANCE_ID
+
+    def __init_subclass__(
+        cls,
+        *,
+        type: str | None = None,
+        description: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        origin: str = "first-party",
+        priority: int = 0,
+        tags: Sequence[str] = (),
+        policies: Sequence[str] = (),
+        **kwargs: Any,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if type is None:
+            if "contract" in cls.__dict__ or not hasattr(cls, "contract"):
+                return  # an abstract intermediate base
+            return  # subclass of a concrete component: inherits the contract unchanged
+        if description is None:
+            description = (cls.__doc__ or "").strip()
+        members: dict[str, tuple[_Member[Any], _Signature]] = {}
+        observations: dict[str, ObservationContract] = {}
+        actions: dict[str, ActionContract] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, value in vars(klass).items():
+                if isinstance(value, _Member):
+                    members[attr] = (value, _Signature(value.fn, f"{type}.{value.name}"))
+        for _attr, (member, sig) in members.items():
+            where = f"{type}.{member.name}"
+            opts = member.options
+            try:
+                if isinstance(member, _ObservationMember):
+                    observations[member.name] = ObservationContract(
+                        description=opts["description"],
+                        output=_output_schema(sig, opts["output"], where, required=True),
+                        meta=opts["meta"],
+                        timeout=opts["timeout"],
+                        untrusted_output=opts["untrusted_output"],
+                    )
+                else:
+                    actions[member.name] = ActionContract(
+                        description=opts["description"],
+                        effect=opts["effect"],
+                        input=as_schema(opts["input"])
+                        if opts["input"] is not None
+                        else sig.input_schema(where),
+                        output=_output_schema(sig, opts["output"], where, required=False),
+                        idempotent=opts["idempotent"],
+                        reversible=opts["reversible"],
+                        confirmation=opts["confirmation"],
+                        audit=opts["audit"],
+                        meta=opts["meta"],
+                        timeout=opts["timeout"],
+                        concurrency=opts["concurrency"],
+                        untrusted_output=opts["untrusted_output"],
+                    )
+            except DefinitionError as exc:
+                raise exc if exc.path else exc.at(where) from None
+            if member.name in observations and member.name in actions:
+                raise DefinitionError("DUPLICATE_CAPABILITY", f"{member.name!r} is declared twice", path=type)
+        cls._agent_members = members
+        cls.contract = ComponentContract(
+            type=type,
+            description=description,
+            observations=observations,
+            actions=actions,
+            meta=meta,
+            origin=origin,
+            priority=priority,
+            tags=tags,
+            policies=policies,
+        )
+
+    def agent_procedures(self) -> Sequence[ProcedureReference]:
+        """Override to make domain procedures available while this component is mounted."""
+        return ()
+
+    def agent_policies(self) -> Sequence[Policy]:
+        """Override to attach component-level policies to this instance."""
+        return ()
+
+    def bind(
+        self,
+        *,
+        instance_id: str | None = None,
+        enabled: bool = True,
+        parent: tuple[str, str] | None = None,
+        internal: Mapping[str, Any] | None = None,
+    ) -> ComponentBinding:
+        """Bind this instance's methods as live handlers (looked up at call time)."""
+        observations: dict[str, ObservationBinding] = {}
+        actions: dict[str, ActionBinding] = {}
+        for attr, (member, sig) in type(self)._agent_members.items():
+            when = _bound_predicate(self, member.when_fn)
+            reason = member.options["unavailable_reason"]
+            policies = member.options["policies"]
+            if isinstance(member, _ObservationMember):
+                observations[member.name] = ObservationBinding(
+                    read=_reader(self, attr, sig), when=when, unavailable_reason=reason, policies=policies
+                )
+            else:
+                actions[member.name] = ActionBinding(
+                    execute=_executor(self, attr, sig),
+                    when=when,
+                    unavailable_reason=reason,
+                    precondition=_precondition(self, member.precondition_fn, sig),
+                    policies=policies,
+                )
+        return type(self).contract.bind(
+            instance_id=instance_id or self.instance_id,
+            observations=observations,
+            actions=actions,
+            procedures=tuple(self.agent_procedures()),
+            policies=tuple(self.agent_policies()),
+            enabled=enabled,
+            parent=parent,
+            internal=internal,
+        )
+
+
+def _reader(component: AgentComponent, attr: str, sig: _Signature) -> Callable[[ReadContext], Any]:
+    def read(ctx: ReadContext) -> Any:
+        # getattr at call time: a handler swapped on the instance takes effect immediately.
+        return getattr(component, attr)(**sig.call_args(None, ctx))
+
+    return read
+
+
+def _executor(component: AgentComponent, attr: str, sig: _Signature) -> Callable[[Any, ActionContext], Any]:
+    def execute(value: Any, ctx: ActionContext) -> Any:
+        return getattr(component, attr)(**sig.call_args(value, ctx))
+
+    return execute
+
+
+def _bound_predicate(
+    component: AgentComponent, fn: Callable[[Any], bool] | None
+) -> Callable[[], bool] | None:
+    if fn is None:
+        return None
+    return lambda: bool(fn(component))
+
+
+def _precondition(
+    component: AgentComponent, fn: Callable[..., Any] | None, sig: _Signature
+) -> Callable[[Any, ReadContext], Any] | None:
+    if fn is None:
+        return None
+
+    def check(value: Any, ctx: ReadContext) -> Any:
+        kwargs = sig.call_args(value, ctx)
+        if sig.context_param is not None:
+            kwargs.pop(sig.context_param)
+        return fn(component, **kwargs)
+
+    return check
+
+
+_CAMEL_RE = re.compile(r"[a-z][A-Za-z0-9]*")

@@ -1,0 +1,31 @@
+"""Consumers: the identified agent-side clients of a surface."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+ConsumerKind: TypeAlias = Literal["embedded", "webmcp", "mcp-bridge", "test", "other"]
+CONSUMER_KINDS: frozenset[str] = frozenset({"embedded", "webmcp", "mcp-bridge", "test", "other"})
+
+
+@dataclass(frozen=True, slots=True)
+class Consumer:
+    id: str
+    kind: ConsumerKind = "embedded"
+    grants: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise ValueError("consumer id must be a non-empty string")
+        if self.kind not in CONSUMER_KINDS:
+            raise ValueError(f"consumer kind must be one of {sorted(CONSUMER_KINDS)}, got {self.kind!r}")
+        object.__setattr__(self, "grants", tuple(self.grants))
+
+    @property
+    def key(self) -> str:
+        """Normalized identity used for policy and idempotency: ``kind:id``."""
+        return f"{self.kind}:{self.id}"
+
+
+ANONYMOUS = Consumer("anonymous", "embedded")

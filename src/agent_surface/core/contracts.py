@@ -1,0 +1,694 @@
+"""Static contracts (identity and governance) and the bindings that attach live behaviour.
+
+A contract is what the manifest hashes and the authority approves: ids, descriptions, kinds,
+effects, schemas, confirmation floor, required policies. A binding supplies handlers and live
+state at mount time and cannot change any of that.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .errors import DefinitionError
+from .ids import (
+    DEFAULT_INSTANCE_ID,
+    format_capability_id,
+    parse_procedure_id,
+    validate_capability_name,
+    validate_component_type,
+    validate_instance_id,
+)
+from .jsonvalue import FrozenDict, JsonValue, NotJsonError, digest, freeze, json_size, to_json_value
+from .kinds import (
+    AUDIT_LEVELS,
+    CONFIRMATION_LEVELS,
+    DEFAULTS,
+    PROCEDURE_EFFECTS,
+    VIEW_EFFECTS,
+    AuditLevel,
+    ConfirmationLevel,
+    Effect,
+    Kind,
+    ProcedureEffect,
+    ViewEffect,
+    confirmation_rank,
+)
+from .policy import Policy
+from .schema import EMPTY_OBJECT_SCHEMA, Schema, as_schema, check_schema_subset
+
+MAX_COMPONENT_DESCRIPTION = 500
+MAX_CAPABILITY_DESCRIPTION = 300
+MAX_META_BYTES = 2048
+
+
+def _description(value: object, limit: int, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise DefinitionError("INVALID_DEFINITION", f"{what} description must be a non-empty string")
+    if len(value) > limit:
+        raise DefinitionError(
+            "LIMIT_EXCEEDED", f"{what} description is {len(value)} chars; the limit is {limit}"
+        )
+    return value
+
+
+def _meta(value: Mapping[str, Any] | None) -> FrozenDict | None:
+    if value is None:
+        return None
+    try:
+        plain = to_json_value(value)
+    except NotJsonError as exc:
+        raise DefinitionError("INVALID_DEFINITION", f"meta is not JSON: {exc}") from None
+    if not isinstance(plain, dict):
+        raise DefinitionError("INVALID_DEFINITION", "meta must be an object")
+    if json_size(plain) > MAX_META_BYTES:
+        raise DefinitionError("LIMIT_EXCEEDED", f"meta exceeds {MAX_META_BYTES} bytes serialized")
+    return freeze(plain)  # type: ignore[no-any-return]
+
+
+def _schema(value: Any, what: str) -> Schema:
+    try:
+        schema = as_schema(value)
+        check_schema_subset(schema.json_schema)
+    except DefinitionError as exc:
+        raise exc.at(what) from None
+    return schema
+
+
+def _timeout(value: float | None) -> float | None:
+    if value is not None and (not isinstance(value, (int, float)) or value <= 0):
+        raise DefinitionError(
+            "INVALID_DEFINITION", f"timeout must be a positive number of seconds, got {value!r}"
+        )
+    return None if value is None else float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Concurrency:
+    """How actions queue: per ``instance`` (default), per ``capability``, per ``key``, or
+    ``parallel`` with a bounded ``max``. ``queue_depth`` overrides the registry default."""
+
+    mode: Literal["instance", "capability", "key", "parallel"] = "instance"
+    key: str | None = None
+    max: int | None = None
+    queue_depth: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("instance", "capability", "key", "parallel"):
+            raise DefinitionError("INVALID_DEFINITION", f"unknown concurrency mode {self.mode!r}")
+        if self.mode == "key" and not self.key:
+            raise DefinitionError("INVALID_DEFINITION", "concurrency mode 'key' needs a key")
+        if self.mode == "parallel" and not (
+            isinstance(self.max, int) and not isinstance(self.max, bool) and self.max >= 1
+        ):
+            raise DefinitionError(
+                "INVALID_DEFINITION", "concurrency mode 'parallel' needs an integer max >= 1"
+            )
+        if self.queue_depth is not None and (not isinstance(self.queue_depth, int) or self.queue_depth < 0):
+            raise DefinitionError("INVALID_DEFINITION", "queue_depth must be an integer >= 0")
+
+    def to_json(self) -> dict[str, JsonValue]:
+        out: dict[str, JsonValue] = {"mode": self.mode}
+        if self.key is not None:
+            out["key"] = self.key
+        if self.max is not None:
+            out["max"] = self.max
+        if self.queue_depth is not None:
+            out["queueDepth"] = self.queue_depth
+        return out
+
+
+def _governance(
+    effect: str,
+    idempotent: bool | None,
+    reversible: bool | None,
+    confirmation: ConfirmationLevel | None,
+    audit: AuditLevel | None,
+) -> tuple[bool, bool | None, ConfirmationLevel, AuditLevel]:
+    base = DEFAULTS[effect]
+    if confirmation is not None and confirmation not in CONFIRMATION_LEVELS:
+        raise DefinitionError("INVALID_DEFINITION", f"confirmation must be one of {CONFIRMATION_LEVELS}")
+    if audit is not None and audit not in AUDIT_LEVELS:
+        raise DefinitionError("INVALID_DEFINITION", f"audit must be one of {AUDIT_LEVELS}")
+    level = confirmation if confirmation is not None else base.confirmation
+    if effect == "destructive" and confirmation_rank(level) < confirmation_rank("optional"):
+        raise DefinitionError(
+            "INVALID_DEFINITION", "a destructive capability cannot lower confirmation below 'optional'"
+        )
+    return (
+        base.idempotent if idempotent is None else bool(idempotent),
+        base.reversible if reversible is None else bool(reversible),
+        level,
+        audit if audit is not None else base.audit,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationContract:
+    """Reads semantic state. Output schema required; effect ``read``; never confirmed."""
+
+    description: str
+    output: Any
+    meta: Mapping[str, Any] | None = None
+    timeout: float | None = None
+    untrusted_output: bool = False
+
+    kind: Kind = field(default="observation", init=False)
+    effect: Effect = field(default="read", init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "description", _description(self.description, MAX_CAPABILITY_DESCRIPTION, "observation")
+        )
+        if self.output is None:
+            raise DefinitionError("INVALID_DEFINITION", "an observation needs an output schema")
+        object.__setattr__(self, "output", _schema(self.output, "output"))
+        object.__setattr__(self, "meta", _meta(self.meta))
+        object.__setattr__(self, "timeout", _timeout(self.timeout))
+
+    @property
+    def idempotent(self) -> bool:
+        return True
+
+    @property
+    def confirmation(self) -> ConfirmationLevel:
+        return "never"
+
+    @property
+    def audit(self) -> AuditLevel:
+        return "none"
+
+    def to_json(self) -> dict[str, JsonValue]:
+        out: dict[str, JsonValue] = {
+            "kind": "observation",
+            "description": self.description,
+            "outputSchema": self.output.json_schema,
+        }
+        if self.meta:
+            out["meta"] = self.meta
+        if self.untrusted_output:
+            out["untrustedOutput"] = True
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ActionContract:
+    """Changes presentation state: effect ``local-state`` or ``navigation``."""
+
+    description: str
+    effect: ViewEffect = "local-state"
+    input: Any = None
+    output: Any = None
+    idempotent: bool | None = None
+    reversible: bool | None = None
+    confirmation: ConfirmationLevel | None = None
+    audit: AuditLevel | None = None
+    meta: Mapping[str, Any] | None = None
+    timeout: float | None = None
+    concurrency: Concurrency = field(default_factory=Concurrency)
+    untrusted_output: bool = False
+
+    kind: Kind = field(default="action", init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "description", _description(self.description, MAX_CAPABILITY_DESCRIPTION, "action")
+        )
+        if self.effect not in VIEW_EFFECTS:
+            raise DefinitionError(
+                "PLANE_VIOLATION",
+                f"a view action must declare effect 'local-state' or 'navigation', got "
+                f"{self.effect!r}; server effects belong to domain procedure references",
+            )
+        object.__setattr__(
+            self, "input", _schema(EMPTY_OBJECT_SCHEMA if self.input is None else self.input, "input")
+        )
+        if self.output is not None:
+            object.__setattr__(self, "output", _schema(self.output, "output"))
+        idem, rev, conf, aud = _governance(
+            self.effect, self.idempotent, self.reversible, self.confirmation, self.audit
+        )
+        object.__setattr__(self, "idempotent", idem)
+        object.__setattr__(self, "reversible", rev)
+        object.__setattr__(self, "confirmation", conf)
+        object.__setattr__(self, "audit", aud)
+        object.__setattr__(self, "meta", _meta(self.meta))
+        object.__setattr__(self, "timeout", _timeout(self.timeout))
+        if not isinstance(self.concurrency, Concurrency):
+            raise DefinitionError("INVALID_DEFINITION", "concurrency must be a Concurrency")
+
+    def to_json(self) -> dict[str, JsonValue]:
+        out: dict[str, JsonValue] = {
+            "kind": "action",
+            "description": self.description,
+            "effect": self.effect,
+            "inputSchema": self.input.json_schema,
+            "idempotent": self.idempotent,
+            "reversible": self.reversible,
+            "confirmation": self.confirmation,
+            "audit": self.audit,
+            "concurrency": self.concurrency.to_json(),
+        }
+        if self.output is not None:
+            out["outputSchema"] = self.output.json_schema
+        if self.meta:
+            out["meta"] = self.meta
+        if self.untrusted_output:
+            out["untrustedOutput"] = True
+        return out
+
+
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+class ComponentContract:
+    """A component type's static contract: what an instance of it may expose."""
+
+    type: str
+    description: str
+    observations: Mapping[str, ObservationContract] = field(default_factory=dict)
+    actions: Mapping[str, ActionContract] = field(default_factory=dict)
+    meta: Mapping[str, Any] | None = None
+    origin: str = "first-party"
+    priority: int = 0
+    tags: Sequence[str] = ()
+    policies: Sequence[str] = ()
+    hash: str = field(default="", init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        validate_component_type(self.type)
+        object.__setattr__(
+            self,
+            "description",
+            _description(self.description, MAX_COMPONENT_DESCRIPTION, f"component {self.type!r}"),
+        )
+        seen: set[str] = set()
+        for group, expected in (("observations", ObservationContract), ("actions", ActionContract)):
+            members = dict(getattr(self, group))
+            for name, member in members.items():
+                try:
+                    validate_capability_name(name)
+                except DefinitionError as exc:
+                    raise exc.at(f"{self.type}.{group}") from None
+                if not isinstance(member, expected):
+                    raise DefinitionError(
+                        "INVALID_DEFINITION",
+                        f"{group[:-1]} {name!r} must be a {expected.__name__}",
+                        path=self.type,
+                    )
+                if name in seen:
+                    raise DefinitionError(
+                        "DUPLICATE_CAPABILITY", f"capability {name!r} is declared twice", path=self.type
+                    )
+                seen.add(name)
+            object.__setattr__(self, group, FrozenDict(members))
+        if not seen:
+            raise DefinitionError(
+                "INVALID_DEFINITION", "a component must declare at least one capability", path=self.type
+            )
+        if not isinstance(self.priority, int) or isinstance(self.priority, bool):
+            raise DefinitionError("INVALID_DEFINITION", "priority must be an integer", path=self.type)
+        if not isinstance(self.origin, str) or not self.origin:
+            raise DefinitionError("INVALID_DEFINITION", "origin must be a non-empty string", path=self.type)
+        object.__setattr__(self, "tags", tuple(sorted(set(self.tags))))
+        object.__setattr__(self, "policies", tuple(sorted(set(self.policies))))
+        object.__setattr__(self, "meta", _meta(self.meta))
+        object.__setattr__(self, "hash", digest(self.to_json()))
+
+    @property
+    def id(self) -> str:
+        return self.type
+
+    def capability_id(self, name: str) -> str:
+        return format_capability_id("view", self.type, name)
+
+    def capability(self, name: str) -> ObservationContract | ActionContract | None:
+        return self.observations.get(name) or self.actions.get(name)
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """The canonical static form, hashed into the manifest."""
+        out: dict[str, JsonValue] = {
+            "kind": "component",
+            "type": self.type,
+            "description": self.description,
+            "origin": self.origin,
+            "priority": self.priority,
+            "tags": list(self.tags),
+            "policies": list(self.policies),
+            "observations": {n: c.to_json() for n, c in sorted(self.observations.items())},
+            "actions": {n: c.to_json() for n, c in sorted(self.actions.items())},
+        }
+        if self.meta:
+            out["meta"] = self.meta
+        return out
+
+    def bind(
+        self,
+        *,
+        instance_id: str = DEFAULT_INSTANCE_ID,
+        observations: Mapping[str, ObservationBinding | Callable[..., Any]] | None = None,
+        actions: Mapping[str, ActionBinding | Callable[..., Any]] | None = None,
+        procedures: Sequence[ProcedureReference] = (),
+        policies: Sequence[Policy] = (),
+        enabled: bool = True,
+        parent: tuple[str, str] | None = None,
+        internal: Mapping[str, Any] | None = None,
+    ) -> ComponentBinding:
+        """Attach live handlers. Every declared capability needs exactly one handler."""
+        return _bind_component(
+            self,
+            instance_id,
+            observations or {},
+            actions or {},
+            procedures,
+            policies,
+            enabled,
+            parent,
+            internal,
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+class ProcedureContract:
+    """A reference to an existing backend procedure (``domain:`` plane)."""
+
+    id: str
+    description: str
+    effect: ProcedureEffect
+    input: Any = None
+    output: Any = None
+    idempotent: bool | None = None
+    reversible: bool | None = None
+    confirmation: ConfirmationLevel | None = None
+    audit: AuditLevel | None = None
+    meta: Mapping[str, Any] | None = None
+    timeout: float | None = None
+    untrusted_output: bool = False
+    policies: Sequence[str] = ()
+    hash: str = field(default="", init=False, compare=False)
+
+    kind: Kind = field(default="procedure", init=False)
+
+    def __post_init__(self) -> None:
+        parse_procedure_id(self.id)
+        object.__setattr__(
+            self,
+            "description",
+            _description(self.description, MAX_CAPABILITY_DESCRIPTION, f"procedure {self.id!r}"),
+        )
+        if self.effect not in PROCEDURE_EFFECTS:
+            raise DefinitionError(
+                "PLANE_VIOLATION",
+                f"procedure {self.id!r} must declare a server effect {sorted(PROCEDURE_EFFECTS)}, got {self.effect!r}",
+            )
+        input_schema = _schema(EMPTY_OBJECT_SCHEMA if self.input is None else self.input, f"{self.id}.input")
+        if input_schema.json_schema.get("type") != "object":
+            raise DefinitionError(
+                "UNSUPPORTED_SCHEMA", "a procedure input schema must be an object schema", path=self.id
+            )
+        object.__setattr__(self, "input", input_schema)
+        if self.output is not None:
+            object.__setattr__(self, "output", _schema(self.output, f"{self.id}.output"))
+        idem, rev, conf, aud = _governance(
+            self.effect, self.idempotent, self.reversible, self.confirmation, self.audit
+        )
+        object.__setattr__(self, "idempotent", idem)
+        object.__setattr__(self, "reversible", rev)
+        object.__setattr__(self, "confirmation", conf)
+        object.__setattr__(self, "audit", aud)
+        object.__setattr__(self, "meta", _meta(self.meta))
+        object.__setattr__(self, "timeout", _timeout(self.timeout))
+        object.__setattr__(self, "policies", tuple(sorted(set(self.policies))))
+        object.__setattr__(self, "hash", digest(self.to_json()))
+
+    def to_json(self) -> dict[str, JsonValue]:
+        out: dict[str, JsonValue] = {
+            "kind": "procedure",
+            "id": self.id,
+            "description": self.description,
+            "effect": self.effect,
+            "inputSchema": self.input.json_schema,
+            "idempotent": self.idempotent,
+            "reversible": self.reversible,
+            "confirmation": self.confirmation,
+            "audit": self.audit,
+            "policies": list(self.policies),
+        }
+        if self.output is not None:
+            out["outputSchema"] = self.output.json_schema
+        if self.meta:
+            out["meta"] = self.meta
+        if self.untrusted_output:
+            out["untrustedOutput"] = True
+        return out
+
+    def reference(
+        self,
+        *,
+        bind: Callable[[], Mapping[str, Any]] | None = None,
+        bound_fields: Sequence[str] = (),
+        overridable: Sequence[str] = (),
+        when: Callable[[], bool] | None = None,
+        unavailable_reason: str | Callable[[], str] | None = None,
+        describe: Callable[[], str] | None = None,
+        confirmation: ConfirmationLevel | None = None,
+        policies: Sequence[Policy] = (),
+        concurrency: Concurrency | None = None,
+    ) -> ProcedureReference:
+        """Make this procedure contextually available from a mounted component.
+
+        ``bind`` returns UI-derived input values (e.g. the selected ids); ``bound_fields`` names
+        its keys, which are removed from the agent's schema and locked unless ``overridable``.
+        ``confirmation`` may raise the contract's floor, never lower it.
+        """
+        return _reference(
+            self,
+            bind,
+            bound_fields,
+            overridable,
+            when,
+            unavailable_reason,
+            describe,
+            confirmation,
+            policies,
+            concurrency,
+        )
+
+
+# --------------------------------------------------------------------------- bindings
+
+Handler = Callable[..., Any]
+# Bindings minted by ``bind()``/``reference()``; the registry refuses anything else. A private
+# weak set, so the proof cannot be copied onto a hand-made object through public attributes.
+_MINTED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def is_minted(binding: object) -> bool:
+    try:
+        return binding in _MINTED
+    except TypeError:
+        return False
+
+
+@dataclass(frozen=True, eq=False)
+class ObservationBinding:
+    read: Handler
+    when: Callable[[], bool] | None = None
+    unavailable_reason: str | Callable[[], str] | None = None
+    policies: Sequence[Policy] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class ActionBinding:
+    execute: Handler
+    when: Callable[[], bool] | None = None
+    unavailable_reason: str | Callable[[], str] | None = None
+    precondition: Callable[..., Any] | None = None
+    policies: Sequence[Policy] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class ProcedureReference:
+    contract: ProcedureContract
+    bind: Callable[[], Mapping[str, Any]] | None
+    bound_fields: tuple[str, ...]
+    locked_fields: tuple[str, ...]
+    agent_schema: FrozenDict  # the contract's input schema minus locked bound fields
+    confirmation: ConfirmationLevel
+    when: Callable[[], bool] | None = None
+    unavailable_reason: str | Callable[[], str] | None = None
+    describe: Callable[[], str] | None = None
+    policies: tuple[Policy, ...] = ()
+    concurrency: Concurrency | None = None
+
+    @property
+    def procedure_id(self) -> str:
+        return self.contract.id
+
+
+@dataclass(frozen=True, eq=False)
+class ComponentBinding:
+    contract: ComponentContract
+    instance_id: str
+    observations: Mapping[str, ObservationBinding]
+    actions: Mapping[str, ActionBinding]
+    procedures: tuple[ProcedureReference, ...]
+    policies: tuple[Policy, ...]
+    enabled: bool
+    parent: tuple[str, str] | None
+    internal: Mapping[str, Any]
+
+    @property
+    def type(self) -> str:
+        return self.contract.type
+
+
+def _check_policies(policies: Sequence[Policy], where: str) -> tuple[Policy, ...]:
+    out = tuple(policies)
+    for policy in out:
+        if not isinstance(policy, Policy):
+            raise DefinitionError("INVALID_DEFINITION", f"{policy!r} is not a Policy", path=where)
+    return out
+
+
+def _bind_component(
+    contract: ComponentContract,
+    instance_id: str,
+    observations: Mapping[str, ObservationBinding | Handler],
+    actions: Mapping[str, ActionBinding | Handler],
+    procedures: Sequence[ProcedureReference],
+    policies: Sequence[Policy],
+    enabled: bool,
+    parent: tuple[str, str] | None,
+    internal: Mapping[str, Any] | None,
+) -> ComponentBinding:
+    validate_instance_id(instance_id)
+    where = f"{contract.type}@{instance_id}"
+    obs = _bind_members(
+        contract.observations, observations, ObservationBinding, "read", where, "observations"
+    )
+    acts = _bind_members(contract.actions, actions, ActionBinding, "execute", where, "actions")
+    refs = tuple(procedures)
+    seen_procs: set[str] = set()
+    for ref in refs:
+        if not is_minted(ref) or not isinstance(ref, ProcedureReference):
+            raise DefinitionError(
+                "INVALID_DEFINITION", "procedures must come from ProcedureContract.reference()", path=where
+            )
+        if ref.procedure_id in seen_procs:
+            raise DefinitionError(
+                "DUPLICATE_CAPABILITY", f"procedure {ref.procedure_id!r} is referenced twice", path=where
+            )
+        seen_procs.add(ref.procedure_id)
+    bound_policies = _check_policies(policies, where)
+    if parent is not None:
+        validate_component_type(parent[0])
+        validate_instance_id(parent[1])
+    binding = ComponentBinding(
+        contract=contract,
+        instance_id=instance_id,
+        observations=FrozenDict(obs),
+        actions=FrozenDict(acts),
+        procedures=refs,
+        policies=bound_policies,
+        enabled=bool(enabled),
+        parent=None if parent is None else (parent[0], parent[1]),
+        internal=dict(internal or {}),
+    )
+    _MINTED.add(binding)
+    return binding
+
+
+def _bind_members(
+    declared: Mapping[str, Any],
+    given: Mapping[str, Any],
+    binding_type: type[Any],
+    handler_name: str,
+    where: str,
+    group: str,
+) -> dict[str, Any]:
+    extra = sorted(set(given) - set(declared))
+    if extra:
+        raise DefinitionError(
+            "INVALID_DEFINITION", f"{group} {extra} are not declared in the contract", path=where
+        )
+    missing = sorted(set(declared) - set(given))
+    if missing:
+        raise DefinitionError(
+            "INVALID_DEFINITION", f"{group} {missing} have no {handler_name} handler", path=where
+        )
+    out: dict[str, Any] = {}
+    for name, value in given.items():
+        member = value if isinstance(value, binding_type) else binding_type(value)
+        if not callable(getattr(member, handler_name)):
+            raise DefinitionError(
+                "INVALID_DEFINITION", f"{handler_name} of {name!r} is not callable", path=where
+            )
+        out[name] = member
+    return out
+
+
+def _reference(
+    contract: ProcedureContract,
+    bind: Callable[[], Mapping[str, Any]] | None,
+    bound_fields: Sequence[str],
+    overridable: Sequence[str],
+    when: Callable[[], bool] | None,
+    unavailable_reason: str | Callable[[], str] | None,
+    describe: Callable[[], str] | None,
+    confirmation: ConfirmationLevel | None,
+    policies: Sequence[Policy],
+    concurrency: Concurrency | None,
+) -> ProcedureReference:
+    schema = contract.input.json_schema
+    properties = dict(schema.get("properties") or {})
+    fields = tuple(bound_fields)
+    if fields and bind is None:
+        raise DefinitionError("INVALID_DEFINITION", "bound_fields need a bind() function", path=contract.id)
+    if bind is not None and not fields:
+        raise DefinitionError(
+            "INVALID_DEFINITION", "bind() needs bound_fields naming the keys it returns", path=contract.id
+        )
+    for name in (*fields, *overridable):
+        if name not in properties:
+            raise DefinitionError(
+                "INVALID_DEFINITION", f"bound field {name!r} is not an input property", path=contract.id
+            )
+    if set(overridable) - set(fields):
+        raise DefinitionError(
+            "INVALID_DEFINITION", "overridable fields must also be bound fields", path=contract.id
+        )
+    locked = tuple(f for f in fields if f not in overridable)
+    agent_schema = dict(schema)
+    agent_schema["properties"] = {k: v for k, v in properties.items() if k not in locked}
+    required = [r for r in schema.get("required", ()) if r not in fields]
+    if required:
+        agent_schema["required"] = required
+    else:
+        agent_schema.pop("required", None)
+    level = contract.confirmation
+    if confirmation is not None:
+        if confirmation not in CONFIRMATION_LEVELS:
+            raise DefinitionError("INVALID_DEFINITION", f"confirmation must be one of {CONFIRMATION_LEVELS}")
+        if confirmation_rank(confirmation) < confirmation_rank(contract.confirmation):
+            raise DefinitionError(
+                "INVALID_DEFINITION",
+                f"a reference cannot lower confirmation below the contract's {contract.confirmation!r}",
+                path=contract.id,
+            )
+        level = confirmation
+    ref = ProcedureReference(
+        contract=contract,
+        bind=bind,
+        bound_fields=fields,
+        locked_fields=locked,
+        agent_schema=freeze(agent_schema),
+        confirmation=level,
+        when=when,
+        unavailable_reason=unavailable_reason,
+        describe=describe,
+        policies=_check_policies(policies, contract.id),
+        concurrency=concurrency,
+    )
+    _MINTED.add(ref)
+    return ref

@@ -1,0 +1,100 @@
+"""Surface events and their dispatcher.
+
+Events are dispatched after the mutation that caused them, in one total order. A listener that
+mutates the registry while an event is being dispatched gets its events queued behind the
+current ones (never nested), and a failing listener cannot stop the others.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .jsonvalue import FrozenDict
+
+log = logging.getLogger("agent_surface")
+
+EVENT_TYPES = frozenset(
+    {
+        "surface-changed",
+        "component-registered",
+        "component-unregistered",
+        "component-rejected",
+        "availability-changed",
+        "collision-suspected",
+        "invocation-started",
+        "invocation-settled",
+        "confirmation-requested",
+        "confirmation-resolved",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceEvent:
+    type: str
+    data: FrozenDict
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, **self.data}
+
+
+def make_event(type_: str, **data: Any) -> SurfaceEvent:
+    return SurfaceEvent(type_, FrozenDict({k: v for k, v in data.items() if v is not None}))
+
+
+Listener = Callable[[SurfaceEvent], None]
+
+
+class EventBus:
+    __slots__ = ("_dispatching", "_listeners", "_queue")
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+        self._queue: deque[SurfaceEvent] = deque()
+        self._dispatching = False
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        entry = listener
+        self._listeners.append(entry)
+
+        def unsubscribe() -> None:
+            # Remove this subscription only (the same callable may be subscribed twice).
+            for i, existing in enumerate(self._listeners):
+                if existing is entry:
+                    del self._listeners[i]
+                    return
+
+        return unsubscribe
+
+    @property
+    def has_listeners(self) -> bool:
+        return bool(self._listeners)
+
+    def emit(self, *events: SurfaceEvent) -> None:
+        if not self._listeners and not self._dispatching:
+            return
+        self._queue.extend(events)
+        if self._dispatching:
+            return
+        self._dispatching = True
+        try:
+            while self._queue:
+                event = self._queue.popleft()
+                for listener in tuple(self._listeners):
+                    try:
+                        listener(event)
+                    except Exception:
+                        log.exception("agent-surface event listener failed on %s", event.type)
+        finally:
+            self._dispatching = False
+
+    def clear(self) -> None:
+        self._listeners.clear()
+        self._queue.clear()

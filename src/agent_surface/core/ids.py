@@ -1,0 +1,171 @@
+"""Canonical identifiers: plane, component type, capability name, instance id.
+
+Grammar (reference doc 01):
+    capability-id   = plane ":" component-type "." capability-name
+    component-type  = segment *( "." segment ); segment = [a-z][a-z0-9-]*
+    capability-name = [a-z][A-Za-z0-9]*            (camelCase, no dots, no underscores)
+    instance-id     = [A-Za-z0-9_-]+
+For ``domain:`` ids the part after the prefix is an opaque dot path of segments.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import DefinitionError
+
+Plane = Literal["view", "domain"]
+
+MAX_ID_LENGTH = 128
+DEFAULT_INSTANCE_ID = "default"
+
+_SEGMENT = r"[a-z][a-z0-9-]*"
+_COMPONENT_TYPE_RE = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})*")
+_CAPABILITY_NAME_RE = re.compile(r"[a-z][A-Za-z0-9]*")
+_INSTANCE_ID_RE = re.compile(r"[A-Za-z0-9_-]+")
+_PROCEDURE_PATH_RE = re.compile(rf"{_SEGMENT}(?:\.[a-z][A-Za-z0-9-]*)*")
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilityId:
+    """A parsed ``plane:type.name`` id. ``str()`` gives the canonical form back."""
+
+    plane: Plane
+    component_type: str
+    name: str
+
+    def __str__(self) -> str:
+        return format_capability_id(self.plane, self.component_type, self.name)
+
+
+def _check_length(value: str, what: str) -> None:
+    if len(value) > MAX_ID_LENGTH:
+        raise DefinitionError(
+            "INVALID_ID", f"{what} {value[:40]!r}... is {len(value)} chars; the limit is 128"
+        )
+
+
+def validate_component_type(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise DefinitionError("INVALID_ID", f"component type must be a non-empty string, got {value!r}")
+    _check_length(value, "component type")
+    if "_" in value:
+        raise DefinitionError(
+            "INVALID_ID",
+            f"component type {value!r} contains '_': underscores are reserved for wire names",
+        )
+    if not _COMPONENT_TYPE_RE.fullmatch(value):
+        raise DefinitionError(
+            "INVALID_ID",
+            f"component type {value!r} must be dot-separated lowercase segments "
+            "([a-z][a-z0-9-]*), e.g. 'devices.table'",
+        )
+    return value
+
+
+def validate_capability_name(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise DefinitionError("INVALID_ID", f"capability name must be a non-empty string, got {value!r}")
+    _check_length(value, "capability name")
+    if "_" in value:
+        raise DefinitionError(
+            "INVALID_ID",
+            f"capability name {value!r} contains '_': use camelCase (underscores are reserved "
+            "for wire names)",
+        )
+    if not _CAPABILITY_NAME_RE.fullmatch(value):
+        raise DefinitionError(
+            "INVALID_ID",
+            f"capability name {value!r} must be camelCase starting with a lowercase letter, "
+            "letters and digits only, e.g. 'selectRows'",
+        )
+    return value
+
+
+def validate_instance_id(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise DefinitionError("INVALID_ID", f"instance id must be a non-empty string, got {value!r}")
+    _check_length(value, "instance id")
+    if not _INSTANCE_ID_RE.fullmatch(value):
+        raise DefinitionError(
+            "INVALID_ID",
+            f"instance id {value!r} may contain only letters, digits, '-' and '_'",
+        )
+    return value
+
+
+def validate_procedure_path(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise DefinitionError("INVALID_ID", f"procedure path must be a non-empty string, got {value!r}")
+    if "_" in value:
+        raise DefinitionError(
+            "INVALID_ID", f"procedure path {value!r} contains '_': underscores are reserved"
+        )
+    if not _PROCEDURE_PATH_RE.fullmatch(value):
+        raise DefinitionError(
+            "INVALID_ID",
+            f"procedure path {value!r} must be dot-separated segments starting with a "
+            "lowercase letter, e.g. 'devices.disable'",
+        )
+    return value
+
+
+def format_capability_id(plane: Plane, component_type: str, name: str) -> str:
+    """Build ``plane:type.name``; validates every part and the 128-char cap."""
+    if plane == "view":
+        validate_component_type(component_type)
+        validate_capability_name(name)
+        value = f"view:{component_type}.{name}"
+    elif plane == "domain":
+        value = f"domain:{validate_procedure_path(f'{component_type}.{name}')}"
+    else:
+        raise DefinitionError("INVALID_ID", f"plane must be 'view' or 'domain', got {plane!r}")
+    _check_length(value, "capability id")
+    return value
+
+
+def parse_capability_id(value: object) -> CapabilityId:
+    """Parse a canonical capability id; raises DefinitionError naming the bad part."""
+    if not isinstance(value, str) or not value:
+        raise DefinitionError("INVALID_ID", f"capability id must be a non-empty string, got {value!r}")
+    _check_length(value, "capability id")
+    plane, sep, rest = value.partition(":")
+    if not sep:
+        raise DefinitionError(
+            "INVALID_ID", f"capability id {value!r} has no plane prefix ('view:' or 'domain:')"
+        )
+    if plane not in ("view", "domain"):
+        raise DefinitionError(
+            "INVALID_ID", f"capability id {value!r} has plane {plane!r}; expected 'view' or 'domain'"
+        )
+    component_type, dot, name = rest.rpartition(".")
+    if not dot or not component_type:
+        raise DefinitionError(
+            "INVALID_ID",
+            f"capability id {value!r} needs a component type and a capability name "
+            "separated by '.', e.g. 'view:devices.table.selectRows'",
+        )
+    if plane == "view":
+        validate_component_type(component_type)
+        validate_capability_name(name)
+        return CapabilityId("view", component_type, name)
+    validate_procedure_path(rest)
+    return CapabilityId("domain", component_type, name)
+
+
+def parse_procedure_id(value: object) -> str:
+    """Validate a ``domain:<path>`` id and return it unchanged."""
+    parsed = parse_capability_id(value)
+    if parsed.plane != "domain":
+        raise DefinitionError("PLANE_VIOLATION", f"procedure id {value!r} must use the 'domain:' plane")
+    return str(value)
+
+
+def is_valid_capability_id(value: object) -> bool:
+    try:
+        parse_capability_id(value)
+    except DefinitionError:
+        return False
+    return True

@@ -1,0 +1,163 @@
+"""Live registrations: one per mounted component instance, frozen structure, live handlers."""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .contracts import (
+    ActionBinding,
+    ActionContract,
+    ComponentBinding,
+    ObservationBinding,
+    ObservationContract,
+    ProcedureReference,
+)
+from .ids import format_capability_id
+from .policy import Policy
+
+if TYPE_CHECKING:
+    from .context import CancelSignal
+
+log = logging.getLogger("agent_surface")
+
+Status = Literal["active", "rejected", "unregistered"]
+
+
+@dataclass(slots=True, eq=False)
+class CapabilityEntry:
+    """One capability of one registration, with its precomputed policy chain."""
+
+    capability_id: str
+    name: str
+    kind: Literal["observation", "action", "procedure"]
+    contract: ObservationContract | ActionContract | None
+    binding: ObservationBinding | ActionBinding | None
+    reference: ProcedureReference | None
+    policies: tuple[tuple[Policy, str], ...]  # (policy, scope) from registry outward in
+
+    @property
+    def effect(self) -> str:
+        if self.reference is not None:
+            return self.reference.contract.effect
+        assert self.contract is not None
+        return self.contract.effect
+
+    @property
+    def when(self) -> Callable[[], bool] | None:
+        holder = self.reference if self.reference is not None else self.binding
+        return holder.when if holder is not None else None
+
+    @property
+    def unavailable_reason(self) -> str | Callable[[], str] | None:
+        holder = self.reference if self.reference is not None else self.binding
+        return holder.unavailable_reason if holder is not None else None
+
+
+@dataclass(slots=True, eq=False)
+class Registration:
+    registration_id: str
+    binding: ComponentBinding
+    registered_at: float
+    enabled: bool
+    status: Status = "active"
+    overrides: dict[str, tuple[bool, str | None]] = field(default_factory=dict)
+    capabilities: dict[str, CapabilityEntry] = field(default_factory=dict)
+    inflight: set[CancelSignal] = field(default_factory=set)
+    # Structural descriptor parts, built once per registration (cached snapshot material).
+    static: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def component_type(self) -> str:
+        return self.binding.contract.type
+
+    @property
+    def instance_id(self) -> str:
+        return self.binding.instance_id
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.binding.contract.type, self.binding.instance_id)
+
+    @property
+    def priority(self) -> int:
+        return self.binding.contract.priority
+
+    @property
+    def origin(self) -> str:
+        return self.binding.contract.origin
+
+
+def build_capabilities(
+    binding: ComponentBinding, registry_policies: tuple[Policy, ...]
+) -> dict[str, CapabilityEntry]:
+    contract = binding.contract
+    outer = tuple((p, "registry") for p in registry_policies) + tuple(
+        (p, "component") for p in binding.policies
+    )
+    entries: dict[str, CapabilityEntry] = {}
+    for name, member in contract.observations.items():
+        obs = binding.observations[name]
+        cid = format_capability_id("view", contract.type, name)
+        chain = outer + tuple((p, "capability") for p in obs.policies)
+        entries[cid] = CapabilityEntry(cid, name, "observation", member, obs, None, chain)
+    for name, action in contract.actions.items():
+        act = binding.actions[name]
+        cid = format_capability_id("view", contract.type, name)
+        chain = outer + tuple((p, "capability") for p in act.policies)
+        entries[cid] = CapabilityEntry(cid, name, "action", action, act, None, chain)
+    for ref in binding.procedures:
+        chain = outer + tuple((p, "capability") for p in ref.policies)
+        entries[ref.procedure_id] = CapabilityEntry(
+            ref.procedure_id, ref.procedure_id.split(":", 1)[1], "procedure", None, None, ref, chain
+        )
+    return entries
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    registration_id: str
+    component_type: str
+    instance_id: str
+    registered_at: float
+    unregistered_at: float
+
+
+class Tombstones:
+    """Recently unregistered ids, bounded by count and age (identifiers only, no handlers)."""
+
+    __slots__ = ("_items", "_size", "_ttl")
+
+    def __init__(self, size: int, ttl: float) -> None:
+        self._items: OrderedDict[str, Tombstone] = OrderedDict()
+        self._size = size
+        self._ttl = ttl
+
+    def add(self, tombstone: Tombstone) -> None:
+        if self._size <= 0:
+            return
+        self._items[tombstone.registration_id] = tombstone
+        self._items.move_to_end(tombstone.registration_id)
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+    def get(self, registration_id: str, now: float) -> Tombstone | None:
+        self.prune(now)
+        return self._items.get(registration_id)
+
+    def find(self, component_type: str, now: float) -> list[Tombstone]:
+        self.prune(now)
+        return [t for t in self._items.values() if t.component_type == component_type]
+
+    def prune(self, now: float) -> None:
+        while self._items:
+            oldest = next(iter(self._items.values()))
+            if now - oldest.unregistered_at <= self._ttl:
+                return
+            self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)

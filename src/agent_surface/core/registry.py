@@ -1,0 +1,428 @@
+"""The registry: live registrations, versions, events, snapshots — the execution authority."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import secrets
+import string
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from .authority import CapabilityAuthority, assert_capability_authority
+from .consumer import ANONYMOUS, Consumer
+from .contracts import ComponentBinding
+from .errors import DefinitionError, RegistryDisposedError
+from .events import EventBus, Listener, SurfaceEvent, make_event
+from .jsonvalue import FrozenDict, freeze
+from .limits import Limits
+from .policy import Policy
+from .registration import Registration, Tombstone, Tombstones, build_capabilities
+from .snapshot import (
+    Budget,
+    ComponentDescriptor,
+    ProcedureDescriptor,
+    Snapshot,
+    apply_budget,
+    availability,
+    build_static,
+    describe_registration,
+    in_scope,
+    iso,
+    sort_key,
+)
+
+log = logging.getLogger("agent_surface")
+
+Environment = Literal["development", "production", "test"]
+_BASE62 = string.digits + string.ascii_letters
+
+
+def random_id(prefix: str, length: int = 22) -> str:
+    return prefix + "".join(secrets.choice(_BASE62) for _ in range(length))
+
+
+class RegistrationHandle:
+    """What ``register()`` returns: the registration id, its status, and the few live updates
+    a registration allows. A rejected registration gets a dead handle whose calls do nothing."""
+
+    __slots__ = ("_reg", "_registry", "registration_id")
+
+    def __init__(
+        self, registry: AgentSurfaceRegistry, registration_id: str, reg: Registration | None
+    ) -> None:
+        self._registry = registry
+        self._reg = reg
+        self.registration_id = registration_id
+
+    @property
+    def status(self) -> Literal["active", "rejected", "unregistered"]:
+        return "rejected" if self._reg is None else self._reg.status
+
+    def update(
+        self,
+        *,
+        enabled: bool | None = None,
+        availability: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Push ``enabled`` and per-capability availability overrides (by name or id).
+
+        An override is ``{"available": bool, "reason": str}``, ``(bool, reason)`` or a bool;
+        ``None`` clears it. Anything structural needs unregister + register.
+        """
+        if self._live("update"):
+            assert self._reg is not None
+            self._registry._update(self._reg, enabled, availability)
+
+    def invalidate(self) -> None:
+        """Bump the surface version without changing anything."""
+        if self._live("invalidate"):
+            self._registry._bump([])
+
+    def unregister(self) -> None:
+        if self._reg is not None and self._reg.status == "active":
+            self._registry._unregister(self._reg)
+
+    def _live(self, what: str) -> bool:
+        if self._reg is None or self._reg.status != "active":
+            if self._registry.environment == "development":
+                log.warning("%s() on a %s registration does nothing", what, self.status)
+            return False
+        return True
+
+    def __repr__(self) -> str:
+        return f"<RegistrationHandle {self.registration_id} {self.status}>"
+
+
+class AgentSurfaceRegistry:
+    """Holds live registrations and answers snapshots and invocations for consumers.
+
+    Create with ``create_registry(authority=...)``: a registry cannot exist without a genuine
+    capability authority, and it only accepts bindings whose contracts that authority proves.
+    """
+
+    def __init__(
+        self,
+        *,
+        authority: CapabilityAuthority,
+        environment: Environment = "production",
+        context: Callable[[], Mapping[str, Any]] | None = None,
+        policies: Sequence[Policy] = (),
+        on_register: Callable[[Mapping[str, Any]], Literal["accept", "reject"]] | None = None,
+        on_duplicate_instance: Literal["reject", "replace"] = "reject",
+        duplicate_suffix_policy: Literal["off", "warn", "error"] = "warn",
+        route: Callable[[], Mapping[str, Any] | None] | None = None,
+        limits: Limits | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.authority = assert_capability_authority(authority)
+        if environment not in ("development", "production", "test"):
+            raise ValueError(f"environment must be development, production or test, got {environment!r}")
+        if on_duplicate_instance not in ("reject", "replace"):
+            raise ValueError("on_duplicate_instance must be 'reject' or 'replace'")
+        for policy in policies:
+            if not isinstance(policy, Policy):
+                raise TypeError(f"{policy!r} is not a Policy")
+        self.environment: Environment = environment
+        self.limits = limits or Limits()
+        self.clock: Callable[[], float] = clock or time.time
+        self.surface_id = random_id("srf_")
+        self._context = context
+        self._policies = tuple(policies)
+        self._on_register = on_register
+        self._on_duplicate = on_duplicate_instance
+        self._suffix_policy = duplicate_suffix_policy
+        self._route = route
+        self._version = 0
+        self._counter = itertools.count(1)
+        self._by_id: dict[str, Registration] = {}
+        self._by_key: dict[tuple[str, str], Registration] = {}
+        self._tombstones = Tombstones(self.limits.tombstone_size, self.limits.tombstone_ttl)
+        self._events = EventBus()
+        self._disposed = False
+        self._domain_paths = {i.split(":", 1)[1] for i in self.authority.ids() if i.startswith("domain:")}
+
+    # ------------------------------------------------------------------ basics
+
+    @property
+    def version(self) -> str:
+        """The surface version: a decimal string, bumped by every surface-affecting mutation."""
+        return str(self._version)
+
+    def get_version(self) -> str:
+        return self.version
+
+    @property
+    def disposed(self) -> bool:
+        return self._disposed
+
+    def host_context(self) -> Mapping[str, Any]:
+        if self._context is None:
+            return {}
+        try:
+            return self._context()
+        except Exception:
+            log.exception("registry context() raised; policies see an empty host context")
+            return {}
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._check_alive()
+        return self._events.subscribe(listener)
+
+    def _emit(self, *events: SurfaceEvent) -> None:
+        self._events.emit(*events)
+
+    def _check_alive(self) -> None:
+        if self._disposed:
+            raise RegistryDisposedError("this registry has been disposed")
+
+    def _bump(self, events: list[SurfaceEvent]) -> None:
+        self._version += 1
+        self._emit(*events, make_event("surface-changed", surfaceVersion=str(self._version)))
+
+    def _new_registration_id(self) -> str:
+        return f"reg_{next(self._counter):06x}{random_id('', 8)}"
+
+    # ------------------------------------------------------------------ registration
+
+    def register(self, binding: Any) -> RegistrationHandle:
+        """Register a bound component (or an ``AgentComponent`` instance, bound with defaults).
+
+        Structural defects and bindings the authority does not prove raise ``DefinitionError``
+        and register nothing. Duplicates and guard refusals return a dead handle.
+        """
+        self._check_alive()
+        if (
+            not isinstance(binding, ComponentBinding)
+            and hasattr(binding, "bind")
+            and hasattr(type(binding), "contract")
+        ):
+            binding = binding.bind()
+        verified = self.authority.verify_binding(binding)
+        contract = verified.contract
+        self._check_suffix_collisions(verified)
+        key = (contract.type, verified.instance_id)
+        candidate = {"type": contract.type, "instanceId": verified.instance_id, "origin": contract.origin}
+        if self._on_register is not None and self._on_register(candidate) != "accept":
+            return self._reject(verified, "guard")
+        existing = self._by_key.get(key)
+        if existing is not None:
+            if self._on_duplicate == "reject":
+                return self._reject(verified, "duplicate")
+            self._unregister(existing)
+        reg = Registration(
+            registration_id=self._new_registration_id(),
+            binding=verified,
+            registered_at=self.clock(),
+            enabled=verified.enabled,
+            capabilities=build_capabilities(verified, self._policies),
+        )
+        build_static(reg)
+        self._by_id[reg.registration_id] = reg
+        self._by_key[key] = reg
+        self._bump(
+            [
+                make_event(
+                    "component-registered",
+                    registrationId=reg.registration_id,
+                    componentType=contract.type,
+                    instanceId=verified.instance_id,
+                )
+            ]
+        )
+        return RegistrationHandle(self, reg.registration_id, reg)
+
+    def _reject(self, binding: ComponentBinding, reason: str) -> RegistrationHandle:
+        log_fn = log.error if self.environment == "development" else log.warning
+        log_fn("registration of %s@%s rejected (%s)", binding.contract.type, binding.instance_id, reason)
+        self._emit(
+            make_event(
+                "component-rejected",
+                componentType=binding.contract.type,
+                instanceId=binding.instance_id,
+                reason=reason,
+            )
+        )
+        return RegistrationHandle(self, self._new_registration_id(), None)
+
+    def _check_suffix_collisions(self, binding: ComponentBinding) -> None:
+        if self._suffix_policy == "off" or not self._domain_paths:
+            return
+        contract = binding.contract
+        for name in (*contract.observations, *contract.actions):
+            path = f"{contract.type}.{name}"
+            if path in self._domain_paths:
+                view_id, domain_id = f"view:{path}", f"domain:{path}"
+                if self._suffix_policy == "error":
+                    raise DefinitionError(
+                        "PLANE_VIOLATION", f"{view_id} duplicates the domain procedure {domain_id}"
+                    )
+                log.warning("%s looks like a copy of the domain procedure %s", view_id, domain_id)
+                self._emit(
+                    make_event("collision-suspected", viewCapabilityId=view_id, domainProcedureId=domain_id)
+                )
+
+    def _unregister(self, reg: Registration) -> None:
+        if reg.status != "active":
+            return
+        reg.status = "unregistered"
+        self._by_id.pop(reg.registration_id, None)
+        if self._by_key.get(reg.key) is reg:
+            del self._by_key[reg.key]
+        now = self.clock()
+        self._tombstones.add(
+            Tombstone(reg.registration_id, reg.component_type, reg.instance_id, reg.registered_at, now)
+        )
+        self.on_unmount(reg)
+        self._bump(
+            [
+                make_event(
+                    "component-unregistered",
+                    registrationId=reg.registration_id,
+                    componentType=reg.component_type,
+                    instanceId=reg.instance_id,
+                )
+            ]
+        )
+
+    def on_unmount(self, reg: Registration) -> None:
+        """Abort in-flight work of an unmounted registration (the invoker settles it)."""
+        for signal in list(reg.inflight):
+            signal.abort("unmounted")
+
+    def _update(self, reg: Registration, enabled: bool | None, overrides: Mapping[str, Any] | None) -> None:
+        before = {cid: availability(reg, e)[0] for cid, e in reg.capabilities.items()}
+        changed = False
+        if enabled is not None and bool(enabled) != reg.enabled:
+            reg.enabled = bool(enabled)
+            changed = True
+        for name, value in (overrides or {}).items():
+            cid = (
+                name
+                if name in reg.capabilities
+                else reg.binding.contract.capability_id(name)
+                if ":" not in name
+                else name
+            )
+            if cid not in reg.capabilities:
+                raise DefinitionError(
+                    "INVALID_DEFINITION", f"{name!r} is not a capability of this registration"
+                )
+            parsed = _parse_override(value)
+            if reg.overrides.get(cid) != parsed:
+                if parsed is None:
+                    reg.overrides.pop(cid, None)
+                else:
+                    reg.overrides[cid] = parsed
+                changed = True
+        if not changed:
+            return
+        events = []
+        for cid, entry in reg.capabilities.items():
+            now_available = availability(reg, entry)[0]
+            if now_available != before[cid]:
+                events.append(
+                    make_event(
+                        "availability-changed",
+                        registrationId=reg.registration_id,
+                        capabilityId=cid,
+                        available=now_available,
+                    )
+                )
+        self._bump(events)
+
+    # ------------------------------------------------------------------ reading
+
+    def registrations(self) -> list[Registration]:
+        """Live registrations in snapshot order (for the invoker, adapters' internals, tools)."""
+        return sorted(self._by_id.values(), key=sort_key)
+
+    def registration(self, registration_id: str) -> Registration | None:
+        return self._by_id.get(registration_id)
+
+    def tombstone(self, registration_id: str) -> Tombstone | None:
+        return self._tombstones.get(registration_id, self.clock())
+
+    def snapshot(
+        self,
+        *,
+        consumer: Consumer | None = None,
+        scope: Sequence[str] | None = None,
+        include_unavailable: bool = True,
+        budget: Budget | None = None,
+    ) -> Snapshot:
+        """A synchronous, side-effect-free catalog for ``consumer`` (never runs ``read()``)."""
+        self._check_alive()
+        who = consumer or ANONYMOUS
+        components: list[ComponentDescriptor] = []
+        procedures: list[ProcedureDescriptor] = []
+        host_cache: list[Mapping[str, Any]] = []
+
+        def host() -> Mapping[str, Any]:
+            if not host_cache:
+                host_cache.append(self.host_context())
+            return host_cache[0]
+
+        for reg in self.registrations():
+            if not in_scope(reg.component_type, scope):
+                continue
+            component, procs = describe_registration(reg, who, host, self.clock, include_unavailable)
+            if component is not None:
+                components.append(component)
+            procedures.extend(procs)
+        procedures.sort(key=lambda p: (p.procedure_id, p.context))
+        components, procedures, dropped = apply_budget(components, procedures, budget)
+        route = None
+        if self._route is not None:
+            try:
+                info = self._route()
+            except Exception:
+                log.exception("route() raised; the snapshot has no route")
+                info = None
+            route = freeze(dict(info)) if info else None
+        return Snapshot(
+            surface_id=self.surface_id,
+            surface_version=self.version,
+            captured_at=iso(self.clock()),
+            components=tuple(components),
+            procedures=tuple(procedures),
+            route=route,
+            truncated=FrozenDict({"droppedComponents": dropped}) if dropped else None,
+        )
+
+    # ------------------------------------------------------------------ teardown
+
+    def dispose(self) -> None:
+        """Unregister everything, cancel in-flight work, drop listeners. Idempotent."""
+        if self._disposed:
+            return
+        for reg in list(self._by_id.values()):
+            reg.status = "unregistered"
+            for signal in list(reg.inflight):
+                signal.abort("disposed")
+        self._by_id.clear()
+        self._by_key.clear()
+        self._disposed = True
+        self._events.clear()
+
+
+def _parse_override(value: Any) -> tuple[bool, str | None] | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return (value, None)
+    if isinstance(value, tuple) and len(value) == 2:
+        return (bool(value[0]), value[1])
+    if isinstance(value, Mapping) and "available" in value:
+        reason = value.get("reason")
+        return (bool(value["available"]), str(reason) if reason is not None else None)
+    raise DefinitionError(
+        "INVALID_DEFINITION",
+        f"availability override must be a bool, (bool, reason) or {{'available': ...}}, got {value!r}",
+    )
+
+
+def create_registry(*, authority: CapabilityAuthority, **options: Any) -> AgentSurfaceRegistry:
+    """Create a registry over a capability authority (see ``AgentSurfaceRegistry``)."""
+    return AgentSurfaceRegistry(authority=authority, **options)
