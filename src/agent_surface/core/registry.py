@@ -6,16 +6,21 @@ import itertools
 import logging
 import secrets
 import string
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from .audit import AuditEvent, AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink
 from .authority import CapabilityAuthority, assert_capability_authority
+from .clock import Clock, as_clock
+from .confirmation import ConfirmationController
 from .consumer import ANONYMOUS, Consumer
+from .context import CancelSignal
 from .contracts import ComponentBinding
 from .errors import DefinitionError, RegistryDisposedError
 from .events import EventBus, Listener, SurfaceEvent, make_event
 from .jsonvalue import FrozenDict, freeze
+from .invocation import Invocation, InvocationResult
+from .invoke import Invoker, ProcedureExecutor
 from .limits import Limits
 from .policy import Policy
 from .registration import Registration, Tombstone, Tombstones, build_capabilities
@@ -114,7 +119,8 @@ class AgentSurfaceRegistry:
         duplicate_suffix_policy: Literal["off", "warn", "error"] = "warn",
         route: Callable[[], Mapping[str, Any] | None] | None = None,
         limits: Limits | None = None,
-        clock: Callable[[], float] | None = None,
+        clock: Clock | Callable[[], float] | None = None,
+        audit: AuditSink | None = None,
     ) -> None:
         self.authority = assert_capability_authority(authority)
         if environment not in ("development", "production", "test"):
@@ -126,7 +132,8 @@ class AgentSurfaceRegistry:
                 raise TypeError(f"{policy!r} is not a Policy")
         self.environment: Environment = environment
         self.limits = limits or Limits()
-        self.clock: Callable[[], float] = clock or time.time
+        self.clock: Clock = as_clock(clock)
+        self.now: Callable[[], float] = self.clock.now
         self.surface_id = random_id("srf_")
         self._context = context
         self._policies = tuple(policies)
@@ -141,6 +148,11 @@ class AgentSurfaceRegistry:
         self._tombstones = Tombstones(self.limits.tombstone_size, self.limits.tombstone_ttl)
         self._events = EventBus()
         self._disposed = False
+        if audit is None:
+            memory = MemoryAuditSink()
+            audit = FanOutSink(memory, ConsoleAuditSink()) if environment == "development" else memory
+        self.audit_sink: AuditSink = audit
+        self._invoker: Invoker | None = None
         self._domain_paths = {i.split(":", 1)[1] for i in self.authority.ids() if i.startswith("domain:")}
 
     # ------------------------------------------------------------------ basics
@@ -214,7 +226,7 @@ class AgentSurfaceRegistry:
         reg = Registration(
             registration_id=self._new_registration_id(),
             binding=verified,
-            registered_at=self.clock(),
+            registered_at=self.now(),
             enabled=verified.enabled,
             capabilities=build_capabilities(verified, self._policies),
         )
@@ -236,6 +248,7 @@ class AgentSurfaceRegistry:
     def _reject(self, binding: ComponentBinding, reason: str) -> RegistrationHandle:
         log_fn = log.error if self.environment == "development" else log.warning
         log_fn("registration of %s@%s rejected (%s)", binding.contract.type, binding.instance_id, reason)
+        self._audit("registration-rejected", detail=f"{binding.contract.type}@{binding.instance_id}: {reason}")
         self._emit(
             make_event(
                 "component-rejected",
@@ -270,11 +283,12 @@ class AgentSurfaceRegistry:
         self._by_id.pop(reg.registration_id, None)
         if self._by_key.get(reg.key) is reg:
             del self._by_key[reg.key]
-        now = self.clock()
+        now = self.now()
         self._tombstones.add(
             Tombstone(reg.registration_id, reg.component_type, reg.instance_id, reg.registered_at, now)
         )
         self.on_unmount(reg)
+        self._audit("unregistration", registration_id=reg.registration_id, detail=f"{reg.component_type}@{reg.instance_id}")
         self._bump(
             [
                 make_event(
@@ -342,7 +356,7 @@ class AgentSurfaceRegistry:
         return self._by_id.get(registration_id)
 
     def tombstone(self, registration_id: str) -> Tombstone | None:
-        return self._tombstones.get(registration_id, self.clock())
+        return self._tombstones.get(registration_id, self.now())
 
     def snapshot(
         self,
@@ -367,7 +381,7 @@ class AgentSurfaceRegistry:
         for reg in self.registrations():
             if not in_scope(reg.component_type, scope):
                 continue
-            component, procs = describe_registration(reg, who, host, self.clock, include_unavailable)
+            component, procs = describe_registration(reg, who, host, self.now, include_unavailable)
             if component is not None:
                 components.append(component)
             procedures.extend(procs)
@@ -384,12 +398,48 @@ class AgentSurfaceRegistry:
         return Snapshot(
             surface_id=self.surface_id,
             surface_version=self.version,
-            captured_at=iso(self.clock()),
+            captured_at=iso(self.now()),
             components=tuple(components),
             procedures=tuple(procedures),
             route=route,
             truncated=FrozenDict({"droppedComponents": dropped}) if dropped else None,
         )
+
+    # ------------------------------------------------------------------ invocation
+
+    @property
+    def invoker(self) -> Invoker:
+        if self._invoker is None:  # created on first use: a registry that only lists stays cheap
+            self._invoker = Invoker(self, self.audit_sink)
+        return self._invoker
+
+    @property
+    def confirmations(self) -> ConfirmationController:
+        """Pending confirmations for the host UI: ``pending()``, ``resolve()``, ``wait_for()``."""
+        return self.invoker.confirmations
+
+    def set_procedure_executor(self, executor: ProcedureExecutor | None) -> None:
+        """Install the host's executor for ``domain:`` procedures (it calls the real server)."""
+        self.invoker.executor = executor
+
+    async def invoke(
+        self,
+        request: Invocation | Mapping[str, Any],
+        *,
+        consumer: Consumer | None = None,
+        signal: CancelSignal | None = None,
+        timeout: float | None = None,
+    ) -> InvocationResult:
+        """Run one invocation through the pipeline. Returns a result value; never raises for
+        anything an agent did (only for misuse such as calling after ``dispose()``)."""
+        self._check_alive()
+        return await self.invoker.invoke(request, consumer, signal, timeout)
+
+    def _audit(self, type_: str, **fields: Any) -> None:
+        try:
+            self.audit_sink.record(AuditEvent(at=iso(self.now()), type=type_, **fields))
+        except Exception:
+            log.exception("audit sink failed")
 
     # ------------------------------------------------------------------ teardown
 
@@ -401,6 +451,8 @@ class AgentSurfaceRegistry:
             reg.status = "unregistered"
             for signal in list(reg.inflight):
                 signal.abort("disposed")
+        if self._invoker is not None:
+            self._invoker.dispose()
         self._by_id.clear()
         self._by_key.clear()
         self._disposed = True

@@ -258,6 +258,19 @@ class ModelSchema:
             return Invalid(issues)
         return Valid(parsed, to_json_value(self._adapter.dump_python(parsed, mode="json")))
 
+    def validate_output(self, value: Any) -> ValidationResult:
+        """Check what a handler returned: model instances and plain values are both fine."""
+        from pydantic import ValidationError
+
+        try:
+            parsed = self._adapter.validate_python(value)
+            plain = to_json_value(self._adapter.dump_python(parsed, mode="json"))
+        except ValidationError as exc:
+            return Invalid(tuple(Issue(_pointer(e["loc"]), e["msg"]) for e in exc.errors(include_input=False)[:MAX_ISSUES]))
+        except (NotJsonError, ValueError, TypeError) as exc:
+            return Invalid((Issue("/", f"not JSON: {exc}"),))
+        return Valid(parsed, plain)
+
 
 class JsonSchemaSchema:
     """A raw JSON Schema (subset), validated with ``jsonschema`` loaded on first use."""
@@ -288,6 +301,9 @@ class JsonSchemaSchema:
         if not errors:
             return Valid(plain, plain)
         return Invalid(tuple(_describe(e) for e in errors[:MAX_ISSUES]))
+
+    def validate_output(self, value: Any) -> ValidationResult:
+        return self.validate(value)
 
 
 def _describe(err: Any) -> Issue:

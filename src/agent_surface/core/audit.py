@@ -1,0 +1,86 @@
+"""Audit events and sinks. Sinks never throw into the registry and never block it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections import deque
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol, TextIO, runtime_checkable
+
+from .jsonvalue import JsonValue
+
+log = logging.getLogger("agent_surface")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    at: str
+    type: str
+    capability_id: str | None = None
+    registration_id: str | None = None
+    invocation_id: str | None = None
+    consumer_id: str | None = None
+    status: str | None = None
+    code: str | None = None
+    duration_ms: float | None = None
+    queue_wait_ms: float | None = None
+    execution_ms: float | None = None
+    payload: dict[str, JsonValue] | None = None
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@runtime_checkable
+class AuditSink(Protocol):
+    def record(self, event: AuditEvent) -> None: ...
+
+
+class MemoryAuditSink:
+    """Keeps the most recent ``capacity`` events."""
+
+    def __init__(self, capacity: int = 1000) -> None:
+        self._events: deque[AuditEvent] = deque(maxlen=capacity)
+
+    def record(self, event: AuditEvent) -> None:
+        self._events.append(event)
+
+    def events(self) -> list[AuditEvent]:
+        return list(self._events)
+
+    def clear(self) -> None:
+        self._events.clear()
+
+
+class ConsoleAuditSink:
+    """Development sink: one JSON line per event on the diagnostic stream (stderr), never stdout."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._stream = stream
+
+    def record(self, event: AuditEvent) -> None:
+        stream = self._stream or sys.stderr
+        stream.write("[agent-surface audit] " + json.dumps(event.to_json(), default=str) + "\n")
+
+
+class FanOutSink:
+    def __init__(self, *sinks: AuditSink) -> None:
+        self.sinks = sinks
+
+    def record(self, event: AuditEvent) -> None:
+        for sink in self.sinks:
+            try:
+                sink.record(event)
+            except Exception:
+                log.exception("audit sink %r failed", sink)
+
+
+def memory_audit_sink(capacity: int = 1000) -> MemoryAuditSink:
+    return MemoryAuditSink(capacity)
+
+
+def console_audit_sink(stream: TextIO | None = None) -> ConsoleAuditSink:
+    return ConsoleAuditSink(stream)

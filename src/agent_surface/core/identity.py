@@ -1,0 +1,78 @@
+"""Invocation identity: ``(consumer key, invocation id)`` dedupe with join-in-flight and a
+bounded (LRU + TTL) cache of terminal results; reuse for a different request conflicts."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .invocation import InvocationResult
+
+
+@dataclass(slots=True)
+class _Terminal:
+    fingerprint: str
+    result: InvocationResult
+    stored_at: float
+
+
+@dataclass(slots=True)
+class _InFlight:
+    fingerprint: str
+    future: asyncio.Future[InvocationResult]
+
+
+class DedupeCache:
+    __slots__ = ("_inflight", "_now", "_size", "_terminal", "_ttl")
+
+    def __init__(self, size: int, ttl: float, now: Callable[[], float]) -> None:
+        self._size = size
+        self._ttl = ttl
+        self._now = now
+        self._terminal: OrderedDict[str, _Terminal] = OrderedDict()
+        self._inflight: dict[str, _InFlight] = {}
+
+    def lookup(
+        self, key: str, fingerprint: str
+    ) -> tuple[str, InvocationResult | asyncio.Future[InvocationResult] | None]:
+        """``("new", None)``, ``("join", future)``, ``("cached", result)`` or ``("conflict", None)``."""
+        flight = self._inflight.get(key)
+        if flight is not None:
+            return ("join", flight.future) if flight.fingerprint == fingerprint else ("conflict", None)
+        self._prune()
+        record = self._terminal.get(key)
+        if record is None:
+            return ("new", None)
+        if record.fingerprint != fingerprint:
+            return ("conflict", None)
+        self._terminal.move_to_end(key)
+        return ("cached", record.result)
+
+    def begin(self, key: str, fingerprint: str, future: asyncio.Future[InvocationResult]) -> None:
+        self._inflight[key] = _InFlight(fingerprint, future)
+
+    def finish(self, key: str, fingerprint: str, result: InvocationResult, cacheable: bool) -> None:
+        self._inflight.pop(key, None)
+        if not cacheable or self._size <= 0:
+            return
+        self._terminal[key] = _Terminal(fingerprint, result, self._now())
+        self._terminal.move_to_end(key)
+        while len(self._terminal) > self._size:
+            self._terminal.popitem(last=False)
+
+    def _prune(self) -> None:
+        now = self._now()
+        while self._terminal:
+            oldest = next(iter(self._terminal.values()))
+            if now - oldest.stored_at < self._ttl:
+                return
+            self._terminal.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._terminal)
+
+    @property
+    def inflight(self) -> int:
+        return len(self._inflight)
