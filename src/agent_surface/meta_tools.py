@@ -1,0 +1,304 @@
+"""Meta mode (experimental): three fixed verbs with constant schemas, whatever the surface.
+
+``surface_discover`` returns the snapshot the model plans with, ``surface_read`` runs an
+observation, ``surface_act`` an action or procedure. Resolution, validation, confirmation and
+staleness are the registry's, exactly as for direct tools.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .core.errors import CapabilityError, error
+from .core.invocation import MISSING, InvocationResult
+from .core.jsonvalue import FrozenDict, freeze, thaw
+from .core.registry import random_id
+from .core.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from .toolset import AgentTool, AgentToolset
+
+log = logging.getLogger("agent_surface")
+
+_STRING = {"type": "string"}
+
+DISCOVER_SCHEMA: FrozenDict = freeze(
+    {
+        "type": "object",
+        "properties": {
+            "scope": {
+                "type": "array",
+                "items": _STRING,
+                "description": 'Optional component-type prefixes (e.g. ["devices.table"]) from an earlier '
+                "discover result to narrow the answer. Prefixes outside what this host allows come back "
+                "in scopeRejected.",
+            }
+        },
+        "additionalProperties": False,
+    }
+)
+
+READ_SCHEMA: FrozenDict = freeze(
+    {
+        "type": "object",
+        "properties": {
+            "capabilityId": {
+                **_STRING,
+                "description": "An observation's capabilityId, copied from discover.",
+            },
+            "instanceId": {**_STRING, "description": "Needed only when several components share a type."},
+        },
+        "required": ["capabilityId"],
+        "additionalProperties": False,
+    }
+)
+
+ACT_SCHEMA: FrozenDict = freeze(
+    {
+        "type": "object",
+        "properties": {
+            "capabilityId": {
+                **_STRING,
+                "description": "An action's capabilityId or a procedureId, copied from discover.",
+            },
+            "instanceId": {**_STRING, "description": "Needed only when several components share a type."},
+            "input": {
+                "type": "object",
+                "description": "The arguments, as a JSON object matching the capability's inputSchema.",
+            },
+            "invocationId": {
+                **_STRING,
+                "description": "Reuse to retry the same call without running it twice; "
+                "required when resuming after CONFIRMATION_REQUIRED.",
+            },
+            "confirmationId": {
+                **_STRING,
+                "description": "The id from CONFIRMATION_REQUIRED, once the user approved.",
+            },
+            "surfaceVersion": {
+                **_STRING,
+                "description": "The surfaceVersion you planned with. Send it for destructive or "
+                "external calls so a changed surface refuses instead of executing.",
+            },
+        },
+        "required": ["capabilityId"],
+        "additionalProperties": False,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeIntersection:
+    scope: tuple[str, ...] | None
+    empty: bool
+    rejected: tuple[str, ...]
+
+
+def intersect_scope(floor: Sequence[str] | None, requested: Sequence[str] | None) -> ScopeIntersection:
+    """The configured scope is a floor: a requested scope narrows it, never widens it."""
+    has_floor = bool(floor)
+    if not requested:
+        return ScopeIntersection(tuple(floor) if has_floor and floor else None, False, ())
+    if not has_floor or floor is None:
+        return ScopeIntersection(tuple(requested), False, ())
+    admitted: list[str] = []
+    rejected: list[str] = []
+    for r in requested:
+        hit = False
+        for f in floor:
+            if r == f or r.startswith(f + "."):
+                narrowed = r
+            elif f.startswith(r + "."):
+                narrowed = f
+            else:
+                continue
+            hit = True
+            if narrowed not in admitted:
+                admitted.append(narrowed)
+        if not hit and r not in rejected:
+            rejected.append(r)
+    if not admitted:
+        return ScopeIntersection(None, True, tuple(rejected))
+    return ScopeIntersection(tuple(admitted), False, tuple(rejected))
+
+
+def _envelope_error(
+    verb: str, schema: Mapping[str, Any], value: Any, exempt: tuple[str, ...] = ()
+) -> CapabilityError | None:
+    """Strict verb envelope: object, known keys, required keys, string-typed fields."""
+    if value is MISSING or value is None:
+        value = {}
+    if not isinstance(value, Mapping):
+        return error(
+            "INVALID_INPUT",
+            f"{verb} takes a JSON object.",
+            issues=[{"path": "/", "message": "expected an object"}],
+        )
+    props = schema.get("properties", {})
+    issues = [{"path": f"/{k}", "message": f"unknown property {k!r}"} for k in value if k not in props]
+    issues += [
+        {"path": f"/{k}", "message": f"missing required property {k!r}"}
+        for k in schema.get("required", ())
+        if k not in value
+    ]
+    for key, spec in props.items():
+        if key in value and key not in exempt:
+            item = value[key]
+            if spec.get("type") == "string" and not isinstance(item, str):
+                issues.append({"path": f"/{key}", "message": "expected a string"})
+            if spec.get("type") == "array" and not (
+                isinstance(item, list) and all(isinstance(i, str) for i in item)
+            ):
+                issues.append({"path": f"/{key}", "message": "expected an array of strings"})
+    if not issues:
+        return None
+    return error("INVALID_INPUT", f"{verb}: {issues[0]['message']} at {issues[0]['path']}.", issues=issues)
+
+
+def _failure(
+    meta_id: str, capability_id: Any, err: CapabilityError, toolset: AgentToolset, tool_call_id: str | None
+) -> InvocationResult:
+    return InvocationResult(
+        status="error",
+        invocation_id=tool_call_id or random_id("inv_", 16),
+        capability_id=capability_id if isinstance(capability_id, str) and capability_id else meta_id,
+        surface_version=toolset.registry.version,
+        error=err,
+    )
+
+
+def _find(snapshot: Snapshot, capability_id: str, instance_id: str | None) -> tuple[str | None, Any]:
+    """(registration id, input schema) when exactly one live target matches; the registry
+    classifies anything else (ambiguous, missing, unmounted)."""
+    matches: list[tuple[str, Any]] = []
+    for component in snapshot.components:
+        if instance_id is not None and component.instance_id != instance_id:
+            continue
+        for cap in (*component.observations, *component.actions):
+            if cap.capability_id == capability_id:
+                matches.append((component.registration_id, getattr(cap, "input_schema", None)))
+    for proc in snapshot.procedures:
+        if proc.procedure_id == capability_id and (instance_id is None or proc.context[1] == instance_id):
+            matches.append((proc.registration_id, proc.input_schema))
+    return matches[0] if len(matches) == 1 else (None, None)
+
+
+def _repair(value: Any, schema: Any) -> Any:
+    """Parse a JSON-encoded object string, only when the target expects an object."""
+    if not isinstance(value, str) or not isinstance(schema, Mapping) or schema.get("type") != "object":
+        return MISSING
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return MISSING
+    return parsed if isinstance(parsed, dict) else MISSING
+
+
+def build_meta_tools(toolset: AgentToolset) -> list[AgentTool]:
+    from .toolset import AgentTool, Target, ToolState
+
+    available = ToolState(True)
+
+    async def discover(
+        input: Any = MISSING, *, tool_call_id: str | None = None, confirmation_id: str | None = None
+    ) -> InvocationResult:
+        invalid = _envelope_error("surface_discover", DISCOVER_SCHEMA, input)
+        if invalid is not None:
+            return _failure("meta:surface.discover", None, invalid, toolset, tool_call_id)
+        requested = None if input in (MISSING, None) else input.get("scope")
+        scope = intersect_scope(toolset.scope, requested)
+        snap = toolset.registry.snapshot(consumer=toolset.consumer, scope=scope.scope, budget=toolset.budget)
+        payload = thaw(snap.to_json())
+        if scope.empty:
+            payload["components"], payload["procedures"] = [], []
+            payload.pop("truncated", None)
+        if scope.rejected:
+            payload["scopeRejected"] = {"prefixes": list(scope.rejected)}
+        return InvocationResult(
+            "ok",
+            tool_call_id or random_id("inv_", 16),
+            "meta:surface.discover",
+            snap.surface_version,
+            output=payload,
+        )
+
+    async def read(
+        input: Any = MISSING, *, tool_call_id: str | None = None, confirmation_id: str | None = None
+    ) -> InvocationResult:
+        invalid = _envelope_error("surface_read", READ_SCHEMA, input)
+        req = input if isinstance(input, Mapping) else {}
+        if invalid is not None:
+            return _failure("meta:surface.read", req.get("capabilityId"), invalid, toolset, tool_call_id)
+        snap = toolset.snapshot()
+        registration_id, _schema = _find(snap, req["capabilityId"], req.get("instanceId"))
+        target = Target(req["capabilityId"], registration_id, req.get("instanceId"), snap.surface_version)
+        return await toolset.call(target, MISSING, tool_call_id=tool_call_id)
+
+    async def act(
+        input: Any = MISSING, *, tool_call_id: str | None = None, confirmation_id: str | None = None
+    ) -> InvocationResult:
+        invalid = _envelope_error("surface_act", ACT_SCHEMA, input, exempt=("input",))
+        req = input if isinstance(input, Mapping) else {}
+        if invalid is not None:
+            return _failure("meta:surface.act", req.get("capabilityId"), invalid, toolset, tool_call_id)
+        snap = toolset.snapshot()
+        registration_id, schema = _find(snap, req["capabilityId"], req.get("instanceId"))
+        value = req.get("input", MISSING)
+        repaired = _repair(value, schema)
+        if repaired is not MISSING:
+            value = repaired
+            if toolset.development:
+                log.warning(
+                    "surface_act got `input` for %s as a JSON-encoded string and parsed it; "
+                    "the provider is not honouring the tool schema",
+                    req["capabilityId"],
+                )
+        target = Target(
+            req["capabilityId"],
+            registration_id,
+            req.get("instanceId"),
+            req.get("surfaceVersion") or snap.surface_version,
+        )
+        return await toolset.call(
+            target,
+            value,
+            tool_call_id=tool_call_id,
+            invocation_id=req.get("invocationId"),
+            confirmation_id=req.get("confirmationId") or confirmation_id,
+        )
+
+    return [
+        AgentTool(
+            "surface_discover",
+            "[meta] Discover the agent surface: components, capabilities, "
+            "procedures, availability and schemas.",
+            DISCOVER_SCHEMA,
+            available,
+            "meta",
+            None,
+            discover,
+        ),
+        AgentTool(
+            "surface_read",
+            "[meta] Run an observation by capabilityId and return its output.",
+            READ_SCHEMA,
+            available,
+            "meta",
+            None,
+            read,
+        ),
+        AgentTool(
+            "surface_act",
+            "[meta] Run an action or procedure by capabilityId. Echo the surfaceVersion "
+            "you discovered so a surface that changed under a destructive plan is refused.",
+            ACT_SCHEMA,
+            available,
+            "meta",
+            None,
+            act,
+        ),
+    ]

@@ -1,0 +1,392 @@
+"""The provider-neutral projection of a registry: one tool per capability ("direct" mode) or
+three fixed verbs ("meta" mode, see ``meta_tools``).
+
+Tools separate the stable definition (name, description, input schema: safe in a cached prompt
+prefix) from live ``state`` (availability, reason, contextual note), which hosts render apart
+with ``capability_state()``. Every call goes through ``registry.invoke``; tools execute nothing
+themselves and never raise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .core.consumer import Consumer
+from .core.context import CancelSignal
+from .core.errors import RegistryDisposedError, error
+from .core.invocation import MISSING, Invocation, InvocationResult
+from .core.jsonvalue import FrozenDict, JsonValue, canonical_json, freeze
+from .core.registry import AgentSurfaceRegistry, random_id
+from .core.schema import EMPTY_OBJECT_SCHEMA
+from .core.snapshot import Budget, Snapshot
+from .wire_names import WireNameEntry, assign_wire_names
+
+log = logging.getLogger("agent_surface")
+
+Mode = Literal["direct", "meta"]
+Topology = Literal["embedded", "remote"]
+ConfirmationMode = Literal["wait", "two-phase"]
+EMPTY_INPUT: FrozenDict = freeze(dict(EMPTY_OBJECT_SCHEMA))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolState:
+    """Live, volatile state: render it outside the tool block."""
+
+    available: bool
+    unavailable_reason: str | None = None
+    note: str | None = None
+
+    def to_json(self) -> dict[str, JsonValue]:
+        out: dict[str, JsonValue] = {"available": self.available}
+        if self.unavailable_reason is not None:
+            out["unavailableReason"] = self.unavailable_reason
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+
+Executor = Callable[..., Awaitable[InvocationResult]]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class AgentTool:
+    """One provider tool. ``description`` holds no live state."""
+
+    name: str
+    description: str
+    input_schema: FrozenDict
+    state: ToolState
+    kind: str
+    capability_id: str | None
+    _execute: Executor = field(repr=False)
+
+    async def execute(
+        self, input: Any = MISSING, *, tool_call_id: str | None = None, confirmation_id: str | None = None
+    ) -> InvocationResult:
+        """Run the call; ``tool_call_id`` becomes the invocation id (safe transport retries)."""
+        return await self._execute(input, tool_call_id=tool_call_id, confirmation_id=confirmation_id)
+
+    def definition(self) -> dict[str, JsonValue]:
+        """The stable provider definition: name, description, input schema."""
+        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+
+
+def describe_prefix(plane: str, effect: str, confirmation: str) -> str:
+    """Stable properties only (plane, effect, confirmation), never availability."""
+    parts = [plane, effect]
+    if confirmation == "required":
+        parts.append("requires confirmation")
+    return "[" + " · ".join(parts) + "]"
+
+
+def capability_state(tools: Sequence[AgentTool]) -> str:
+    """A trailing context block listing unavailable tools and live notes ('' when none)."""
+    lines = []
+    for tool in tools:
+        parts = []
+        if not tool.state.available:
+            parts.append(f"unavailable: {tool.state.unavailable_reason or 'not right now'}")
+        if tool.state.note:
+            parts.append(tool.state.note)
+        if parts:
+            lines.append(f"- {tool.name}: {' · '.join(parts)}")
+    return "Current capability state:\n" + "\n".join(lines) if lines else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a tool call goes: the capability and the live target it was discovered on."""
+
+    capability_id: str
+    registration_id: str | None = None
+    instance_id: str | None = None
+    surface_version: str | None = None
+
+
+class AgentToolset:
+    """Tools for one consumer over one registry. Create with ``create_agent_toolset``."""
+
+    def __init__(
+        self,
+        registry: AgentSurfaceRegistry,
+        *,
+        consumer: Consumer,
+        mode: Mode = "direct",
+        topology: Topology | None = None,
+        confirmations: ConfirmationMode | None = None,
+        scope: Sequence[str] | None = None,
+        budget: Budget | None = None,
+        environment: str | None = None,
+    ) -> None:
+        if not isinstance(registry, AgentSurfaceRegistry):
+            raise TypeError("create_agent_toolset needs an AgentSurfaceRegistry")
+        if not isinstance(consumer, Consumer):
+            raise TypeError("consumer must be a Consumer (a stable id per toolset)")
+        if mode not in ("direct", "meta"):
+            raise ValueError(f"mode must be 'direct' or 'meta', got {mode!r}")
+        if topology is None and confirmations is None:
+            raise ValueError(
+                "create_agent_toolset: declare topology ('embedded' | 'remote') or confirmations "
+                "('wait' | 'two-phase'); embedded loops wait for the host's confirmation, remote "
+                "loops return CONFIRMATION_REQUIRED to the model"
+            )
+        if topology not in (None, "embedded", "remote"):
+            raise ValueError(f"topology must be 'embedded' or 'remote', got {topology!r}")
+        if confirmations not in (None, "wait", "two-phase"):
+            raise ValueError(f"confirmations must be 'wait' or 'two-phase', got {confirmations!r}")
+        if budget is not None and mode != "meta":
+            raise ValueError(
+                "budget is only valid in meta mode: a direct catalog would drop tools with no "
+                "marker the model can see; use scope instead"
+            )
+        self.registry = registry
+        self.consumer = consumer
+        self.mode: Mode = mode
+        self.confirmation_mode: ConfirmationMode = confirmations or (
+            "two-phase" if topology == "remote" else "wait"
+        )
+        self.scope = None if scope is None else tuple(scope)
+        self.budget = budget
+        self.development = (environment or registry.environment) == "development"
+        self._listeners: list[Callable[[list[AgentTool]], None]] = []
+        self._waits: set[CancelSignal] = set()
+        self._disposed = False
+        self._wire_map: dict[str, str] = {}
+        self._signature: str | None = None
+        self._meta_tools: list[AgentTool] | None = None
+        self._unsubscribe = registry.subscribe(self._on_event)
+
+    # ------------------------------------------------------------------ catalog
+
+    def tools(self) -> list[AgentTool]:
+        if self.mode == "meta":
+            if self._meta_tools is None:
+                from .meta_tools import build_meta_tools
+
+                self._meta_tools = build_meta_tools(self)
+            return self._meta_tools
+        tools = self._build_direct()
+        if self._signature is None:
+            self._signature = _signature(tools)
+        return tools
+
+    def wire_name_map(self) -> Mapping[str, str]:
+        """Wire name → canonical capability id for the catalog ``tools()`` last built (empty in
+        meta mode). The only way back from a provider's tool name."""
+        if self.mode == "direct" and not self._wire_map:
+            self._build_direct()
+        return dict(self._wire_map)
+
+    def snapshot(self, scope: Sequence[str] | None = None, budget: Budget | None = None) -> Snapshot:
+        return self.registry.snapshot(
+            consumer=self.consumer, scope=scope if scope is not None else self.scope, budget=budget
+        )
+
+    def _build_direct(self) -> list[AgentTool]:
+        snap = self.snapshot()
+        pending: list[tuple[WireNameEntry, Target, str, FrozenDict, ToolState, str]] = []
+        type_counts: dict[str, int] = {}
+        for component in snap.components:
+            type_counts[component.type] = type_counts.get(component.type, 0) + 1
+        version = snap.surface_version
+        for component in snap.components:
+            repeated = type_counts[component.type] > 1
+            instance = component.instance_id if repeated else None
+            for obs in component.observations:
+                pending.append(
+                    (
+                        WireNameEntry(obs.capability_id, instance, component.registration_id, repeated),
+                        Target(obs.capability_id, component.registration_id, instance, version),
+                        f"{describe_prefix('view', 'read', 'never')} {obs.description}",
+                        EMPTY_INPUT,
+                        ToolState(obs.available, obs.unavailable_reason),
+                        "observation",
+                    )
+                )
+            for act in component.actions:
+                pending.append(
+                    (
+                        WireNameEntry(act.capability_id, instance, component.registration_id, repeated),
+                        Target(act.capability_id, component.registration_id, instance, version),
+                        f"{describe_prefix('view', act.effect, act.confirmation)} {act.description}",
+                        act.input_schema,
+                        ToolState(act.available, act.unavailable_reason),
+                        "action",
+                    )
+                )
+        proc_counts: dict[str, int] = {}
+        for proc in snap.procedures:
+            proc_counts[proc.procedure_id] = proc_counts.get(proc.procedure_id, 0) + 1
+        for proc in snap.procedures:
+            repeated = proc_counts[proc.procedure_id] > 1
+            instance = proc.context[1] if repeated else None
+            pending.append(
+                (
+                    WireNameEntry(proc.procedure_id, instance, proc.registration_id, repeated),
+                    Target(proc.procedure_id, proc.registration_id, None, version),
+                    f"{describe_prefix('domain', proc.effect, proc.confirmation)} {proc.description}",
+                    proc.input_schema,
+                    ToolState(proc.available, proc.unavailable_reason, proc.contextual_note),
+                    "procedure",
+                )
+            )
+        catalog = assign_wire_names(p[0] for p in pending)
+        tools = []
+        wire_map: dict[str, str] = {}
+        for (_entry, target, description, schema, state, kind), name in zip(
+            pending, catalog.names, strict=True
+        ):
+            wire_map[name] = target.capability_id
+            tools.append(
+                AgentTool(
+                    name, description, schema, state, kind, target.capability_id, self._executor_for(target)
+                )
+            )
+        self._wire_map = wire_map
+        return tools
+
+    def _executor_for(self, target: Target) -> Executor:
+        async def execute(
+            input: Any = MISSING, *, tool_call_id: str | None = None, confirmation_id: str | None = None
+        ) -> InvocationResult:
+            return await self.call(target, input, tool_call_id=tool_call_id, confirmation_id=confirmation_id)
+
+        return execute
+
+    # ------------------------------------------------------------------ calling
+
+    async def call(
+        self,
+        target: Target,
+        input: Any,
+        *,
+        tool_call_id: str | None = None,
+        invocation_id: str | None = None,
+        confirmation_id: str | None = None,
+    ) -> InvocationResult:
+        """Invoke ``target`` through the registry; in wait mode, complete a confirmation in-call."""
+        request = Invocation(
+            capability_id=target.capability_id,
+            input=input,
+            invocation_id=invocation_id or tool_call_id or random_id("inv_", 16),
+            instance_id=target.instance_id,
+            registration_id=target.registration_id,
+            surface_version=target.surface_version,
+            confirmation_id=confirmation_id,
+        )
+        try:
+            result = await self.registry.invoke(request, consumer=self.consumer)
+            if self.confirmation_mode != "wait" or result.code != "CONFIRMATION_REQUIRED":
+                return result
+            assert result.error is not None and result.error.details is not None
+            cid = result.error.details.get("confirmationId")
+            if not isinstance(cid, str) or not await self._wait(cid):
+                return result  # disposed while waiting: the original result, nothing executes
+            # Same invocation id and confirmation id: the registry checks the evidence.
+            retry = Invocation(**{**_fields(request), "confirmation_id": cid})
+            return await self.registry.invoke(retry, consumer=self.consumer)
+        except RegistryDisposedError:
+            return _error_result(request, "CANCELLED", "The surface was shut down.", self.registry.version)
+        except Exception:
+            log.exception("toolset call of %s failed", target.capability_id)
+            return _error_result(
+                request, "EXECUTION_FAILED", "The call failed unexpectedly.", self.registry.version
+            )
+
+    async def _wait(self, confirmation_id: str) -> bool:
+        """Wait for the user's decision; False if the toolset was disposed meanwhile."""
+        if self._disposed:
+            return False
+        signal = CancelSignal()
+        self._waits.add(signal)
+        try:
+            await self.registry.confirmations.wait_for(confirmation_id, signal=signal)
+        except asyncio.CancelledError:
+            if not signal.aborted:
+                raise
+        finally:
+            self._waits.discard(signal)
+        return not self._disposed
+
+    # ------------------------------------------------------------------ change feed
+
+    def subscribe(self, listener: Callable[[list[AgentTool]], None]) -> Callable[[], None]:
+        """Called when ``tools()`` would differ (definitions or state). Never in meta mode."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _on_event(self, event: Any) -> None:
+        if self._disposed or event.type != "surface-changed" or self.mode == "meta" or not self._listeners:
+            return
+        tools = self._build_direct()
+        signature = _signature(tools)
+        if signature == self._signature:
+            return
+        self._signature = signature
+        for listener in tuple(self._listeners):
+            try:
+                listener(tools)
+            except Exception:
+                log.exception("toolset listener failed")
+
+    def dispose(self) -> None:
+        """Unsubscribe and settle in-flight confirmation waits (they return the original
+        CONFIRMATION_REQUIRED; nothing executes). Idempotent."""
+        if self._disposed:
+            return
+        self._disposed = True
+        self._unsubscribe()
+        self._listeners.clear()
+        for signal in list(self._waits):
+            signal.abort("toolset disposed")
+        self._waits.clear()
+
+
+def _signature(tools: Sequence[AgentTool]) -> str:
+    return canonical_json([[t.name, t.description, t.input_schema, t.state.to_json()] for t in tools])
+
+
+def _fields(request: Invocation) -> dict[str, Any]:
+    return {name: getattr(request, name) for name in Invocation.__dataclass_fields__}
+
+
+def _error_result(request: Invocation, code: Any, message: str, version: str) -> InvocationResult:
+    return InvocationResult(
+        status="error",
+        invocation_id=request.invocation_id or "",
+        capability_id=request.capability_id,
+        surface_version=version,
+        error=error(code, message),
+    )
+
+
+def create_agent_toolset(
+    registry: AgentSurfaceRegistry,
+    *,
+    consumer: Consumer,
+    mode: Mode = "direct",
+    topology: Topology | None = None,
+    confirmations: ConfirmationMode | None = None,
+    scope: Sequence[str] | None = None,
+    budget: Budget | None = None,
+) -> AgentToolset:
+    """Project ``registry`` for one consumer. One of ``topology`` / ``confirmations`` is required."""
+    return AgentToolset(
+        registry,
+        consumer=consumer,
+        mode=mode,
+        topology=topology,
+        confirmations=confirmations,
+        scope=scope,
+        budget=budget,
+    )
