@@ -1,0 +1,1 @@
+"""Adapters project a registry to a consumer. They never execute anything themselves."""

@@ -1,0 +1,84 @@
+"""The small protocol the WebMCP adapter speaks, whatever the browser exposes.
+
+Three shapes exist in the wild; ``agent_surface.browser`` detects which one a page has and
+wraps it in an object with this interface (tests use fakes of each):
+
+- ``abortable``   Chromium 156 ``document.modelContext``: ``registerTool(tool, {signal})`` returns a
+                  promise; a tool is withdrawn by aborting its signal; duplicates reject.
+- ``incremental`` the early-2026 draft (``navigator.modelContext``) with registerTool/unregisterTool.
+- ``provide``     the same draft without them: ``provideContext({tools})`` replaces the whole set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ..core.context import CancelSignal
+from ..core.jsonvalue import JsonValue
+
+Shape = Literal["abortable", "incremental", "provide"]
+UserInteraction = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
+
+
+class ModelContextError(Exception):
+    """The browser refused an operation (e.g. InvalidStateError for a duplicate name)."""
+
+    def __init__(self, operation: str, name: str | None, kind: str, message: str) -> None:
+        where = f" {name!r}" if name else ""
+        super().__init__(f"{operation}{where} failed: {kind}: {message}")
+        self.operation = operation
+        self.name = name
+        self.kind = kind
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """What the browser passed with a call: a cancel signal (shape B) and/or a client that can
+    run in-page UI (shape A's ``requestUserInteraction``)."""
+
+    signal: CancelSignal | None = None
+    request_user_interaction: UserInteraction | None = None
+    client: Any = None
+
+
+ToolExecute = Callable[[JsonValue, ToolCall], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class WebMcpTool:
+    """A tool as handed to the browser layer. ``signature`` changes iff a re-registration is due."""
+
+    name: str
+    title: str
+    description: str
+    input_schema: Mapping[str, Any]
+    annotations: Mapping[str, bool]
+    execute: ToolExecute = field(repr=False, compare=False)
+    signature: str = ""
+
+
+@runtime_checkable
+class ModelContext(Protocol):
+    shape: Shape
+
+    async def register_tool(self, tool: WebMcpTool) -> None:
+        """Register one tool (abortable/incremental). Raise ModelContextError when refused."""
+        ...
+
+    async def unregister_tool(self, name: str) -> None:
+        """Withdraw one tool (abortable: abort its signal; incremental: unregisterTool)."""
+        ...
+
+    async def provide_context(self, tools: Sequence[WebMcpTool]) -> None:
+        """Replace the whole tool set (provide shape; also the fallback to clear)."""
+        ...
+
+    async def clear_context(self) -> bool:
+        """Clear every tool if the browser can; False when it has no clearContext."""
+        ...
+
+    def dispose(self) -> None:
+        """Release whatever the wrapper holds (JS proxies)."""
+        ...

@@ -1,0 +1,477 @@
+"""The WebMCP adapter: the registry's surface as browser tools, one per available capability.
+
+It reconciles on every surface change (touching only added, removed or changed tools where the
+browser allows it), routes every call through ``registry.invoke``, completes confirmations within
+the call, and withdraws everything on ``stop()``. Nothing here imports ``js``: the browser shapes
+are wrapped by ``agent_surface.browser`` behind the ``ModelContext`` protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..core.confirmation import PendingConfirmation
+from ..core.consumer import Consumer
+from ..core.context import CancelSignal
+from ..core.errors import error
+from ..core.invocation import MISSING, Invocation, InvocationResult
+from ..core.jsonvalue import JsonValue, canonical_json, thaw
+from ..core.kinds import READ_ONLY_EFFECTS
+from ..core.registry import AgentSurfaceRegistry, random_id
+from ..core.schema import inline_refs
+from ..core.snapshot import ActionDescriptor, ObservationDescriptor, ProcedureDescriptor
+from ..toolset import EMPTY_INPUT, describe_prefix
+from ..wire_names import WireNameEntry, assign_wire_names
+from .model_context import ModelContext, ModelContextError, ToolCall, WebMcpTool
+
+log = logging.getLogger("agent_surface.webmcp")
+
+Descriptor = ObservationDescriptor | ActionDescriptor | ProcedureDescriptor
+Curation = Callable[[Descriptor], Mapping[str, str] | None]
+ConfirmHook = Callable[[PendingConfirmation, Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    capability_id: str
+    registration_id: str
+    instance_id: str | None
+    surface_version: str
+
+
+def content(result: InvocationResult) -> dict[str, Any]:
+    """Tool content for a result: capability errors ride in content with code/retry/details."""
+    if result.ok:
+        return {"content": [{"type": "text", "text": canonical_json(result.output)}]}
+    assert result.error is not None
+    return {"content": [{"type": "text", "text": canonical_json(result.error.to_json())}], "isError": True}
+
+
+def annotations_for(descriptor: Descriptor, shape: str) -> dict[str, bool]:
+    """Derived from the contract only (kind, effect, confirmation, declared untrusted output)."""
+    read_only = descriptor.kind == "observation" or descriptor.effect in READ_ONLY_EFFECTS
+    out: dict[str, bool] = {"readOnlyHint": read_only}
+    if shape != "abortable":  # the draft's tool shape knows readOnlyHint only
+        return out if read_only else {}
+    if descriptor.effect in ("destructive", "external-side-effect") or descriptor.confirmation == "required":
+        out["consequentialHint"] = True
+    if descriptor.untrusted_output:
+        out["untrustedContentHint"] = True
+    return out
+
+
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def title_for(descriptor: Descriptor, component_type: str | None, instance_id: str | None) -> str:
+    """A human title from the capability: ``selectRows`` on devices.table → 'Select rows (devices table)'."""
+    if isinstance(descriptor, ProcedureDescriptor):
+        path = descriptor.procedure_id.split(":", 1)[1]
+        *scope, name = path.split(".")
+        where = " ".join(scope)
+    else:
+        name = descriptor.name
+        where = (component_type or "").replace(".", " ")
+    words = _WORD.findall(name) or [name]
+    label = " ".join(w.lower() for w in words).capitalize()
+    suffix = f" ({where}{' @ ' + instance_id if instance_id else ''})" if where else ""
+    return (label + suffix)[:128]
+
+
+class WebMcpAdapter:
+    """Create with ``create_webmcp_adapter``; ``await start(registry=..., consumer=...)``."""
+
+    name = "webmcp"
+
+    def __init__(
+        self,
+        *,
+        scope: Sequence[str] | None = None,
+        expose_capability: Curation | None = None,
+        confirm: ConfirmHook | None = None,
+        mode: Literal["direct", "meta"] = "direct",
+        model_context: ModelContext | None = None,
+    ) -> None:
+        if mode not in ("direct", "meta"):
+            raise ValueError("mode must be 'direct' or 'meta'")
+        self.scope = None if scope is None else tuple(scope)
+        self.mode = mode
+        self._curate = expose_capability
+        self._confirm = confirm
+        self._given_context = model_context
+        self._context: ModelContext | None = None
+        self._registry: AgentSurfaceRegistry | None = None
+        self._consumer: Consumer | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._registered: dict[str, WebMcpTool] = {}
+        self._targets: dict[str, _Target] = {}
+        self._meta: Any = None
+        self._pending_targets: dict[str, _Target] = {}
+        self._dirty = False
+        self._running = False
+        self._loop_task: asyncio.Future[None] | None = None
+        self._stop_signal = CancelSignal()
+        self.diagnostics: list[str] = []
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def shape(self) -> str | None:
+        """Which browser API is in use (``None`` before start or without WebMCP)."""
+        return None if self._context is None else self._context.shape
+
+    @property
+    def tool_names(self) -> list[str]:
+        return sorted(self._registered)
+
+    async def start(self, *, registry: AgentSurfaceRegistry, consumer: Consumer) -> None:
+        """Detect the browser's model context and expose the surface. Without WebMCP: no-op."""
+        if self._running:
+            raise RuntimeError("this adapter is already started")
+        if not isinstance(consumer, Consumer):
+            raise TypeError("consumer must be a Consumer with a stable id")
+        context = self._given_context if self._given_context is not None else _detect()
+        if context is None:
+            log.info("no WebMCP model context on this page; the adapter stays idle")
+            return
+        self._context, self._registry, self._consumer = context, registry, consumer
+        self._running = True
+        self._stop_signal = CancelSignal()
+        if self.mode == "meta":
+            from ..toolset import AgentToolset
+
+            self._meta = AgentToolset(
+                registry, consumer=consumer, mode="meta", confirmations="wait", scope=self.scope
+            )
+        self._unsubscribe = registry.subscribe(self._on_event)
+        self._dirty = True
+        await self._reconcile()
+
+    async def stop(self) -> None:
+        """Withdraw every tool this adapter exposed and release everything. Safe to repeat."""
+        if not self._running:
+            return
+        self._running = False
+        self._stop_signal.abort("adapter stopped")  # pending confirmation waits give up
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._meta is not None:
+            self._meta.dispose()
+            self._meta = None
+        task = self._loop_task
+        if task is not None and not task.done():
+            with contextlib.suppress(Exception):  # reconcile failures are already recorded
+                await task
+        await self._withdraw_all()
+        self._targets.clear()
+        context, self._context = self._context, None
+        if context is not None:
+            context.dispose()
+
+    async def settled(self) -> None:
+        """Wait until the browser reflects the latest surface (useful in tests and demos)."""
+        while self._loop_task is not None and not self._loop_task.done():
+            await asyncio.shield(self._loop_task)
+
+    # ------------------------------------------------------------------ reconcile
+
+    def _on_event(self, event: Any) -> None:
+        if event.type == "surface-changed" and self._running:
+            self._dirty = True
+            if self._loop_task is None or self._loop_task.done():
+                self._loop_task = asyncio.ensure_future(self._reconcile())
+
+    async def _reconcile(self) -> None:
+        # One loop at a time; changes arriving meanwhile set _dirty and are picked up by the
+        # next pass, so the browser converges to the latest surface with no duplicate tools.
+        while self._dirty and self._running:
+            self._dirty = False
+            desired = self._project()
+            try:
+                await self._apply(desired)
+            except Exception as exc:
+                self._diagnose(f"reconcile failed: {exc}")
+
+    def _project(self) -> dict[str, WebMcpTool]:
+        assert self._registry is not None and self._context is not None
+        if self._meta is not None:
+            return self._project_meta()
+        snap = self._registry.snapshot(consumer=self._consumer, scope=self.scope, include_unavailable=False)
+        shape = self._context.shape
+        rows: list[tuple[WireNameEntry, Descriptor, _Target, str | None, Mapping[str, Any]]] = []
+        type_counts: dict[str, int] = {}
+        for comp in snap.components:
+            type_counts[comp.type] = type_counts.get(comp.type, 0) + 1
+        for comp in snap.components:
+            repeated = type_counts[comp.type] > 1
+            instance = comp.instance_id if repeated else None
+            for cap in (*comp.observations, *comp.actions):
+                schema = EMPTY_INPUT if isinstance(cap, ObservationDescriptor) else cap.input_schema
+                rows.append(
+                    (
+                        WireNameEntry(cap.capability_id, instance, comp.registration_id, repeated),
+                        cap,
+                        _Target(cap.capability_id, comp.registration_id, instance, snap.surface_version),
+                        comp.type,
+                        schema,
+                    )
+                )
+        proc_counts: dict[str, int] = {}
+        for proc in snap.procedures:
+            proc_counts[proc.procedure_id] = proc_counts.get(proc.procedure_id, 0) + 1
+        for proc in snap.procedures:
+            repeated = proc_counts[proc.procedure_id] > 1
+            instance = proc.context[1] if repeated else None
+            rows.append(
+                (
+                    WireNameEntry(proc.procedure_id, instance, proc.registration_id, repeated),
+                    proc,
+                    _Target(proc.procedure_id, proc.registration_id, None, snap.surface_version),
+                    None,
+                    proc.input_schema,
+                )
+            )
+        kept = []
+        for row in rows:
+            curated = self._curated(row[1])
+            if curated is not None:
+                kept.append((*row, curated))
+        catalog = assign_wire_names(r[0] for r in kept)
+        desired: dict[str, WebMcpTool] = {}
+        self._pending_targets: dict[str, _Target] = {}
+        for (entry, descriptor, target, comp_type, schema, text), name in zip(
+            kept, catalog.names, strict=True
+        ):
+            description = f"{describe_prefix(descriptor.capability_id.split(':')[0], descriptor.effect, descriptor.confirmation)} {text}"
+            wire_schema = inline_refs(thaw(schema))
+            notes = annotations_for(descriptor, shape)
+            title = title_for(descriptor, comp_type, entry.qualifier)
+            signature = canonical_json([name, title, description, wire_schema, notes, target.registration_id])
+            desired[name] = WebMcpTool(
+                name, title, description, wire_schema, notes, self._executor(name), signature
+            )
+            self._pending_targets[name] = target
+        return desired
+
+    def _project_meta(self) -> dict[str, WebMcpTool]:
+        out: dict[str, WebMcpTool] = {}
+        self._pending_targets = {}
+        for tool in self._meta.tools():
+            notes = {"readOnlyHint": tool.name != "surface_act"}
+            signature = canonical_json([tool.name, tool.description, thaw(tool.input_schema), notes])
+            out[tool.name] = WebMcpTool(
+                tool.name,
+                tool.name.replace("_", " ").capitalize(),
+                tool.description,
+                thaw(tool.input_schema),
+                notes,
+                self._meta_executor(tool),
+                signature,
+            )
+        return out
+
+    def _curated(self, descriptor: Descriptor) -> str | None:
+        """The authored text to expose, or None to skip. Curation never touches execution or
+        annotations."""
+        if self._curate is None:
+            return descriptor.description
+        try:
+            verdict = self._curate(descriptor)
+        except Exception as exc:
+            self._diagnose(f"expose_capability raised for {descriptor.capability_id}: {exc}; skipping it")
+            return None
+        if verdict is None:
+            return None
+        text = verdict.get("description") if isinstance(verdict, Mapping) else None
+        return text if isinstance(text, str) and text else descriptor.description
+
+    async def _apply(self, desired: dict[str, WebMcpTool]) -> None:
+        context = self._context
+        assert context is not None
+        targets = self._pending_targets
+        if context.shape == "provide":
+            if [t.signature for t in desired.values()] != [t.signature for t in self._registered.values()]:
+                await context.provide_context(list(desired.values()))
+                self._registered = dict(desired)
+            self._targets = dict(targets)
+            return
+        current = self._registered
+        stale = [n for n, t in current.items() if n not in desired or desired[n].signature != t.signature]
+        for name in stale:  # withdraw first: the browser rejects a duplicate name
+            try:
+                await context.unregister_tool(name)
+            except ModelContextError as exc:
+                self._diagnose(str(exc))
+            current.pop(name, None)
+            self._targets.pop(name, None)
+        # Tools that survive unchanged keep their registration and echo the latest version.
+        for name in current:
+            self._targets[name] = targets[name]
+        for name, tool in desired.items():
+            if name in current:
+                continue
+            if not self._running or self._dirty:
+                return  # a newer surface is waiting: the next pass registers against it
+            try:
+                await context.register_tool(tool)
+            except ModelContextError as exc:
+                self._diagnose(str(exc))
+                continue
+            current[name] = tool
+            self._targets[name] = targets[name]
+
+    async def _withdraw_all(self) -> None:
+        context = self._context
+        if context is None:
+            return
+        try:
+            if context.shape == "provide":
+                if not await context.clear_context():
+                    await context.provide_context([])
+            else:
+                for name in list(self._registered):
+                    try:
+                        await context.unregister_tool(name)
+                    except ModelContextError as exc:
+                        self._diagnose(str(exc))
+        finally:
+            self._registered.clear()
+
+    def _diagnose(self, message: str) -> None:
+        log.warning("webmcp: %s", message)
+        self.diagnostics.append(message)
+        del self.diagnostics[:-100]
+
+    # ------------------------------------------------------------------ calls
+
+    def _executor(self, name: str) -> Callable[[JsonValue, ToolCall], Any]:
+        async def execute(input: JsonValue, call: ToolCall) -> dict[str, Any]:
+            return await self._execute(name, input, call)
+
+        return execute
+
+    def _meta_executor(self, tool: Any) -> Callable[[JsonValue, ToolCall], Any]:
+        async def execute(input: JsonValue, call: ToolCall) -> dict[str, Any]:
+            return content(await tool.execute(input))
+
+        return execute
+
+    async def _execute(self, name: str, input: JsonValue, call: ToolCall) -> dict[str, Any]:
+        registry, target = self._registry, self._targets.get(name)
+        if registry is None or target is None or not self._running:
+            return content(
+                InvocationResult(
+                    "error",
+                    random_id("inv_", 16),
+                    name,
+                    "0",
+                    error=error(
+                        "CAPABILITY_NOT_FOUND", f"{name} is not on the current surface. List the tools again."
+                    ),
+                )
+            )
+        request = Invocation(
+            capability_id=target.capability_id,
+            input=MISSING if input is None else input,
+            invocation_id=random_id("inv_", 16),
+            instance_id=target.instance_id,
+            registration_id=target.registration_id,
+            surface_version=target.surface_version,
+        )
+        result = await registry.invoke(request, consumer=self._consumer, signal=call.signal)
+        if result.code == "CONFIRMATION_REQUIRED":
+            result = await self._complete_confirmation(registry, request, result, call)
+        return content(result)
+
+    async def _complete_confirmation(
+        self, registry: AgentSurfaceRegistry, request: Invocation, first: InvocationResult, call: ToolCall
+    ) -> InvocationResult:
+        assert first.error is not None and first.error.details is not None
+        cid = first.error.details.get("confirmationId")
+        if not isinstance(cid, str):
+            return first
+        confirmations = registry.confirmations
+        if self._confirm is not None and call.request_user_interaction is not None:
+            pending = confirmations.get(cid)
+            if pending is not None:
+                await self._prompt(cid, pending, call)
+        if self._stop_signal.aborted:
+            return first
+        try:
+            await confirmations.wait_for(cid, signal=self._stop_signal)
+        except asyncio.CancelledError:
+            if not self._stop_signal.aborted:
+                raise
+        if self._stop_signal.aborted:
+            return first  # stop() while waiting: nothing executes
+        retry = Invocation(
+            request.capability_id,
+            request.input,
+            request.invocation_id,
+            request.instance_id,
+            request.registration_id,
+            None,
+            request.surface_version,
+            cid,
+        )
+        return await registry.invoke(retry, consumer=self._consumer, signal=call.signal)
+
+    async def _prompt(self, cid: str, pending: PendingConfirmation, call: ToolCall) -> None:
+        """Run the host's confirm UI through requestUserInteraction; on failure fall back to waiting."""
+        assert (
+            self._confirm is not None
+            and call.request_user_interaction is not None
+            and self._registry is not None
+        )
+        confirm = self._confirm
+
+        async def ui() -> Any:
+            answer = confirm(pending, call.client)
+            return await answer if inspect.isawaitable(answer) else answer
+
+        try:
+            answer = await call.request_user_interaction(ui)
+        except Exception as exc:
+            self._diagnose(f"confirm hook failed ({exc}); waiting for the host's confirmation UI")
+            return
+        if self._stop_signal.aborted:
+            return
+        self._registry.confirmations.resolve(cid, approved=bool(answer))
+
+
+def _detect() -> ModelContext | None:
+    if sys.platform != "emscripten":
+        return None  # CPython: no browser, nothing to expose to
+    from ..browser.model_context import detect_model_context
+
+    return detect_model_context()
+
+
+def create_webmcp_adapter(
+    *,
+    scope: Sequence[str] | None = None,
+    expose_capability: Curation | None = None,
+    confirm: ConfirmHook | None = None,
+    mode: Literal["direct", "meta"] = "direct",
+    model_context: ModelContext | None = None,
+) -> WebMcpAdapter:
+    """The WebMCP adapter. ``scope`` limits exposure (the browser agent is the least-trusted
+    consumer); ``expose_capability(descriptor)`` returns None to skip a capability or
+    ``{"description": ...}`` to reword it; ``confirm(pending, client)`` opts into prompting
+    through ``requestUserInteraction``. ``model_context`` is a test seam."""
+    return WebMcpAdapter(
+        scope=scope,
+        expose_capability=expose_capability,
+        confirm=confirm,
+        mode=mode,
+        model_context=model_context,
+    )
