@@ -1,0 +1,204 @@
+"""The browser's WebMCP API behind the adapter's ``ModelContext`` protocol.
+
+Detection order: ``document.modelContext`` (Chromium 150+, tools withdrawn by aborting their
+signal) before ``navigator.modelContext`` (the early-2026 draft, e.g. the polyfill), where
+registerTool/unregisterTool are used when both exist and ``provideContext`` otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import js
+
+from ..adapters.model_context import ModelContext, ModelContextError, Shape, ToolCall, WebMcpTool
+from ..core.context import CancelSignal
+from .convert import error_kind, js_to_json, to_js_object
+from .proxies import destroy, make_proxy
+
+log = logging.getLogger("agent_surface.webmcp")
+
+
+def _has(obj: Any, name: str) -> bool:
+    try:
+        return getattr(obj, name, None) is not None
+    except Exception:
+        return False
+
+
+class _Registered:
+    """What one exposed tool holds on the JS side, released together."""
+
+    __slots__ = ("controller", "execute")
+
+    def __init__(self, execute: Any, controller: Any = None) -> None:
+        self.execute = execute
+        self.controller = controller
+
+    def release(self) -> None:
+        if self.controller is not None:
+            self.controller.abort()
+        destroy(self.execute)
+        self.execute = None
+
+
+def _execute_proxy(tool: WebMcpTool) -> Any:
+    async def execute(tool_input: Any = None, extra: Any = None) -> Any:
+        call, cleanup = _tool_call(extra)
+        try:
+            result = await tool.execute(js_to_json(tool_input), call)
+        finally:
+            cleanup()
+        return to_js_object(result)
+
+    return make_proxy(execute)
+
+
+def _tool_call(extra: Any) -> tuple[ToolCall, Any]:
+    """Bridge the second ``execute`` argument: an AbortSignal holder (shape B) or a client."""
+    call = ToolCall(client=extra)
+    proxies: list[Any] = []
+    signal = getattr(extra, "signal", None) if extra is not None else None
+    if signal is not None and _has(signal, "addEventListener"):
+        cancel = CancelSignal()
+        if signal.aborted:
+            cancel.abort("cancelled")
+        else:
+            listener = make_proxy(lambda _event=None: cancel.abort("cancelled"))
+            proxies.append(listener)
+            signal.addEventListener("abort", listener)
+        call.signal = cancel
+    if extra is not None and _has(extra, "requestUserInteraction"):
+
+        async def request(ui: Any) -> Any:
+            callback = make_proxy(ui)  # JS calls it and gets a Promise for the coroutine
+            try:
+                return js_to_json(await extra.requestUserInteraction(callback))
+            finally:
+                destroy(callback)
+
+        call.request_user_interaction = request
+
+    def cleanup() -> None:
+        for proxy in proxies:
+            if signal is not None:
+                with contextlib.suppress(Exception):
+                    signal.removeEventListener("abort", proxy)
+            destroy(proxy)
+
+    return call, cleanup
+
+
+def _tool_object(tool: WebMcpTool, execute: Any, shape: Shape) -> Any:
+    body: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": dict(tool.input_schema),
+    }
+    if shape == "abortable":
+        body["title"] = tool.title
+    if tool.annotations:
+        body["annotations"] = dict(tool.annotations)
+    js_tool = to_js_object(body)
+    js_tool.execute = execute
+    return js_tool
+
+
+class BrowserModelContext:
+    """One page's WebMCP surface, in one of the three shapes."""
+
+    def __init__(self, target: Any, shape: Shape) -> None:
+        self._target = target
+        self.shape: Shape = shape
+        self._tools: dict[str, _Registered] = {}
+        self._provided: list[_Registered] = []
+
+    async def register_tool(self, tool: WebMcpTool) -> None:
+        execute = _execute_proxy(tool)
+        controller = js.AbortController.new() if self.shape == "abortable" else None
+        js_tool = _tool_object(tool, execute, self.shape)
+        try:
+            if self.shape == "abortable":
+                await self._target.registerTool(js_tool, to_js_object({"signal": controller.signal}))
+            else:
+                outcome = self._target.registerTool(js_tool)
+                if _has(outcome, "then"):
+                    await outcome
+        except Exception as exc:
+            destroy(execute)
+            name, message = error_kind(exc)
+            raise ModelContextError("registerTool", tool.name, name, message) from None
+        self._tools[tool.name] = _Registered(execute, controller)
+
+    async def unregister_tool(self, name: str) -> None:
+        held = self._tools.pop(name, None)
+        try:
+            if self.shape == "incremental":
+                outcome = self._target.unregisterTool(name)
+                if _has(outcome, "then"):
+                    await outcome
+        except Exception as exc:
+            kind, message = error_kind(exc)
+            raise ModelContextError("unregisterTool", name, kind, message) from None
+        finally:
+            if held is not None:
+                held.release()  # abortable: aborting the signal is the unregistration
+
+    async def provide_context(self, tools: Sequence[WebMcpTool]) -> None:
+        fresh = [_Registered(_execute_proxy(t)) for t in tools]
+        js_tools = [_tool_object(t, held.execute, self.shape) for t, held in zip(tools, fresh, strict=True)]
+        try:
+            self._target.provideContext(to_js_object({"tools": []}) if not js_tools else _context(js_tools))
+        except Exception as exc:
+            for held in fresh:
+                held.release()
+            name, message = error_kind(exc)
+            raise ModelContextError("provideContext", None, name, message) from None
+        old, self._provided = self._provided, fresh
+        for held in old:  # the browser dropped them with the replacement
+            held.release()
+
+    async def clear_context(self) -> bool:
+        if not _has(self._target, "clearContext"):
+            return False
+        try:
+            self._target.clearContext()
+        except Exception as exc:
+            name, message = error_kind(exc)
+            raise ModelContextError("clearContext", None, name, message) from None
+        for held in self._provided:
+            held.release()
+        self._provided = []
+        return True
+
+    def dispose(self) -> None:
+        for held in (*self._tools.values(), *self._provided):
+            held.release()
+        self._tools.clear()
+        self._provided = []
+
+
+def _context(js_tools: list[Any]) -> Any:
+    holder = to_js_object({"tools": []})
+    for tool in js_tools:
+        holder.tools.push(tool)
+    return holder
+
+
+def detect_model_context() -> ModelContext | None:
+    """The page's WebMCP API wrapped for the adapter, or None when the page has none."""
+    document_context = getattr(js.document, "modelContext", None)
+    if document_context is not None and _has(document_context, "registerTool"):
+        return BrowserModelContext(document_context, "abortable")
+    navigator_context = getattr(js.navigator, "modelContext", None)
+    if navigator_context is None:
+        return None
+    if _has(navigator_context, "registerTool") and _has(navigator_context, "unregisterTool"):
+        return BrowserModelContext(navigator_context, "incremental")
+    if _has(navigator_context, "provideContext"):
+        return BrowserModelContext(navigator_context, "provide")
+    log.warning("navigator.modelContext has neither registerTool/unregisterTool nor provideContext")
+    return None
