@@ -17,7 +17,7 @@ from .core.errors import CapabilityError, error
 from .core.invocation import MISSING, InvocationResult
 from .core.jsonvalue import FrozenDict, freeze, thaw
 from .core.registry import random_id
-from .core.snapshot import Snapshot
+from .core.snapshot import ActionDescriptor, ObservationDescriptor, Snapshot
 
 if TYPE_CHECKING:
     from .toolset import AgentTool, AgentToolset
@@ -178,7 +178,8 @@ def _find(snapshot: Snapshot, capability_id: str, instance_id: str | None) -> tu
     for component in snapshot.components:
         if instance_id is not None and component.instance_id != instance_id:
             continue
-        for cap in (*component.observations, *component.actions):
+        caps: list[ObservationDescriptor | ActionDescriptor] = [*component.observations, *component.actions]
+        for cap in caps:
             if cap.capability_id == capability_id:
                 matches.append((component.registration_id, getattr(cap, "input_schema", None)))
     for proc in snapshot.procedures:

@@ -208,13 +208,15 @@ class WebMcpAdapter:
         snap = self._registry.snapshot(consumer=self._consumer, scope=self.scope, include_unavailable=False)
         shape = self._context.shape
         rows: list[tuple[WireNameEntry, Descriptor, _Target, str | None, Mapping[str, Any]]] = []
+        schema: Mapping[str, Any]
         type_counts: dict[str, int] = {}
         for comp in snap.components:
             type_counts[comp.type] = type_counts.get(comp.type, 0) + 1
         for comp in snap.components:
             repeated = type_counts[comp.type] > 1
             instance = comp.instance_id if repeated else None
-            for cap in (*comp.observations, *comp.actions):
+            caps: list[ObservationDescriptor | ActionDescriptor] = [*comp.observations, *comp.actions]
+            for cap in caps:
                 schema = EMPTY_INPUT if isinstance(cap, ObservationDescriptor) else cap.input_schema
                 rows.append(
                     (
@@ -247,7 +249,7 @@ class WebMcpAdapter:
                 kept.append((*row, curated))
         catalog = assign_wire_names(r[0] for r in kept)
         desired: dict[str, WebMcpTool] = {}
-        self._pending_targets: dict[str, _Target] = {}
+        self._pending_targets = {}
         for (entry, descriptor, target, comp_type, schema, text), name in zip(
             kept, catalog.names, strict=True
         ):

@@ -76,6 +76,7 @@ def _tool_call(extra: Any) -> tuple[ToolCall, Any]:
         async def request(ui: Any) -> Any:
             callback = make_proxy(ui)  # JS calls it and gets a Promise for the coroutine
             try:
+                assert extra is not None
                 return js_to_json(await extra.requestUserInteraction(callback))
             finally:
                 destroy(callback)
@@ -121,7 +122,7 @@ class BrowserModelContext:
         controller = js.AbortController.new() if self.shape == "abortable" else None
         js_tool = _tool_object(tool, execute, self.shape)
         try:
-            if self.shape == "abortable":
+            if controller is not None:
                 await self._target.registerTool(js_tool, to_js_object({"signal": controller.signal}))
             else:
                 outcome = self._target.registerTool(js_tool)
