@@ -364,6 +364,12 @@ class Invoker:
         if len(candidates) == 1:
             return candidates[0]
         if not candidates:
+            if registry.tombstone_holding(req.capability_id, req.instance_id) is not None:
+                raise _fail(
+                    "COMPONENT_UNMOUNTED",
+                    "The component was unmounted. Refresh the surface.",
+                    phase="resolve",
+                )
             raise not_found
         instances: list[JsonValue] = []
         for reg in candidates:

@@ -124,6 +124,9 @@ class Tombstone:
     instance_id: str
     registered_at: float
     unregistered_at: float
+    # Which capabilities it held, so a call naming only the capability still learns that its
+    # component was unmounted (rather than that the capability never existed).
+    capability_ids: frozenset[str] = frozenset()
 
 
 class Tombstones:
@@ -151,6 +154,14 @@ class Tombstones:
     def find(self, component_type: str, now: float) -> list[Tombstone]:
         self.prune(now)
         return [t for t in self._items.values() if t.component_type == component_type]
+
+    def holding(self, capability_id: str, instance_id: str | None, now: float) -> Tombstone | None:
+        """The most recent live tombstone that held ``capability_id`` (on ``instance_id``)."""
+        self.prune(now)
+        for tombstone in reversed(self._items.values()):
+            if capability_id in tombstone.capability_ids and instance_id in (None, tombstone.instance_id):
+                return tombstone
+        return None
 
     def prune(self, now: float) -> None:
         while self._items:

@@ -18,9 +18,9 @@ from .context import CancelSignal
 from .contracts import ComponentBinding
 from .errors import DefinitionError, RegistryDisposedError
 from .events import EventBus, Listener, SurfaceEvent, make_event
-from .jsonvalue import FrozenDict, freeze
 from .invocation import Invocation, InvocationResult
 from .invoke import Invoker, ProcedureExecutor
+from .jsonvalue import FrozenDict, freeze
 from .limits import Limits
 from .policy import Policy
 from .registration import Registration, Tombstone, Tombstones, build_capabilities
@@ -285,7 +285,14 @@ class AgentSurfaceRegistry:
             del self._by_key[reg.key]
         now = self.now()
         self._tombstones.add(
-            Tombstone(reg.registration_id, reg.component_type, reg.instance_id, reg.registered_at, now)
+            Tombstone(
+                reg.registration_id,
+                reg.component_type,
+                reg.instance_id,
+                reg.registered_at,
+                now,
+                frozenset(reg.capabilities),
+            )
         )
         self.on_unmount(reg)
         self._audit("unregistration", registration_id=reg.registration_id, detail=f"{reg.component_type}@{reg.instance_id}")
@@ -357,6 +364,9 @@ class AgentSurfaceRegistry:
 
     def tombstone(self, registration_id: str) -> Tombstone | None:
         return self._tombstones.get(registration_id, self.now())
+
+    def tombstone_holding(self, capability_id: str, instance_id: str | None) -> Tombstone | None:
+        return self._tombstones.holding(capability_id, instance_id, self.now())
 
     def snapshot(
         self,

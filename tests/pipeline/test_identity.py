@@ -1,0 +1,341 @@
+"""Invocation identity: consumer-scoped, request-bound dedupe with a bounded window.
+
+AS-IDENT-001..006, AS-BOUND-002.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agent_surface import (
+    ActionContract,
+    ComponentContract,
+    Limits,
+    ObservationContract,
+)
+
+from .helpers import (
+    A,
+    B,
+    DevicesState,
+    Events,
+    Gate,
+    advance,
+    bind_table,
+    bind_toolbar,
+    details_of,
+    devices_table,
+    disable_procedure,
+    make_registry,
+    spin,
+    toolbar,
+)
+
+BUMP_INPUT = {
+    "type": "object",
+    "properties": {"by": {"type": "number"}},
+    "required": ["by"],
+    "additionalProperties": False,
+}
+COUNT_OUTPUT = {"type": "object", "properties": {"count": {"type": "number"}}, "required": ["count"]}
+
+
+class Counter:
+    def __init__(self, *, gated: bool = True) -> None:
+        self.executions = 0
+        self.gate = Gate()
+        self.gated = gated
+        self.contract = ComponentContract(
+            type="conf.counter",
+            description="counts executions",
+            observations={"peek": ObservationContract("the count", output=COUNT_OUTPUT)},
+            actions={"bump": ActionContract("bump the counter", input=BUMP_INPUT, output=COUNT_OUTPUT)},
+        )
+
+    def binding(self) -> Any:
+        async def bump(value: Any, ctx: Any) -> Any:
+            self.executions += 1
+            if self.gated:
+                await self.gate.run()
+            return {"count": self.executions * value["by"]}
+
+        return self.contract.bind(
+            observations={"peek": lambda ctx: {"count": self.executions}}, actions={"bump": bump}
+        )
+
+
+def counter_registry(*, gated: bool = True, **options: Any) -> tuple[Any, Counter]:
+    counter = Counter(gated=gated)
+    registry = make_registry([counter.contract], **options)
+    registry.register(counter.binding())
+    return registry, counter
+
+
+BUMP = {"invocationId": "call_1", "capabilityId": "view:conf.counter.bump", "input": {"by": 10}}
+
+
+async def test_AS_IDENT_001_duplicate_call_joins_in_flight_and_replays_terminal() -> None:
+    registry, counter = counter_registry()
+    events = Events(registry)
+    first = asyncio.ensure_future(registry.invoke(BUMP, consumer=A))
+    second = asyncio.ensure_future(registry.invoke(dict(BUMP), consumer=A))
+    await spin()
+    assert counter.executions == 1
+    counter.gate.release_all()
+    r1, r2 = await asyncio.gather(first, second)
+    assert r1 == r2
+    assert r1.ok and r1.output == {"count": 10}
+    assert counter.executions == 1
+    # One pipeline ran: one started/settled pair for the joined pair.
+    assert events.types.count("invocation-started") == 1
+    assert events.types.count("invocation-settled") == 1
+
+    replay = await registry.invoke(BUMP, consumer=A)
+    assert replay == r1
+    assert counter.executions == 1
+    assert events.types.count("invocation-started") == 1  # the cache answers without a pipeline
+
+
+async def test_AS_IDENT_001_key_order_of_the_input_does_not_change_the_request() -> None:
+    registry, counter = counter_registry(gated=False)
+    request = {
+        "invocationId": "k1",
+        "capabilityId": "view:conf.counter.bump",
+        "input": {"by": 2},
+        "instanceId": "default",
+    }
+    first = await registry.invoke(request, consumer=A)
+    reordered = {"instanceId": "default", "input": {"by": 2.0}, "capabilityId": request["capabilityId"]}
+    reordered["invocationId"] = "k1"
+    again = await registry.invoke(reordered, consumer=A)
+    assert again == first
+    assert counter.executions == 1
+
+
+async def test_AS_IDENT_002_same_id_different_input_conflicts_and_leaves_the_record() -> None:
+    registry, counter = counter_registry(gated=False)
+    original = await registry.invoke(BUMP, consumer=A)
+    assert original.ok
+    conflict = await registry.invoke({**BUMP, "input": {"by": 99}}, consumer=A)
+    assert conflict.code == "INVOCATION_CONFLICT"
+    assert conflict.error.retry == "with-changes"
+    assert details_of(conflict) == {"reason": "id-reused-with-different-request"}
+    assert "99" not in str(conflict.to_json()) and "10" not in str(conflict.error.to_json())
+    assert counter.executions == 1
+    # Not cached: the conflict repeats, and the original record still replays.
+    assert (await registry.invoke({**BUMP, "input": {"by": 99}}, consumer=A)).code == "INVOCATION_CONFLICT"
+    assert await registry.invoke(BUMP, consumer=A) == original
+    assert counter.executions == 1
+
+
+async def test_AS_IDENT_002_conflicts_fail_closed_against_in_flight_records() -> None:
+    registry, counter = counter_registry()
+    pending = asyncio.ensure_future(registry.invoke({**BUMP, "invocationId": "call_y"}, consumer=A))
+    await spin()
+    conflict = await registry.invoke({**BUMP, "invocationId": "call_y", "input": {"by": 2}}, consumer=A)
+    assert conflict.code == "INVOCATION_CONFLICT"
+    counter.gate.release_all()
+    assert (await pending).ok
+    assert counter.executions == 1
+
+
+async def test_AS_IDENT_002_other_request_fields_are_part_of_the_fingerprint() -> None:
+    registry, counter = counter_registry(gated=False)
+    assert (await registry.invoke(BUMP, consumer=A)).ok
+    for changed in (
+        {"instanceId": "default"},
+        {"registrationId": "reg_x"},
+        {"surfaceVersion": "0"},
+        {"confirmationId": "cnf_x"},
+    ):
+        result = await registry.invoke({**BUMP, **changed}, consumer=A)
+        assert result.code == "INVOCATION_CONFLICT", changed
+    assert counter.executions == 1
+
+
+async def test_AS_IDENT_003_same_id_different_capability_conflicts() -> None:
+    registry, counter = counter_registry(gated=False)
+    assert (await registry.invoke(BUMP, consumer=A)).ok
+    conflict = await registry.invoke(
+        {"invocationId": "call_1", "capabilityId": "view:conf.counter.peek"}, consumer=A
+    )
+    assert conflict.code == "INVOCATION_CONFLICT"
+    assert conflict.capability_id == "view:conf.counter.peek"
+    assert counter.executions == 1
+
+
+async def test_AS_IDENT_004_consumers_are_independent_id_namespaces() -> None:
+    contract = devices_table()
+    registry = make_registry([contract])
+    state = DevicesState()
+    registry.register(bind_table(contract, state))
+    first = await registry.invoke(
+        {
+            "invocationId": "toolcall_1",
+            "capabilityId": "view:devices.table.selectRows",
+            "input": {"ids": ["d1"]},
+        },
+        consumer=A,
+    )
+    second = await registry.invoke(
+        {
+            "invocationId": "toolcall_1",
+            "capabilityId": "view:devices.table.selectRows",
+            "input": {"ids": ["d2"]},
+        },
+        consumer=B,
+    )
+    anonymous = await registry.invoke(
+        {
+            "invocationId": "toolcall_1",
+            "capabilityId": "view:devices.table.selectRows",
+            "input": {"ids": ["d3"]},
+        }
+    )
+    assert first.ok and second.ok and anonymous.ok
+    assert state.select_calls == [{"ids": ["d1"]}, {"ids": ["d2"]}, {"ids": ["d3"]}]
+    # Each consumer's own record replays for that consumer only.
+    again_b = await registry.invoke(
+        {
+            "invocationId": "toolcall_1",
+            "capabilityId": "view:devices.table.selectRows",
+            "input": {"ids": ["d2"]},
+        },
+        consumer=B,
+    )
+    assert again_b == second and len(state.select_calls) == 3
+
+
+async def test_AS_IDENT_005_expired_key_is_a_new_attempt_under_the_manual_clock() -> None:
+    registry, counter = counter_registry(gated=False, limits=Limits(dedupe_cache_ttl=1.0))
+    assert (await registry.invoke(BUMP, consumer=A)).ok
+    await advance(registry, 0.5)
+    assert (await registry.invoke(BUMP, consumer=A)).ok
+    assert counter.executions == 1  # inside the window: cached
+    await advance(registry, 0.501)
+    fresh = await registry.invoke(BUMP, consumer=A)
+    assert fresh.ok and fresh.output == {"count": 20}
+    assert counter.executions == 2
+    # ...and an expired id may now carry a different request without conflict.
+    await advance(registry, 1.0)
+    other = await registry.invoke({**BUMP, "input": {"by": 1}}, consumer=A)
+    assert other.ok and counter.executions == 3
+
+
+async def test_AS_IDENT_006_confirmation_retry_executes_once_and_protocol_steps_are_not_cached() -> None:
+    state = DevicesState()
+    state.selected = ["d1"]
+    proc = disable_procedure()  # destructive: confirmation required
+    tb = toolbar()
+    registry = make_registry([tb, proc])
+    executions: list[Any] = []
+
+    def executor(cid: str, value: Any, ctx: Any) -> Any:
+        executions.append(value)
+        return {"disabled": 1}
+
+    registry.set_procedure_executor(executor)
+    registry.register(bind_toolbar(tb, state, proc))
+    request = {"invocationId": "call_c", "capabilityId": "domain:devices.disable", "input": {}}
+
+    first = await registry.invoke(request, consumer=A)
+    assert first.code == "CONFIRMATION_REQUIRED"
+    cid = details_of(first)["confirmationId"]
+    # Not cached as terminal: asking again re-runs the pipeline and returns the same pending id.
+    again = await registry.invoke(request, consumer=A)
+    assert again.code == "CONFIRMATION_REQUIRED" and details_of(again)["confirmationId"] == cid
+
+    registry.confirmations.resolve(cid, approved=True)
+    approved = await registry.invoke({**request, "confirmationId": cid}, consumer=A)
+    assert approved.ok and len(executions) == 1
+    replay = await registry.invoke({**request, "confirmationId": cid}, consumer=A)
+    assert replay == approved and len(executions) == 1  # cached terminal, no second execution
+    stolen = await registry.invoke({**request, "invocationId": "call_c2", "confirmationId": cid}, consumer=A)
+    assert stolen.code == "CONFIRMATION_INVALID"
+    assert details_of(stolen) == {"reason": "consumed"}
+    assert len(executions) == 1
+
+
+async def test_AS_IDENT_006_rate_limited_is_never_cached() -> None:
+    gate = Gate()
+    contract = ComponentContract(
+        type="conf.slow",
+        description="slow",
+        actions={"go": ActionContract("go", input={"type": "object"})},
+    )
+    registry = make_registry([contract], limits=Limits(action_queue_depth=0))
+
+    async def go(value: Any, ctx: Any) -> None:
+        await gate.run()
+
+    registry.register(contract.bind(actions={"go": go}))
+    running = asyncio.ensure_future(registry.invoke({"capabilityId": "view:conf.slow.go", "input": {}}))
+    await spin()
+    limited = await registry.invoke({"invocationId": "r1", "capabilityId": "view:conf.slow.go", "input": {}})
+    assert limited.code == "RATE_LIMITED"
+    gate.release_all()
+    assert (await running).ok
+    # The same id retried after the delay executes: RATE_LIMITED was not stored as terminal.
+    retried = asyncio.ensure_future(
+        registry.invoke({"invocationId": "r1", "capabilityId": "view:conf.slow.go", "input": {}})
+    )
+    await spin()
+    gate.release_all()
+    assert (await retried).ok
+    assert gate.entered == 2
+
+
+async def test_AS_IDENT_006_terminal_errors_are_cached() -> None:
+    contract = devices_table()
+    registry = make_registry([contract])
+    state = DevicesState()
+    registry.register(bind_table(contract, state))
+    bad = {"invocationId": "bad-1", "capabilityId": "view:devices.table.selectRows", "input": {"ids": []}}
+    first = await registry.invoke(bad)
+    assert first.code == "INVALID_INPUT"
+    assert await registry.invoke(bad) == first
+    assert len(registry.invoker.dedupe) == 1
+
+
+# --------------------------------------------------------------------------- AS-BOUND-002
+
+
+async def test_AS_BOUND_002_dedupe_evicts_oldest_terminal_first_at_the_size_cap() -> None:
+    registry, counter = counter_registry(gated=False, limits=Limits(dedupe_cache_size=2))
+
+    async def bump(call_id: str) -> None:
+        assert (await registry.invoke({**BUMP, "invocationId": call_id}, consumer=A)).ok
+
+    await bump("i1")
+    await bump("i2")
+    await bump("i3")  # evicts i1
+    assert counter.executions == 3
+    assert len(registry.invoker.dedupe) == 2
+    await bump("i1")  # a new attempt
+    assert counter.executions == 4
+    await bump("i3")  # still cached
+    assert counter.executions == 4
+
+
+async def test_AS_BOUND_002_replay_refreshes_recency_lru() -> None:
+    registry, counter = counter_registry(gated=False, limits=Limits(dedupe_cache_size=2))
+    for call_id in ("i1", "i2", "i1", "i3"):  # replaying i1 makes i2 the oldest
+        assert (await registry.invoke({**BUMP, "invocationId": call_id}, consumer=A)).ok
+    assert counter.executions == 3
+    await registry.invoke({**BUMP, "invocationId": "i1"}, consumer=A)
+    assert counter.executions == 3  # i1 survived
+    await registry.invoke({**BUMP, "invocationId": "i2"}, consumer=A)
+    assert counter.executions == 4  # i2 was evicted
+
+
+async def test_AS_BOUND_002_ttl_eviction_is_deterministic() -> None:
+    registry, counter = counter_registry(gated=False, limits=Limits(dedupe_cache_ttl=10.0))
+    await registry.invoke({**BUMP, "invocationId": "old"}, consumer=A)
+    await advance(registry, 6)
+    await registry.invoke({**BUMP, "invocationId": "young"}, consumer=A)
+    await advance(registry, 4)  # "old" is exactly 10 s old: expired; "young" is 4 s old
+    await registry.invoke({**BUMP, "invocationId": "young"}, consumer=A)
+    assert counter.executions == 2
+    await registry.invoke({**BUMP, "invocationId": "old"}, consumer=A)
+    assert counter.executions == 3
