@@ -1,0 +1,233 @@
+"""A deterministic harness: a registry with a test authority, consumer kind ``test``, a manual
+clock, and conveniences for invoking, observing, capturing staleness tokens, switching the host
+context and resolving confirmations. No LLM, no browser, no sleeping."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.audit import AuditEvent, MemoryAuditSink
+from ..core.authority import CapabilityAuthority, compile_manifest, create_capability_authority
+from ..core.clock import ManualClock
+from ..core.confirmation import PendingConfirmation
+from ..core.consumer import Consumer
+from ..core.events import SurfaceEvent
+from ..core.invocation import MISSING, Invocation, InvocationResult
+from ..core.limits import Limits
+from ..core.registry import AgentSurfaceRegistry, RegistrationHandle, create_registry
+from ..core.snapshot import Budget, Snapshot
+
+TEST_CONSUMER = Consumer("test", "test")
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedRef:
+    """Resolution tokens captured at one moment, to replay a stale invocation later."""
+
+    registration_id: str
+    surface_version: str
+
+
+class InvocationFailed(AssertionError):
+    def __init__(self, result: InvocationResult) -> None:
+        error = result.error
+        super().__init__(
+            f"{result.capability_id} failed: {error.code if error else '?'}: {error.message if error else ''}"
+        )
+        self.result = result
+
+
+class TestConfirmations:
+    """The host's side of confirmations, as a user clicking in a dialog would act."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, surface: TestSurface) -> None:
+        self._surface = surface
+
+    def pending(self) -> list[PendingConfirmation]:
+        return self._surface.registry.confirmations.pending()
+
+    def _pick(self, confirmation_id: str | None) -> str:
+        if confirmation_id is not None:
+            return confirmation_id
+        pending = self.pending()
+        if len(pending) != 1:
+            raise AssertionError(f"expected exactly one pending confirmation, found {len(pending)}")
+        return pending[0].confirmation_id
+
+    def approve(self, confirmation_id: str | None = None) -> None:
+        cid = self._pick(confirmation_id)
+        if not self._surface.registry.confirmations.resolve(cid, approved=True):
+            raise AssertionError(f"confirmation {cid} is not pending")
+
+    def deny(self, confirmation_id: str | None = None, reason: str | None = None) -> None:
+        cid = self._pick(confirmation_id)
+        if not self._surface.registry.confirmations.resolve(cid, approved=False, reason=reason):
+            raise AssertionError(f"confirmation {cid} is not pending")
+
+    def expire(self, confirmation_id: str | None = None) -> None:
+        """Advance the clock past the confirmation TTL (every pending record expires)."""
+        self._pick(confirmation_id)
+        self._surface.clock.advance(self._surface.registry.limits.confirmation_ttl + 0.001)
+
+
+class TestSurface:
+    """What ``create_test_surface`` returns. All time is the harness's ``clock``."""
+
+    __test__ = False
+
+    def __init__(
+        self,
+        registry: AgentSurfaceRegistry,
+        clock: ManualClock,
+        consumer: Consumer,
+        host: dict[str, Any],
+        audit: MemoryAuditSink | None,
+    ) -> None:
+        self.registry = registry
+        self.clock = clock
+        self.consumer = consumer
+        self._host = host
+        self._audit = audit
+        self._events: list[SurfaceEvent] = []
+        self._unsubscribe = registry.subscribe(self._events.append)
+        self.confirmations = TestConfirmations(self)
+
+    # ------------------------------------------------------------------ setup
+
+    def mount(self, component: Any) -> RegistrationHandle:
+        """Register a bound component (or an AgentComponent instance)."""
+        return self.registry.register(component)
+
+    def as_host(self, host: Mapping[str, Any]) -> None:
+        """Swap the host context mid-test (sign in/out, change role or tenant)."""
+        self._host.clear()
+        self._host.update(host)
+
+    def as_consumer(self, consumer: Consumer) -> TestSurface:
+        """The same registry seen by another consumer (policies and idempotency are per consumer)."""
+        other = TestSurface.__new__(TestSurface)
+        other.__dict__.update(self.__dict__)
+        other.consumer = consumer
+        other.confirmations = TestConfirmations(other)
+        return other
+
+    # ------------------------------------------------------------------ reading
+
+    def snapshot(
+        self,
+        *,
+        scope: Iterable[str] | None = None,
+        include_unavailable: bool = True,
+        budget: Budget | None = None,
+    ) -> Snapshot:
+        return self.registry.snapshot(
+            consumer=self.consumer,
+            scope=None if scope is None else list(scope),
+            include_unavailable=include_unavailable,
+            budget=budget,
+        )
+
+    def capture_ref(self, capability_id: str, instance_id: str | None = None) -> CapturedRef:
+        snap = self.snapshot()
+        matches = [
+            (c.registration_id, c.instance_id)
+            for c in snap.components
+            for cap in [*c.observations, *c.actions]
+            if cap.capability_id == capability_id and instance_id in (None, c.instance_id)
+        ] + [
+            (p.registration_id, p.context[1])
+            for p in snap.procedures
+            if p.procedure_id == capability_id and instance_id in (None, p.context[1])
+        ]
+        if len(matches) != 1:
+            raise AssertionError(f"{capability_id} matches {len(matches)} live targets; pass instance_id")
+        return CapturedRef(matches[0][0], snap.surface_version)
+
+    # ------------------------------------------------------------------ calling
+
+    async def invoke(
+        self,
+        capability_id: str,
+        input: Any = MISSING,
+        *,
+        instance_id: str | None = None,
+        registration_id: str | None = None,
+        surface_version: str | None = None,
+        confirmation_id: str | None = None,
+        invocation_id: str | None = None,
+        consumer: Consumer | None = None,
+    ) -> InvocationResult:
+        """Invoke as the harness consumer. Results are returned, never raised."""
+        request = Invocation(
+            capability_id=capability_id,
+            input=input,
+            invocation_id=invocation_id,
+            instance_id=instance_id,
+            registration_id=registration_id,
+            surface_version=surface_version,
+            confirmation_id=confirmation_id,
+        )
+        return await self.registry.invoke(request, consumer=consumer or self.consumer)
+
+    async def observe(self, capability_id: str, *, instance_id: str | None = None) -> Any:
+        """Run an observation and return its output; raises InvocationFailed on an error result."""
+        result = await self.invoke(capability_id, instance_id=instance_id)
+        if not result.ok:
+            raise InvocationFailed(result)
+        return result.output
+
+    # ------------------------------------------------------------------ records
+
+    def events(self) -> list[SurfaceEvent]:
+        return list(self._events)
+
+    def audit_log(self) -> list[AuditEvent]:
+        return [] if self._audit is None else self._audit.events()
+
+    def dispose(self) -> None:
+        self._unsubscribe()
+        self.registry.dispose()
+
+
+def create_test_surface(
+    *,
+    contracts: Iterable[Any] = (),
+    authority: CapabilityAuthority | None = None,
+    registry: AgentSurfaceRegistry | None = None,
+    consumer: Consumer = TEST_CONSUMER,
+    host: Mapping[str, Any] | None = None,
+    clock: ManualClock | None = None,
+    limits: Limits | None = None,
+    **registry_options: Any,
+) -> TestSurface:
+    """A harness over ``registry``, or over a new registry whose authority is ``authority`` or a
+    test authority compiled from ``contracts`` (component classes or contract objects)."""
+    host_values: dict[str, Any] = dict(host or {})
+    if registry is not None:
+        if not isinstance(registry.clock, ManualClock):
+            raise ValueError(
+                "pass a registry created with clock=ManualClock() (or let the harness create it)"
+            )
+        registry._context = lambda: host_values  # the harness owns the host context
+        return TestSurface(registry, registry.clock, consumer, host_values, None)
+    if authority is None:
+        items = list(contracts)
+        if not items:
+            raise ValueError("create_test_surface needs contracts=[...], an authority or a registry")
+        authority = create_capability_authority(compile_manifest(items))
+    manual = clock or ManualClock()
+    audit = MemoryAuditSink(capacity=10_000)
+    created = create_registry(
+        authority=authority,
+        clock=manual,
+        context=lambda: host_values,
+        limits=limits,
+        audit=audit,
+        environment=registry_options.pop("environment", "test"),
+        **registry_options,
+    )
+    return TestSurface(created, manual, consumer, host_values, audit)
