@@ -136,7 +136,7 @@ class TestSurface:
         matches = [
             (c.registration_id, c.instance_id)
             for c in snap.components
-            for cap in [*c.observations, *c.actions]
+            for cap in c.capabilities
             if cap.capability_id == capability_id and instance_id in (None, c.instance_id)
         ] + [
             (p.registration_id, p.context[1])

@@ -22,7 +22,7 @@ def _find(surface: TestSurface, capability_id: str, instance_id: str | None) -> 
         if instance_id not in (None, component.instance_id):
             continue
         found.extend(
-            c for c in (*component.observations, *component.actions) if c.capability_id == capability_id
+            c for c in component.capabilities if c.capability_id == capability_id
         )
     found.extend(
         p for p in snap.procedures if p.procedure_id == capability_id and instance_id in (None, p.context[1])
