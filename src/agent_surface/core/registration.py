@@ -69,6 +69,8 @@ class Registration:
     inflight: set[CancelSignal] = field(default_factory=set)
     # Structural descriptor parts, built once per registration (cached snapshot material).
     static: dict[str, Any] = field(default_factory=dict)
+    # Availability as last published (for sync_availability: push when() flips as events).
+    published: dict[str, bool] = field(default_factory=dict)
 
     @property
     def component_type(self) -> str:

@@ -35,6 +35,7 @@ from .snapshot import (
     describe_registration,
     in_scope,
     iso,
+    normalize_scope,
     sort_key,
 )
 
@@ -127,9 +128,9 @@ class AgentSurfaceRegistry:
             raise ValueError(f"environment must be development, production or test, got {environment!r}")
         if on_duplicate_instance not in ("reject", "replace"):
             raise ValueError("on_duplicate_instance must be 'reject' or 'replace'")
-        for policy in policies:
-            if not isinstance(policy, Policy):
-                raise TypeError(f"{policy!r} is not a Policy")
+        if duplicate_suffix_policy not in ("off", "warn", "error"):
+            raise ValueError("duplicate_suffix_policy must be 'off', 'warn' or 'error'")
+        _check_options(policies, limits, context=context, on_register=on_register, route=route)
         self.environment: Environment = environment
         self.limits = limits or Limits()
         self.clock: Clock = as_clock(clock)
@@ -213,10 +214,9 @@ class AgentSurfaceRegistry:
             binding = binding.bind()
         verified = self.authority.verify_binding(binding)
         contract = verified.contract
-        self._check_suffix_collisions(verified)
+        collisions = self._check_suffix_collisions(verified)
         key = (contract.type, verified.instance_id)
-        candidate = {"type": contract.type, "instanceId": verified.instance_id, "origin": contract.origin}
-        if self._on_register is not None and self._on_register(candidate) != "accept":
+        if not self._guard_accepts(verified):
             return self._reject(verified, "guard")
         existing = self._by_key.get(key)
         if existing is not None:
@@ -231,19 +231,32 @@ class AgentSurfaceRegistry:
             capabilities=build_capabilities(verified, self._policies),
         )
         build_static(reg)
+        reg.published = {cid: availability(reg, e)[0] for cid, e in reg.capabilities.items()}
         self._by_id[reg.registration_id] = reg
         self._by_key[key] = reg
         self._bump(
             [
+                *collisions,  # dispatched after the mutation, like every other event
                 make_event(
                     "component-registered",
                     registrationId=reg.registration_id,
                     componentType=contract.type,
                     instanceId=verified.instance_id,
-                )
+                ),
             ]
         )
         return RegistrationHandle(self, reg.registration_id, reg)
+
+    def _guard_accepts(self, binding: ComponentBinding) -> bool:
+        if self._on_register is None:
+            return True
+        contract = binding.contract
+        candidate = {"type": contract.type, "instanceId": binding.instance_id, "origin": contract.origin}
+        try:
+            return self._on_register(candidate) == "accept"
+        except Exception:  # a failing guard fails closed
+            log.exception("on_register guard raised; rejecting %s@%s", contract.type, binding.instance_id)
+            return False
 
     def _reject(self, binding: ComponentBinding, reason: str) -> RegistrationHandle:
         log_fn = log.error if self.environment == "development" else log.warning
@@ -259,9 +272,12 @@ class AgentSurfaceRegistry:
         )
         return RegistrationHandle(self, self._new_registration_id(), None)
 
-    def _check_suffix_collisions(self, binding: ComponentBinding) -> None:
+    def _check_suffix_collisions(self, binding: ComponentBinding) -> list[SurfaceEvent]:
+        """Raise under policy 'error'; otherwise warn and return the events to dispatch
+        once the registration has happened."""
+        events: list[SurfaceEvent] = []
         if self._suffix_policy == "off" or not self._domain_paths:
-            return
+            return events
         contract = binding.contract
         for name in (*contract.observations, *contract.actions):
             path = f"{contract.type}.{name}"
@@ -272,9 +288,10 @@ class AgentSurfaceRegistry:
                         "PLANE_VIOLATION", f"{view_id} duplicates the domain procedure {domain_id}"
                     )
                 log.warning("%s looks like a copy of the domain procedure %s", view_id, domain_id)
-                self._emit(
+                events.append(
                     make_event("collision-suspected", viewCapabilityId=view_id, domainProcedureId=domain_id)
                 )
+        return events
 
     def _unregister(self, reg: Registration) -> None:
         if reg.status != "active":
@@ -313,24 +330,21 @@ class AgentSurfaceRegistry:
             signal.abort("unmounted")
 
     def _update(self, reg: Registration, enabled: bool | None, overrides: Mapping[str, Any] | None) -> None:
+        # Parse the whole patch before touching anything: a bad entry must not leave the
+        # registration half-updated (and changed without a version bump).
+        if enabled is not None and not isinstance(enabled, bool):
+            raise DefinitionError("INVALID_DEFINITION", f"enabled must be True or False, got {enabled!r}")
+        if overrides is not None and not isinstance(overrides, Mapping):
+            raise DefinitionError(
+                "INVALID_DEFINITION", f"availability must be a mapping of capability to override, got {overrides!r}"
+            )
+        patch = [(_override_target(reg, name), _parse_override(value)) for name, value in (overrides or {}).items()]
         before = {cid: availability(reg, e)[0] for cid, e in reg.capabilities.items()}
         changed = False
-        if enabled is not None and bool(enabled) != reg.enabled:
-            reg.enabled = bool(enabled)
+        if enabled is not None and enabled != reg.enabled:
+            reg.enabled = enabled
             changed = True
-        for name, value in (overrides or {}).items():
-            cid = (
-                name
-                if name in reg.capabilities
-                else reg.binding.contract.capability_id(name)
-                if ":" not in name
-                else name
-            )
-            if cid not in reg.capabilities:
-                raise DefinitionError(
-                    "INVALID_DEFINITION", f"{name!r} is not a capability of this registration"
-                )
-            parsed = _parse_override(value)
+        for cid, parsed in patch:
             if reg.overrides.get(cid) != parsed:
                 if parsed is None:
                     reg.overrides.pop(cid, None)
@@ -342,6 +356,7 @@ class AgentSurfaceRegistry:
         events = []
         for cid, entry in reg.capabilities.items():
             now_available = availability(reg, entry)[0]
+            reg.published[cid] = now_available
             if now_available != before[cid]:
                 events.append(
                     make_event(
@@ -352,6 +367,31 @@ class AgentSurfaceRegistry:
                     )
                 )
         self._bump(events)
+
+    def sync_availability(self) -> None:
+        """Re-evaluate ``when()`` everywhere and publish what flipped since the last publication.
+
+        Lazy ``when()`` drift never bumps the surface version by itself; a host that wants
+        event-driven consumers (the WebMCP adapter registers only available tools) calls this
+        after its state changes, as a UI framework would after rendering.
+        """
+        self._check_alive()
+        events: list[SurfaceEvent] = []
+        for reg in self._by_id.values():
+            for cid, entry in reg.capabilities.items():
+                available = availability(reg, entry)[0]
+                if reg.published.get(cid, available) != available:
+                    events.append(
+                        make_event(
+                            "availability-changed",
+                            registrationId=reg.registration_id,
+                            capabilityId=cid,
+                            available=available,
+                        )
+                    )
+                reg.published[cid] = available
+        if events:
+            self._bump(events)
 
     # ------------------------------------------------------------------ reading
 
@@ -378,7 +418,10 @@ class AgentSurfaceRegistry:
     ) -> Snapshot:
         """A synchronous, side-effect-free catalog for ``consumer`` (never runs ``read()``)."""
         self._check_alive()
+        if consumer is not None and not isinstance(consumer, Consumer):
+            raise TypeError(f"consumer must be a Consumer, got {consumer!r}")
         who = consumer or ANONYMOUS
+        scope = normalize_scope(scope)
         components: list[ComponentDescriptor] = []
         procedures: list[ProcedureDescriptor] = []
         host_cache: list[Mapping[str, Any]] = []
@@ -469,16 +512,45 @@ class AgentSurfaceRegistry:
         self._events.clear()
 
 
+def _override_target(reg: Registration, name: object) -> str:
+    """The capability id an availability override names (by capability name or full id)."""
+    if isinstance(name, str):
+        cid = name if ":" in name else f"view:{reg.component_type}.{name}"
+        if cid in reg.capabilities:
+            return cid
+    raise DefinitionError("INVALID_DEFINITION", f"{name!r} is not a capability of this registration")
+
+
+def _check_options(
+    policies: object, limits: object, **callbacks: object
+) -> None:
+    """Constructor arguments fail here, by name, rather than later and obscurely."""
+    if isinstance(policies, Policy) or not isinstance(policies, (list, tuple)):
+        raise TypeError(f"policies must be a list of Policy objects, got {policies!r}")
+    for policy in policies:
+        if not isinstance(policy, Policy):
+            raise TypeError(f"policies: {policy!r} is not a Policy")
+    if limits is not None and not isinstance(limits, Limits):
+        raise TypeError(f"limits must be a Limits instance, got {limits!r}")
+    for name, callback in callbacks.items():
+        if callback is not None and not callable(callback):
+            raise TypeError(f"{name} must be callable, got {callback!r}")
+
+
 def _parse_override(value: Any) -> tuple[bool, str | None] | None:
     if value is None:
         return None
     if isinstance(value, bool):
         return (value, None)
+    available: object = None
+    reason: object = None
     if isinstance(value, tuple) and len(value) == 2:
-        return (bool(value[0]), value[1])
-    if isinstance(value, Mapping) and "available" in value:
-        reason = value.get("reason")
-        return (bool(value["available"]), str(reason) if reason is not None else None)
+        available, reason = value
+    elif isinstance(value, Mapping) and "available" in value:
+        available, reason = value["available"], value.get("reason")
+    # Strict: {"available": "no"} would otherwise read as available.
+    if isinstance(available, bool) and (reason is None or isinstance(reason, str)):
+        return (available, reason)
     raise DefinitionError(
         "INVALID_DEFINITION",
         f"availability override must be a bool, (bool, reason) or {{'available': ...}}, got {value!r}",

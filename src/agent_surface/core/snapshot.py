@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .consumer import Consumer
+from .contracts import frozen_meta
 from .jsonvalue import FrozenDict, JsonValue, json_size
 from .policy import EXPOSE, Decision, PolicyContext, evaluate_discovery
 from .registration import CapabilityEntry, Registration
@@ -155,6 +156,11 @@ class ComponentDescriptor:
     parent: tuple[str, str] | None = None
     meta: FrozenDict | None = None
 
+    @property
+    def capabilities(self) -> tuple[ObservationDescriptor | ActionDescriptor, ...]:
+        """Observations then actions."""
+        return (*self.observations, *self.actions)
+
     def to_json(self) -> dict[str, JsonValue]:
         out: dict[str, JsonValue] = {
             "type": self.type,
@@ -174,6 +180,12 @@ class ComponentDescriptor:
 class Budget:
     max_components: int | None = None
     max_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_components", "max_bytes"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"budget {name} must be a non-negative integer, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +303,21 @@ def discovery(
         return EXPOSE
     ctx = policy_context(reg, entry, consumer, host(), now)
     return evaluate_discovery([p for p, _ in entry.policies], ctx)
+
+
+def normalize_scope(scope: object) -> tuple[str, ...] | None:
+    """Check a snapshot scope once: a list of component-type prefixes (or None for all).
+
+    A bare string is refused: iterating it would test single characters as prefixes.
+    """
+    if scope is None:
+        return None
+    if isinstance(scope, str) or not isinstance(scope, (list, tuple, set, frozenset)):
+        raise TypeError(f"scope must be a list of component-type prefixes, got {scope!r}")
+    for prefix in scope:
+        if not isinstance(prefix, str) or not prefix:
+            raise TypeError(f"scope prefixes must be non-empty strings, got {prefix!r}")
+    return tuple(scope)
 
 
 def in_scope(component_type: str, scope: Sequence[str] | None) -> bool:
@@ -415,7 +442,7 @@ def describe_registration(
             observations=tuple(observations),
             actions=tuple(actions),
             parent=reg.binding.parent,
-            meta=contract.meta,
+            meta=frozen_meta(contract.meta),
         )
     return component, procedures
 

@@ -1,0 +1,1 @@
+"""The devices console: its state model and agent surface (CPython-importable) and its browser UI."""

@@ -1,0 +1,132 @@
+"""The console's view state: devices loaded from the backend, filters, selection, drawer, route.
+
+Pure Python (no browser): the UI renders it, the agent surface reads and changes it, and the
+CPython tests drive it through the testing harness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Status = Literal["online", "offline", "disabled"]
+Route = Literal["devices", "activity"]
+ROUTES: tuple[Route, ...] = ("devices", "activity")
+STATUSES: tuple[Status, ...] = ("online", "offline", "disabled")
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    id: str
+    name: str
+    model: str
+    city: str
+    status: Status
+    last_seen: str
+
+    @classmethod
+    def from_api(cls, row: dict[str, Any]) -> Device:
+        return cls(
+            id=str(row["id"]),
+            name=str(row["name"]),
+            model=str(row["model"]),
+            city=str(row["city"]),
+            status=row["status"],
+            last_seen=str(row.get("lastSeen") or row.get("last_seen") or ""),
+        )
+
+    def row(self) -> dict[str, str]:
+        return {"id": self.id, "name": self.name, "model": self.model, "city": self.city,
+                "status": self.status, "lastSeen": self.last_seen}
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    status: Status | None = None
+    city: str | None = None
+    text: str | None = None
+
+    def matches(self, device: Device) -> bool:
+        if self.status is not None and device.status != self.status:
+            return False
+        if self.city is not None and device.city.casefold() != self.city.casefold():
+            return False
+        if self.text:
+            needle = self.text.casefold()
+            return any(needle in value.casefold() for value in (device.id, device.name, device.model, device.city))
+        return True
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"status": self.status, "city": self.city, "text": self.text}
+
+
+@dataclass(slots=True)
+class ConsoleState:
+    """Mutable view state with change notification (the UI re-renders on every change)."""
+
+    devices: list[Device] = field(default_factory=list)
+    filters: Filters = field(default_factory=Filters)
+    selected: list[str] = field(default_factory=list)
+    drawer: str | None = None
+    route: Route = "devices"
+    listeners: list[Callable[[], None]] = field(default_factory=list)
+
+    def subscribe(self, listener: Callable[[], None]) -> None:
+        self.listeners.append(listener)
+
+    def changed(self) -> None:
+        for listener in tuple(self.listeners):
+            listener()
+
+    # ---- derived
+    def visible(self) -> list[Device]:
+        return [d for d in self.devices if self.filters.matches(d)]
+
+    def device(self, device_id: str) -> Device | None:
+        return next((d for d in self.devices if d.id == device_id), None)
+
+    def cities(self) -> list[str]:
+        return sorted({d.city for d in self.devices})
+
+    # ---- changes
+    def set_devices(self, devices: list[Device]) -> None:
+        self.devices = devices
+        known = {d.id for d in devices}
+        self.selected = [i for i in self.selected if i in known]
+        if self.drawer is not None and self.drawer not in known:
+            self.drawer = None
+        self.changed()
+
+    def upsert(self, rows: list[Device]) -> None:
+        by_id = {d.id: d for d in rows}
+        self.devices = [by_id.pop(d.id, d) for d in self.devices] + list(by_id.values())
+        self.changed()
+
+    def set_filters(self, filters: Filters) -> None:
+        self.filters = filters
+        visible = {d.id for d in self.visible()}
+        self.selected = [i for i in self.selected if i in visible]  # selection follows what is shown
+        self.changed()
+
+    def select(self, ids: list[str], mode: Literal["replace", "add", "remove"] = "replace") -> None:
+        if mode == "replace":
+            chosen = list(dict.fromkeys(ids))
+        elif mode == "add":
+            chosen = list(dict.fromkeys([*self.selected, *ids]))
+        else:
+            chosen = [i for i in self.selected if i not in set(ids)]
+        self.selected = chosen
+        self.changed()
+
+    def open_drawer(self, device_id: str | None) -> None:
+        self.drawer = device_id
+        self.changed()
+
+    def go(self, route: Route) -> None:
+        self.route = route
+        self.changed()
+
+    def with_status(self, ids: set[str], status: Status) -> None:
+        self.devices = [replace(d, status=status) if d.id in ids else d for d in self.devices]
+        self.changed()
