@@ -132,6 +132,15 @@ class WebMcpAdapter:
     def tool_names(self) -> list[str]:
         return sorted(self._registered)
 
+    @property
+    def exposed_tools(self) -> list[WebMcpTool]:
+        """The tools the browser currently has from this adapter, by name."""
+        return [self._registered[name] for name in sorted(self._registered)]
+
+    @property
+    def consumer(self) -> Consumer | None:
+        return self._consumer
+
     async def start(self, *, registry: AgentSurfaceRegistry, consumer: Consumer) -> None:
         """Detect the browser's model context and expose the surface. Without WebMCP: no-op."""
         if self._running:

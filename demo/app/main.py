@@ -1,0 +1,69 @@
+"""The devices console, running in the page under PyScript.
+
+Loads the session and devices from the backend, mounts the agent surface, exposes it over
+WebMCP (whichever shape this browser has, or nothing), and renders the UI.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import js
+from pyodide.http import pyfetch
+
+from agent_surface import Consumer
+from agent_surface.adapters.webmcp import create_webmcp_adapter
+from console_app.model import ConsoleState, Device
+from console_app.surface import BackendExecutor, create_console_surface
+from console_app.ui import ConsoleUI
+
+params = js.URLSearchParams.new(js.location.search)
+TOKEN = params.get("token") or "demo-acme-operator"
+
+
+async def fetch_json(path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    options: dict[str, Any] = {"headers": {"Authorization": f"Bearer {TOKEN}", **(headers or {})}}
+    if body is not None:
+        options.update(method="POST", body=json.dumps(body))
+        options["headers"]["Content-Type"] = "application/json"
+    try:
+        response = await pyfetch(path, **options)
+        return response.status, await response.json()
+    except Exception:  # network failure: typed as a transport error by the executor
+        return 0, None
+
+
+state = ConsoleState()
+
+
+def apply_result(procedure_id: str, body: Any) -> None:
+    rows = body.get("devices") or ([body["device"]] if body.get("device") else [])
+    if rows and procedure_id != "domain:devices.query":
+        state.upsert([Device.from_api(r) for r in rows])
+
+
+async def human_api(procedure: str, payload: dict[str, Any]) -> None:
+    """The person's own buttons call the backend directly (not through the agent surface)."""
+    status, body = await fetch_json(f"/api/procedures/{procedure}", payload)
+    if status < 400 and isinstance(body, dict):
+        apply_result(f"domain:{procedure}", body)
+
+
+async def main() -> None:
+    status, session = await fetch_json("/api/session")
+    if status >= 400:
+        js.document.getElementById("app").textContent = "Could not open a session with the backend."
+        return
+    _, listing = await fetch_json("/api/devices")
+    state.set_devices([Device.from_api(row) for row in listing.get("devices", [])])
+    surface = create_console_surface(state, BackendExecutor(fetch_json, TOKEN, apply_result))
+    adapter = create_webmcp_adapter()
+    await adapter.start(registry=surface.registry, consumer=Consumer("browser-agent", "webmcp"))
+    ConsoleUI(state, surface, adapter, session, human_api)
+    js.window.consoleReady = True
+    js.document.body.dataset.ready = "true"
+    js.document.dispatchEvent(js.CustomEvent.new("console:ready"))
+
+
+await main()  # noqa: F704 (PyScript runs the main script with top-level await)
