@@ -16,7 +16,6 @@ capabilities. Schemas come from type hints: an action's parameters become its in
 from __future__ import annotations
 
 import inspect
-import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
@@ -33,7 +32,7 @@ from .contracts import (
     ProcedureReference,
 )
 from .errors import DefinitionError
-from .ids import DEFAULT_INSTANCE_ID
+from .ids import DEFAULT_INSTANCE_ID, validate_capability_name
 from .kinds import AuditLevel, ConfirmationLevel, ViewEffect
 from .policy import Policy
 from .schema import Schema, as_schema, schema_from_type
@@ -63,8 +62,19 @@ class _Member(Generic[F]):
 
     def when(self, fn: Callable[[Any], bool]) -> Callable[[Any], bool]:
         """Decorate a ``(self) -> bool`` method as this capability's availability predicate."""
+        self._check_distinct_name(fn, "when")
         self.when_fn = fn
         return fn
+
+    def _check_distinct_name(self, fn: Callable[..., Any], what: str) -> None:
+        # Unlike @property.setter, the helper is returned as a plain function: reusing the
+        # capability's method name would replace the capability in the class silently.
+        if getattr(fn, "__name__", None) == self.fn.__name__:
+            raise DefinitionError(
+                "INVALID_DEFINITION",
+                f"the @{self.fn.__name__}.{what} function must not be named {self.fn.__name__!r} "
+                f"(it would replace the capability); name it e.g. 'can_{self.fn.__name__}'",
+            )
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         return self if instance is None else self.fn.__get__(instance, owner)
@@ -82,6 +92,7 @@ class _ActionMember(_Member[F]):
 
     def precondition(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Decorate ``(self, **input) -> None | PreconditionFailure`` as the precondition."""
+        self._check_distinct_name(fn, "precondition")
         self.precondition_fn = fn
         return fn
 
@@ -207,7 +218,7 @@ class _Signature:
 
         try:
             model = create_model(  # type: ignore[call-overload]
-                f"{where}Input", __config__=ConfigDict(extra="forbid"), **self.fields
+                _model_name(where), __config__=ConfigDict(extra="forbid"), **self.fields
             )
         except Exception as exc:
             raise DefinitionError(
@@ -224,6 +235,12 @@ class _Signature:
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         return kwargs
+
+
+def _model_name(where: str) -> str:
+    """``devices.table.selectRows`` → ``SelectRowsInput`` (pydantic uses it as the schema title)."""
+    name = where.rsplit(".", 1)[-1]
+    return name[:1].upper() + name[1:] + "Input"
 
 
 def _is_model(hint: Any) -> bool:
@@ -271,9 +288,16 @@ class AgentComponent:
     ) -> None:
         super().__init_subclass__(**kwargs)
         if type is None:
-            if "contract" in cls.__dict__ or not hasattr(cls, "contract"):
-                return  # an abstract intermediate base
-            return  # subclass of a concrete component: inherits the contract unchanged
+            # An abstract intermediate base, or a subclass of a concrete component that inherits
+            # its contract unchanged. New capabilities there would silently be left out.
+            declared = [attr for attr, value in vars(cls).items() if isinstance(value, _Member)]
+            if declared and hasattr(cls, "contract"):
+                raise DefinitionError(
+                    "INVALID_DEFINITION",
+                    f"{cls.__name__} declares capabilities {declared} but no type=: a subclass of "
+                    f"a component keeps its parent's contract; give it its own type=",
+                )
+            return
         if description is None:
             description = (cls.__doc__ or "").strip()
         members: dict[str, tuple[_Member[Any], _Signature]] = {}
@@ -282,11 +306,21 @@ class AgentComponent:
         for klass in reversed(cls.__mro__):
             for attr, value in vars(klass).items():
                 if isinstance(value, _Member):
-                    members[attr] = (value, _Signature(value.fn, f"{type}.{value.name}"))
-        for _attr, (member, sig) in members.items():
+                    try:
+                        members[attr] = (value, _Signature(value.fn, f"{type}.{value.name}"))
+                    except DefinitionError as exc:
+                        raise _in_method(exc, klass, attr) from None
+        for attr, (member, sig) in members.items():
             where = f"{type}.{member.name}"
             opts = member.options
+            if member.name in observations or member.name in actions:
+                raise DefinitionError(
+                    "DUPLICATE_CAPABILITY",
+                    f"{cls.__name__}.{attr}() declares capability {member.name!r} a second time",
+                    path=type,
+                )
             try:
+                validate_capability_name(member.name)
                 if isinstance(member, _ObservationMember):
                     observations[member.name] = ObservationContract(
                         description=opts["description"],
@@ -313,9 +347,8 @@ class AgentComponent:
                         untrusted_output=opts["untrusted_output"],
                     )
             except DefinitionError as exc:
-                raise exc if exc.path else exc.at(where) from None
-            if member.name in observations and member.name in actions:
-                raise DefinitionError("DUPLICATE_CAPABILITY", f"{member.name!r} is declared twice", path=type)
+                located = exc if (exc.path or "").startswith(where) else exc.at(where)
+                raise _in_method(located, cls, attr) from None
         cls._agent_members = members
         cls.contract = ComponentContract(
             type=type,
@@ -376,6 +409,14 @@ class AgentComponent:
         )
 
 
+def _in_method(exc: DefinitionError, cls: type, attr: str) -> DefinitionError:
+    """The same error, its message naming the Python method the author has to fix."""
+    prefix = f"{cls.__name__}.{attr}(): "
+    if exc.message.startswith(prefix):
+        return exc
+    return DefinitionError(exc.code, prefix + exc.message, path=exc.path)
+
+
 def _reader(component: AgentComponent, attr: str, sig: _Signature) -> Callable[[ReadContext], Any]:
     def read(ctx: ReadContext) -> Any:
         # getattr at call time: a handler swapped on the instance takes effect immediately.
@@ -413,5 +454,3 @@ def _precondition(
 
     return check
 
-
-_CAMEL_RE = re.compile(r"[a-z][A-Za-z0-9]*")
