@@ -1,0 +1,157 @@
+"""The offline browser runtime, end to end in Chromium: Pyodide + agent-surface + WebMCP.
+
+The agent is the browser's own client on shape B (document.modelContext.getTools/executeTool),
+the polyfill's navigator.modelContextTesting on shape A, and nobody when WebMCP is absent.
+The page code is e2e/pages/smoke.py (run by web/agent-surface.js).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+SMOKE = "/e2e/pages/smoke.html"
+SMOKE_POLYFILL = "/e2e/pages/smoke-polyfill.html"
+
+
+def smoke_result(run) -> dict:
+    return json.loads(run.page.evaluate("() => window.smokeResult"))
+
+
+def assert_python_stack(result: dict) -> None:
+    assert result["python"].startswith("3.14")
+    assert result["agentSurface"] == "agent_surface"
+    assert result["pydantic"] == "2.14.3"
+    assert result["order"] == {"item": "lamp", "qty": 3}  # pydantic coerced "3"
+    assert result["jsonschemaRejects"] is True  # jsonschema ran (on the rpds shim) and said no
+    assert result["rpdsModule"] == "rpds <- pyrsistent_as_rpds.pure"
+
+
+def test_webmcp_flag_python_tool_reaches_the_browser_client(open_page, record_timing):
+    run = open_page(SMOKE, variant="webmcp")
+    timings = run.wait_ready()
+    result = smoke_result(run)
+    record_timing({**timings, "importMs": result["importMs"]}, "agent-surface.js, WebMCPTesting")
+
+    assert_python_stack(result)
+    assert result["shape"] == "document"
+
+    tools = run.page.evaluate("""async () => (await document.modelContext.getTools()).map(
+        ({name, title, description, inputSchema, annotations}) =>
+            ({name, title, description, inputSchema, annotations}))""")
+    assert [tool["name"] for tool in tools] == ["smoke.add"]
+    assert tools[0]["title"] == "Add two numbers"
+    assert tools[0]["inputSchema"]["required"] == ["a", "b"]
+    assert tools[0]["annotations"]["readOnlyHint"] is True
+
+    output = run.page.evaluate("""async () => {
+        const [tool] = await document.modelContext.getTools();
+        window.withdrawnTool = tool;
+        return await document.modelContext.executeTool(tool, {a: 2, b: 3});
+    }""")
+    assert isinstance(output, str)  # shape B resolves to the JSON text of what execute returned
+    assert json.loads(output)["sum"] == 5
+    assert json.loads(output)["computedBy"].startswith("python 3.14")
+
+    after = run.page.evaluate("""async () => {
+        window.smokeAbort();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        let error = null;
+        try { await document.modelContext.executeTool(window.withdrawnTool, {a: 1, b: 1}); }
+        catch (e) { error = e.name; }
+        return {tools: (await document.modelContext.getTools()).length, error};
+    }""")
+    assert after["tools"] == 0
+    assert after["error"] is not None  # the withdrawn tool can no longer be executed
+    assert run.console_errors == []
+
+
+def test_polyfill_python_tool_reaches_the_testing_shim(open_page, record_timing):
+    run = open_page(SMOKE_POLYFILL, variant="plain")
+    timings = run.wait_ready()
+    result = smoke_result(run)
+    record_timing({**timings, "importMs": result["importMs"]}, "agent-surface.js, polyfill")
+
+    assert_python_stack(result)
+    assert result["shape"] == "navigator"
+    surface = run.page.evaluate("""() => ({
+        documentModelContext: 'modelContext' in document,
+        polyfill: navigator.modelContext.__isWebMCPPolyfill === true,
+        shapeA: ['provideContext', 'clearContext', 'registerTool', 'unregisterTool']
+            .every((name) => typeof navigator.modelContext[name] === 'function'),
+    })""")
+    assert surface == {"documentModelContext": False, "polyfill": True, "shapeA": True}
+
+    tools = run.page.evaluate("() => navigator.modelContextTesting.listTools()")
+    assert [tool["name"] for tool in tools] == ["smoke.add"]
+    assert json.loads(tools[0]["inputSchema"])["required"] == ["a", "b"]  # a JSON string here
+
+    output = run.page.evaluate(
+        "() => navigator.modelContextTesting.executeTool('smoke.add', JSON.stringify({a: 2, b: 3}))"
+    )
+    call_result = json.loads(output)  # an MCP CallToolResult, serialized
+    assert call_result["isError"] is False
+    assert call_result["structuredContent"]["sum"] == 5
+    assert json.loads(call_result["content"][0]["text"])["sum"] == 5
+
+    rejected = run.page.evaluate("""() => navigator.modelContextTesting
+        .executeTool('smoke.add', JSON.stringify({a: 'two'})).then(() => null, (e) => e.message)""")
+    assert rejected is not None and "Input validation error" in rejected
+
+    remaining = run.page.evaluate(
+        "() => { window.smokeAbort(); return navigator.modelContextTesting.listTools().length; }"
+    )
+    assert remaining == 0
+    assert run.console_errors == []
+
+
+def test_without_webmcp_the_page_boots_quietly(open_page, record_timing):
+    run = open_page(SMOKE, variant="plain")
+    timings = run.wait_ready()
+    result = smoke_result(run)
+    record_timing({**timings, "importMs": result["importMs"]}, "agent-surface.js, no WebMCP")
+
+    assert_python_stack(result)
+    assert result["shape"] == "none"
+    absent = run.page.evaluate(
+        "() => ({document: 'modelContext' in document, navigator: 'modelContext' in navigator})"
+    )
+    assert absent == {"document": False, "navigator": False}
+    assert run.page.inner_text("#status") == "ready"
+    assert run.console_errors == []
+
+
+def test_loader_failure_rejects_ready_and_dispatches_error(open_page):
+    def break_pyodide(run):
+        run.page.route("**/pyodide.mjs", lambda route: route.fulfill(status=404, body="gone"))
+
+    run = open_page(SMOKE, variant="plain", before_goto=break_pyodide)
+    run.page.wait_for_function("() => window.agentSurface")
+    outcome = run.page.evaluate(
+        "() => window.agentSurface.ready.then(() => 'resolved', (e) => 'rejected: ' + e.message)"
+    )
+    assert outcome.startswith("rejected: ")
+    run.page.wait_for_function("() => document.getElementById('status').textContent !== 'booting…'")
+    assert run.page.inner_text("#status").startswith("error: ")
+    assert any("agent-surface failed to start" in text for text in run.console_errors)
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param("/e2e/pages/pyscript.html", id="web-config-passthrough"),
+        pytest.param("/e2e/pages/pyscript-micropip.html", id="inline-config-micropip"),
+    ],
+)
+def test_pyscript_runs_agent_surface_and_pydantic(open_page, record_timing, page):
+    run = open_page(page, variant="plain")
+    run.page.wait_for_function("() => document.getElementById('out').textContent.startsWith('hello')")
+    ready_ms = run.page.evaluate("() => Math.round(performance.now())")
+    record_timing({"readyMs": ready_ms}, f"PyScript {page.rsplit('/', 1)[-1]}")
+
+    text = run.page.inner_text("#out")
+    assert text.startswith("hello PyScript: agent_surface on Python 3.14")
+    assert "pydantic 2.14.3" in text
+    assert run.page.get_attribute("#out", "data-agent-surface") == "agent_surface"
+    assert run.console_errors == []
