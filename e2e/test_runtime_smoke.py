@@ -155,3 +155,19 @@ def test_pyscript_runs_agent_surface_and_pydantic(open_page, record_timing, page
     assert "pydantic 2.14.3" in text
     assert run.page.get_attribute("#out", "data-agent-surface") == "agent_surface"
     assert run.console_errors == []
+
+
+def test_lock_integrity_blocks_a_tampered_wheel(open_page, web_dist):
+    wheel = next((web_dist / "wheels").glob("agent_surface-*.whl"))
+    tampered = wheel.read_bytes() + b"\0"  # still a readable zip, but not the locked bytes
+
+    def tamper(run):
+        run.page.route(f"**/{wheel.name}", lambda route: route.fulfill(body=tampered))
+
+    run = open_page(SMOKE, variant="plain", before_goto=tamper)
+    run.page.wait_for_function("() => window.agentSurface")
+    outcome = run.page.evaluate(
+        "() => window.agentSurface.ready.then(() => 'resolved', (e) => 'rejected: ' + e.message)"
+    )
+    assert outcome.startswith("rejected: could not load agent-surface")
+    assert any("integrity" in text for text in run.console_errors)  # the browser's SRI check

@@ -36,6 +36,7 @@ WEB = ROOT / "web"
 NODE_MODULES = WEB / "node_modules"
 DIST = WEB / "dist"
 WHEELS = DIST / "wheels"
+WHEELS_ARG = "web/dist/wheels"  # commands run from the repository root
 
 PYTHON_VERSION = "3.14"
 WASM_PLATFORM = "pyemscripten_2026_0_wasm32"
@@ -224,7 +225,7 @@ def pip_download(requirement: str, extra: list[str], offline: bool) -> None:
             PYTHON_VERSION,
             *extra,
             "-d",
-            str(WHEELS),
+            WHEELS_ARG,
             requirement,
         ]
     )
@@ -254,7 +255,7 @@ def build_own_wheel() -> Path:
             ".",
             "--no-deps",
             "-w",
-            str(WHEELS),
+            WHEELS_ARG,
         ]
     )
     built = sorted(WHEELS.glob("agent_surface-*.whl"))

@@ -29,6 +29,25 @@ async function pythonSource(script) {
   return response.text();
 }
 
+const canonical = (name) => name.replace(/[-_.]+/g, "-").toLowerCase();
+
+// loadPackage resolves names (and their dependencies) through our pyodide-lock.json. It does not
+// reject when a wheel fails (e.g. an integrity mismatch): it reports through errorCallback, so
+// check that every requested package really got loaded.
+async function loadPackages(pyodide, names) {
+  const problems = [];
+  await pyodide.loadPackage(names, {
+    messageCallback: () => {},
+    errorCallback: (message) => problems.push(message),
+  });
+  const loaded = new Set(Object.keys(pyodide.loadedPackages).map(canonical));
+  const missing = names.filter((name) => !loaded.has(canonical(name)));
+  if (missing.length) {
+    throw new Error(`could not load ${missing.join(", ")}: ${problems.join(" ") || "unknown error"}`);
+  }
+  problems.forEach((message) => console.warn(message));
+}
+
 async function boot() {
   let start = performance.now();
   const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
@@ -37,10 +56,7 @@ async function boot() {
   timings.bootMs = since(start);
 
   start = performance.now();
-  await pyodide.loadPackage(["agent-surface", ...extraPackages], {
-    messageCallback: () => {},
-    errorCallback: (message) => console.warn(message),
-  });
+  await loadPackages(pyodide, ["agent-surface", ...extraPackages]);
   timings.packagesMs = since(start);
 
   start = performance.now();
