@@ -333,3 +333,10 @@ def gated_widget(
 
 def load_reference(name: str) -> Any:
     return json.loads((REFERENCE / name).read_text(encoding="utf-8"))
+
+
+async def settled(future: asyncio.Future[InvocationResult]) -> InvocationResult:
+    """The result of an invocation that must already be able to settle (fail, never hang)."""
+    await spin()
+    assert future.done(), "the invocation did not settle"
+    return future.result()

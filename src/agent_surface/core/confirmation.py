@@ -142,7 +142,7 @@ class ConfirmationController:
         if record.status in ("approved", "consumed"):
             return "approved"
         if record.status in ("denied", "expired"):
-            return record.status  # type: ignore[return-value]
+            return record.status
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         record.waiters.append(future)
         remove = None

@@ -18,7 +18,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .admission import ActionQueues, ObservationAdmission, QueueFull, Release
@@ -26,7 +26,7 @@ from .audit import AuditEvent, AuditSink
 from .confirmation import ConfirmationController, ConfirmationRecord, request_material
 from .consumer import ANONYMOUS, Consumer
 from .context import ActionContext, CancelSignal, ReadContext
-from .contracts import ActionContract, ObservationContract
+from .contracts import ActionBinding, ActionContract, ObservationBinding, ObservationContract
 from .errors import AgentSurfaceError, CapabilityError, error
 from .events import make_event
 from .identity import DedupeCache
@@ -47,6 +47,10 @@ ProcedureExecutor = Callable[[str, JsonValue, ActionContext], Awaitable[JsonValu
 MAX_INPUT_BYTES = 262_144
 
 
+class _HandlerCancelled(Exception):
+    """Internal: the handler's own task ended cancelled without the pipeline asking."""
+
+
 class _Stop(Exception):
     """Internal: a phase failed with this agent-facing error."""
 
@@ -65,8 +69,15 @@ class _Call:
     request: Invocation
     invocation_id: str
     consumer: Consumer
-    signal: CancelSignal
+    signal: CancelSignal  # what the handler sees as ctx.signal
     timeout: float | None
+    # Aborting ``settle`` settles the invocation now (timeout, external cancel, disposal,
+    # unmount of a non-navigation call) and also aborts ``signal``. A navigation's unmount
+    # aborts only ``signal``: the handler may abandon, but the router's answer settles it.
+    settle: CancelSignal = field(default_factory=CancelSignal)
+    started: float = 0.0
+    start_version: int = 0
+    settled: bool = False
     reg: Registration | None = None
     entry: CapabilityEntry | None = None
     value: Any = None
@@ -127,16 +138,28 @@ class Invoker:
                 "invalid",
                 error("INVALID_INPUT", "invocationId must be a non-empty string of at most 256 characters"),
             )
-        try:
-            fingerprint = digest(req.fingerprint_material())
-        except (TypeError, ValueError):
+        malformed = _malformed_envelope(req)
+        if malformed is not None:
             return self._result(
                 req,
                 invocation_id,
                 error(
                     "INVALID_INPUT",
-                    "The input is not JSON.",
-                    issues=[{"path": "/", "message": "value is not JSON"}],
+                    f"{malformed} must be a string. Fix the request and retry.",
+                    issues=[{"path": "/", "message": f"{malformed} must be a string"}],
+                ),
+            )
+        try:
+            fingerprint = digest(req.fingerprint_material())
+        # RecursionError: hostile nesting (or a cycle) deeper than the interpreter's stack.
+        except (TypeError, ValueError, RecursionError):
+            return self._result(
+                req,
+                invocation_id,
+                error(
+                    "INVALID_INPUT",
+                    "The input is not plain JSON or is nested too deeply. Fix it and retry.",
+                    issues=[{"path": "/", "message": "value is not JSON or is nested too deeply"}],
                 ),
             )
         key = f"{who.key} {invocation_id}"
@@ -159,20 +182,28 @@ class Invoker:
             return found
         future: asyncio.Future[InvocationResult] = asyncio.get_running_loop().create_future()
         self.dedupe.begin(key, fingerprint, future)
-        own = CancelSignal()
+        call = _Call(req, invocation_id, who, CancelSignal(), timeout)
+        call.settle.add_listener(call.signal.abort)
+        external_aborted = signal is not None and signal.aborted
         remove_external = (
-            signal.add_listener(lambda _r: own.abort("cancelled")) if signal is not None else None
+            signal.add_listener(lambda _r: call.settle.abort("cancelled")) if signal is not None else None
         )
-        call = _Call(req, invocation_id, who, own, timeout)
         result: InvocationResult | None = None
         try:
-            result = await self._run(call, external_aborted=signal is not None and signal.aborted)
+            result = await self._run(call, external_aborted=external_aborted)
         finally:
             if remove_external is not None:
                 remove_external()
             if result is None:  # the caller's task itself was cancelled mid-pipeline
-                own.abort("cancelled")
-                result = self._result(req, invocation_id, error("CANCELLED", "The invocation was cancelled."))
+                call.settle.abort("cancelled")
+                result = self._result(
+                    req,
+                    invocation_id,
+                    error("CANCELLED", "The invocation was cancelled."),
+                    start_version=call.start_version,
+                )
+                if not call.settled:  # started is always followed by settled
+                    self._settled(call, result, call.started)
             self.dedupe.finish(
                 key, fingerprint, result, result.ok or (result.error is not None and result.error.cacheable)
             )
@@ -203,8 +234,8 @@ class Invoker:
 
     async def _run(self, call: _Call, external_aborted: bool) -> InvocationResult:
         registry = self.registry
-        start_version = registry._version
-        started = registry.now()
+        start_version = call.start_version = registry._version
+        started = call.started = registry.now()
         req = call.request
         registry._emit(
             make_event(
@@ -237,6 +268,7 @@ class Invoker:
         return result
 
     def _settled(self, call: _Call, result: InvocationResult, started: float) -> None:
+        call.settled = True
         duration = round((self.registry.now() - started) * 1000, 3)
         self.registry._emit(
             make_event(
@@ -611,11 +643,11 @@ class Invoker:
                     return text[:500]
             except Exception:
                 log.exception("confirmation summary failed; using the default")
-        description = (
-            entry.reference.contract.description
-            if entry.reference is not None
-            else entry.contract.description
-        )  # type: ignore[union-attr]
+        if entry.reference is not None:
+            description = entry.reference.contract.description
+        else:
+            assert entry.contract is not None
+            description = entry.contract.description
         if effective in (None, {}):
             return description
         rendered = canonical_json(effective)
@@ -661,10 +693,10 @@ class Invoker:
         if entry.kind == "observation":
             release = self.observations.try_acquire(call.consumer.key)
         else:
-            key, max_active, depth = self._group(reg, entry)
+            key, max_active, _depth = self._group(reg, entry)
             release = self.actions.try_acquire(key, max_active)
-        if reg.status == "active" and not _is_navigation(entry):
-            reg.inflight.add(call.signal)
+        if reg.status == "active":
+            reg.inflight.add(call.signal if _is_navigation(entry) else call.settle)
         if release is None:
             release = await self._wait_for_slot(call, entry, reg)
         call.queue_wait_ms = round((self.registry.now() - waited_from) * 1000, 3)
@@ -684,11 +716,15 @@ class Invoker:
             key, max_active, depth = self._group(reg, entry)
             acquire = self.actions.acquire(key, max_active, depth)
         task = asyncio.ensure_future(acquire)
-        remove = call.signal.add_listener(lambda _r: task.cancel())
+
+        def stop_waiting(_reason: str) -> None:
+            task.cancel()
+
+        remove = call.signal.add_listener(stop_waiting)
         try:
             return await task
         except QueueFull:
-            reg.inflight.discard(call.signal)
+            _untrack(call, reg)
             raise _fail(
                 "RATE_LIMITED",
                 "Too many calls are queued for this target. Retry shortly.",
@@ -696,11 +732,13 @@ class Invoker:
                 retryAfterMs=int(self.registry.limits.action_timeout * 100),
             ) from None
         except asyncio.CancelledError:
-            reg.inflight.discard(call.signal)
-            if call.signal.reason is None:
+            _untrack(call, reg)
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():  # our caller was cancelled
                 task.cancel()
                 raise
-            raise self._aborted(call, call.signal.reason, during_execution=False) from None
+            # The wait itself ended: a signal fired, or disposal drained the queue.
+            raise self._aborted(call, call.signal.reason or "cancelled", during_execution=False) from None
         finally:
             remove()
 
@@ -729,8 +767,8 @@ class Invoker:
         registry = self.registry
         limits = registry.limits
         timeout = call.timeout or self._timeout(entry)
-        cancel_timer = registry.clock.call_later(timeout, lambda: call.signal.abort("timeout"))
-        self.active.add(call.signal)
+        cancel_timer = registry.clock.call_later(timeout, lambda: call.settle.abort("timeout"))
+        self.active.add(call.settle)
         begun = registry.now()
         try:
             if call.signal.aborted:
@@ -738,8 +776,8 @@ class Invoker:
             raw = await self._call_handler(call)
         finally:
             cancel_timer()
-            self.active.discard(call.signal)
-            reg.inflight.discard(call.signal)
+            self.active.discard(call.settle)
+            _untrack(call, reg)
             call.execution_ms = round((registry.now() - begun) * 1000, 3)
         return self._check_output(entry, raw, limits.max_output_bytes)
 
@@ -758,10 +796,10 @@ class Invoker:
         host = self.registry.host_context()
         try:
             if entry.kind == "observation":
-                binding = entry.binding
-                outcome = binding.read(
+                assert isinstance(entry.binding, ObservationBinding)
+                outcome = entry.binding.read(
                     ReadContext(entry.capability_id, reg.registration_id, call.consumer, host)
-                )  # type: ignore[union-attr]
+                )
             else:
                 confirmation = None
                 if call.confirmation is not None and call.confirmation.approved_at is not None:
@@ -779,7 +817,8 @@ class Invoker:
                     confirmation,
                 )
                 if entry.kind == "action":
-                    outcome = entry.binding.execute(call.value, ctx)  # type: ignore[union-attr]
+                    assert isinstance(entry.binding, ActionBinding)
+                    outcome = entry.binding.execute(call.value, ctx)
                 else:
                     executor = self.executor
                     if executor is None:
@@ -796,31 +835,54 @@ class Invoker:
             raise
         except AgentSurfaceError as exc:
             raise _Stop(exc.error) from None
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():  # our caller was cancelled
+                raise
+            raise self._handler_failed(call, entry) from None  # a sync handler cancelled itself
         except Exception:
-            log.exception("handler of %s raised", entry.capability_id)
-            reason = "transport" if entry.kind == "procedure" else "handler-error"
-            raise _fail(
-                "EXECUTION_FAILED",
-                "The call failed while running; its effect may or may not have been applied.",
-                reason=reason,
-            ) from None
+            raise self._handler_failed(call, entry) from None
+
+    @staticmethod
+    def _handler_failed(call: _Call, entry: CapabilityEntry) -> _Stop:
+        """A handler raised: CANCELLED if it was told to stop, else a sanitized failure."""
+        if call.signal.aborted:
+            log.info("handler of %s stopped after its signal aborted", entry.capability_id)
+            return _fail("CANCELLED", "The invocation was cancelled.", "yes")
+        log.exception("handler of %s raised", entry.capability_id)
+        reason = "transport" if entry.kind == "procedure" else "handler-error"
+        return _fail(
+            "EXECUTION_FAILED",
+            "The call failed while running; its effect may or may not have been applied.",
+            reason=reason,
+        )
 
     async def _await_or_abort(self, call: _Call, outcome: Awaitable[Any]) -> Any:
         task = asyncio.ensure_future(outcome)
-        if call.signal.aborted:
-            reason = call.signal.reason or "cancelled"
+        if call.settle.aborted:
+            reason = call.settle.reason or "cancelled"
         else:
             aborted: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-            remove = call.signal.add_listener(lambda r: aborted.done() or aborted.set_result(r))
+
+            def on_abort(why: str) -> None:
+                # A handler that had already settled when the abort came wins, even if this
+                # coroutine has not resumed yet; an abort that came first wins over a later
+                # settlement in the same loop turn.
+                if not task.done() and not aborted.done():
+                    aborted.set_result(why)
+
+            remove = call.settle.add_listener(on_abort)
             try:
                 await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
             except asyncio.CancelledError:
-                call.signal.abort("cancelled")
+                call.settle.abort("cancelled")
+                task.add_done_callback(lambda t: self._late(call, t, "cancelled"))
                 raise
             finally:
                 remove()
-            if task.done():  # the handler settled first: it wins over a simultaneous abort
-                aborted.cancel()
+            if not aborted.done():
+                if task.cancelled():  # the handler cancelled itself (e.g. raise_if_aborted())
+                    raise _HandlerCancelled()
                 return task.result()
             reason = aborted.result()
         task.add_done_callback(lambda t: self._late(call, t, reason))
@@ -927,10 +989,37 @@ def _invalid(issues: list[Issue]) -> _Stop:
     )
 
 
+_ENVELOPE_FIELDS = ("instance_id", "registration_id", "surface_id", "surface_version", "confirmation_id")
+_WIRE_NAMES = {
+    "instance_id": "instanceId",
+    "registration_id": "registrationId",
+    "surface_id": "surfaceId",
+    "surface_version": "surfaceVersion",
+    "confirmation_id": "confirmationId",
+}
+
+
+def _malformed_envelope(req: Invocation) -> str | None:
+    """The wire name of the first targeting/evidence field that is set but not a string.
+
+    These fields arrive from agents (meta-mode envelopes) and are used as lookup keys: a list
+    or dict there must settle as INVALID_INPUT, not raise ``unhashable type`` mid-pipeline."""
+    for name in _ENVELOPE_FIELDS:
+        value = getattr(req, name)
+        if value is not None and not isinstance(value, str):
+            return _WIRE_NAMES[name]
+    return None
+
+
 def _pointer_of(path: str) -> str:
     # "$.a[0].b" → "/a/0/b"
     out = path.replace("$", "", 1).replace("[", ".").replace("]", "")
     return "/" + "/".join(p for p in out.split(".") if p) if out else "/"
+
+
+def _untrack(call: _Call, reg: Registration) -> None:
+    reg.inflight.discard(call.signal)
+    reg.inflight.discard(call.settle)
 
 
 def _is_navigation(entry: CapabilityEntry) -> bool:
