@@ -1,0 +1,105 @@
+"""A small urllib client and assertions shared by the backend tests."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.message import Message
+from typing import Any
+
+from demo.backend import DemoServer
+
+from agent_surface.core.errors import ERROR_MATRIX
+
+FIXED_NOW = datetime(2026, 11, 2, 10, 0, 0, tzinfo=UTC)
+OPERATOR = "demo-acme-operator"
+VIEWER = "demo-acme-viewer"
+ADMIN = "demo-acme-admin"
+GLOBEX_OPERATOR = "demo-globex-operator"
+MARKER = "MARKER<script>alert(1)</script>"  # planted in forged inputs; must never come back
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    headers: Message
+    text: str
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+class Client:
+    def __init__(self, server: DemoServer) -> None:
+        self.server = server
+        self.url = server.url
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str | None = OPERATOR,
+        raw: bytes | None = None,
+        content_type: str | None = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> Reply:
+        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        if token is not None:
+            req.add_header("Authorization", f"Bearer {token}")
+        if data is not None and content_type is not None:
+            req.add_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            req.add_header(name, value)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return Reply(resp.status, resp.headers, resp.read().decode())
+        except urllib.error.HTTPError as err:
+            with err:
+                return Reply(err.code, err.headers, err.read().decode())
+
+    def call(self, procedure: str, body: Any = None, **kwargs: Any) -> Reply:
+        return self.request("POST", f"/api/procedures/{procedure}", body, **kwargs)
+
+    def get(self, path: str, **kwargs: Any) -> Reply:
+        return self.request("GET", path, **kwargs)
+
+
+def devices_table(server: DemoServer) -> list[tuple[Any, ...]]:
+    """Every device row, every column: compare before/after to prove nothing changed."""
+    return [tuple(r) for r in server.api.store.fetch_all("SELECT * FROM devices ORDER BY id")]
+
+
+def audit_rows(server: DemoServer) -> list[dict[str, Any]]:
+    return [dict(r) for r in server.api.store.fetch_all("SELECT * FROM audit ORDER BY id")]
+
+
+def assert_error(reply: Reply, status: int, code: str) -> dict[str, Any]:
+    """The reply is a typed error of the agent-facing matrix; returns its ``error`` object."""
+    assert reply.status == status, reply.text
+    assert reply.headers.get_content_type() == "application/json"
+    assert reply.headers["Cache-Control"] == "no-store"
+    body = reply.json
+    assert set(body) == {"error"}
+    error = body["error"]
+    assert error["code"] == code
+    assert set(error) <= {"code", "message", "retry", "details"}
+    spec = ERROR_MATRIX[error["code"]]
+    assert error["retry"] in spec.retry
+    assert set(error.get("details", {})) <= set(spec.details)
+    assert isinstance(error["message"], str) and error["message"]
+    for leak in ("Traceback", "sqlite", "SELECT ", "UPDATE ", MARKER):
+        assert leak not in reply.text
+    return dict(error)
+
+
+def assert_issue(error: dict[str, Any], path: str) -> None:
+    issues = error["details"]["issues"]
+    assert all(set(i) == {"path", "message"} for i in issues)
+    assert path in [i["path"] for i in issues], issues

@@ -1,0 +1,130 @@
+"""Authentication, authorization and tenant isolation, checked by the server on forged calls."""
+
+from __future__ import annotations
+
+import pytest
+from demo.backend import DemoServer
+
+from .helpers import (
+    ADMIN,
+    GLOBEX_OPERATOR,
+    OPERATOR,
+    VIEWER,
+    Client,
+    assert_error,
+    audit_rows,
+    devices_table,
+)
+
+ROUTES = [
+    ("GET", "/api/session", None),
+    ("GET", "/api/devices", None),
+    ("POST", "/api/procedures/devices.query", {}),
+    ("POST", "/api/procedures/devices.rename", {"deviceId": "dev-0001", "name": "x"}),
+    ("POST", "/api/procedures/devices.disable", {"deviceIds": ["dev-0001"]}),
+    ("POST", "/api/procedures/devices.enable", {"deviceIds": ["dev-0044"]}),
+    ("GET", "/api/no-such-route", None),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), ROUTES)
+@pytest.mark.parametrize("token", [None, "not-a-demo-token", ""])
+def test_missing_or_unknown_token_is_refused(
+    client: Client, server: DemoServer, method: str, path: str, body: object, token: str | None
+) -> None:
+    before = devices_table(server)
+    reply = client.request(method, path, body, token=token)
+    assert_error(reply, 401, "NOT_AUTHENTICATED")
+    assert reply.headers["WWW-Authenticate"].startswith("Bearer")
+    assert devices_table(server) == before
+
+
+@pytest.mark.parametrize("header", ["Basic ZGVtbzpkZW1v", "Bearer", "demo-acme-operator", "Bearer a b c",
+                                    "Bearer demo-acme-operator\u00e9"])
+def test_malformed_authorization_header_is_refused(client: Client, header: str) -> None:
+    reply = client.request("GET", "/api/session", token=None,
+                           headers={"Authorization": header.encode("utf-8").decode("latin-1")})
+    assert_error(reply, 401, "NOT_AUTHENTICATED")
+
+
+def test_session_describes_the_caller(client: Client) -> None:
+    reply = client.get("/api/session", token=VIEWER)
+    assert reply.status == 200
+    assert reply.headers["Cache-Control"] == "no-store"
+    assert reply.json == {
+        "user": {"id": "u-acme-viewer", "name": "Giulia Conti", "role": "viewer"},
+        "tenant": "acme",
+        "tenantName": "Acme Air Monitoring",
+        "allowedProcedures": ["devices.query"],
+    }
+    assert client.get("/api/session", token=OPERATOR).json["allowedProcedures"] == [
+        "devices.query", "devices.rename", "devices.disable", "devices.enable"]
+
+
+@pytest.mark.parametrize(("procedure", "body"), [
+    ("devices.disable", {"deviceIds": ["dev-0003", "dev-0017"]}),
+    ("devices.enable", {"deviceIds": ["dev-0044"]}),
+    ("devices.rename", {"deviceId": "dev-0003", "name": "Hijacked"}),
+])
+def test_viewer_may_not_change_anything(client: Client, server: DemoServer, procedure: str, body: object) -> None:
+    before = devices_table(server)
+    reply = client.call(procedure, body, token=VIEWER,
+                        headers={"X-Agent-Confirmation-Id": "cnf-123"})  # evidence is never authorization
+    error = assert_error(reply, 403, "NOT_AUTHORIZED")
+    assert error["details"] == {"origin": "server"}
+    assert devices_table(server) == before
+    row = audit_rows(server)[-1]
+    assert (row["operation"], row["outcome"], row["user_id"]) == (procedure, "NOT_AUTHORIZED", "u-acme-viewer")
+    assert row["confirmation_id"] == "cnf-123"
+
+
+def test_viewer_may_query(client: Client) -> None:
+    assert client.call("devices.query", {"city": "Milan"}, token=VIEWER).status == 200
+    assert client.get("/api/devices", token=VIEWER).status == 200
+
+
+def test_authorization_is_checked_before_the_input(client: Client) -> None:
+    """A viewer learns nothing about the input contract of what it may not call."""
+    reply = client.call("devices.disable", {"bogus": 1}, token=VIEWER)
+    assert_error(reply, 403, "NOT_AUTHORIZED")
+
+
+def test_admin_may_change(client: Client) -> None:
+    reply = client.call("devices.disable", {"deviceIds": ["dev-0003"]}, token=ADMIN)
+    assert reply.status == 200 and reply.json["disabled"] == 1
+
+
+def test_listing_is_tenant_scoped(client: Client) -> None:
+    acme = client.get("/api/devices").json
+    globex = client.get("/api/devices", token=GLOBEX_OPERATOR).json
+    assert acme["total"] == len(acme["devices"]) == 120
+    assert globex["total"] == len(globex["devices"]) == 30
+    assert not {d["id"] for d in acme["devices"]} & {d["id"] for d in globex["devices"]}
+    assert all("tenant" not in d for d in acme["devices"])
+
+
+def test_another_tenants_ids_are_refused_like_nonexistent_ones(client: Client, server: DemoServer) -> None:
+    """dev-0130 exists (globex); dev-0999 does not. acme cannot tell them apart."""
+    before = devices_table(server)
+    foreign = client.call("devices.disable", {"deviceIds": ["dev-0130"]})
+    missing = client.call("devices.disable", {"deviceIds": ["dev-0999"]})
+    for reply in (foreign, missing):
+        error = assert_error(reply, 404, "PRECONDITION_FAILED")
+        assert error["details"] == {"reason": "unknown-device"}
+    assert foreign.json["error"]["message"].replace("dev-0130", "ID") == missing.json["error"][
+        "message"].replace("dev-0999", "ID")
+    assert foreign.status == missing.status
+    assert devices_table(server) == before
+
+
+@pytest.mark.parametrize(("procedure", "body"), [
+    ("devices.rename", {"deviceId": "dev-0130", "name": "Mine now"}),
+    ("devices.enable", {"deviceIds": ["dev-0138"]}),  # globex's disabled device
+])
+def test_other_mutations_refuse_another_tenants_ids(
+    client: Client, server: DemoServer, procedure: str, body: object
+) -> None:
+    before = devices_table(server)
+    error = assert_error(client.call(procedure, body), 404, "PRECONDITION_FAILED")
+    assert error["details"] == {"reason": "unknown-device"}
+    assert devices_table(server) == before

@@ -1,0 +1,42 @@
+"""`python scripts/demo.py` starts the page and the API on one origin and prints the page URL."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from demo.__main__ import parse_args
+from demo.db import DEFAULT_DB_PATH
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_arguments_and_defaults() -> None:
+    args = parse_args([])
+    assert (args.port, args.host, args.db, args.reset, args.no_build) == (8000, "127.0.0.1", DEFAULT_DB_PATH,
+                                                                          False, False)
+    args = parse_args(["--port", "0", "--db", ":memory:", "--reset", "--no-build"])
+    assert (args.port, str(args.db), args.reset, args.no_build) == (0, ":memory:", True, True)
+
+
+def test_script_serves_page_and_api() -> None:
+    # Started from another directory, to prove the script finds the package (not itself) by path.
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "demo.py"), "--no-build", "--port", "0", "--db", ":memory:"],
+        cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        match = re.fullmatch(r"Devices console: (http://127\.0\.0\.1:\d+)/index\.html\n", first)
+        assert match, first + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+        req = urllib.request.Request(match[1] + "/api/session", headers={"Authorization": "Bearer demo-acme-viewer"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            assert json.loads(resp.read())["user"]["role"] == "viewer"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

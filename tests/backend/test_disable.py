@@ -1,0 +1,163 @@
+"""devices.disable / devices.enable: all-or-nothing, exact, idempotent, audited."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from demo.backend import DemoServer
+
+from .helpers import Client, assert_error, assert_issue, audit_rows, devices_table
+
+MILAN_OFFLINE = ["dev-0003", "dev-0017", "dev-0026", "dev-0051", "dev-0079", "dev-0080", "dev-0112"]
+PRE_DISABLED = "dev-0044"  # acme, Turin, disabled by the seed
+
+
+def changed_rows(before: list[tuple[Any, ...]], after: list[tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
+    assert [r[0] for r in before] == [r[0] for r in after]
+    return {b[0]: a for b, a in zip(before, after, strict=True) if a != b}
+
+
+def test_seeded_milan_offline_ids(client: Client) -> None:
+    reply = client.call("devices.query", {"city": "Milan", "status": "offline"})
+    assert [d["id"] for d in reply.json["devices"]] == MILAN_OFFLINE
+
+
+def test_disable_changes_exactly_the_named_rows_and_is_audited(client: Client, server: DemoServer) -> None:
+    before = devices_table(server)
+    reply = client.call(
+        "devices.disable",
+        {"deviceIds": MILAN_OFFLINE, "reason": "Offline for days; pending site visit"},
+        headers={"X-Agent-Invocation-Id": "inv-42", "X-Agent-Confirmation-Id": "cnf-7"},
+    )
+    assert reply.status == 200, reply.text
+    assert reply.headers["Cache-Control"] == "no-store"
+    body = reply.json
+    assert body["disabled"] == 7 and body["alreadyDisabled"] == 0
+    assert [d["id"] for d in body["devices"]] == MILAN_OFFLINE
+    assert all(d["status"] == "disabled" for d in body["devices"])
+    assert all(d["disabledReason"] == "Offline for days; pending site visit" for d in body["devices"])
+    assert all(d["updatedAt"] == "2026-11-02T10:00:00Z" for d in body["devices"])
+
+    changed = changed_rows(before, devices_table(server))
+    assert sorted(changed) == MILAN_OFFLINE
+    rows = {r["id"]: r for r in server.api.store.fetch_all("SELECT * FROM devices")}
+    for device_id in MILAN_OFFLINE:
+        assert rows[device_id]["status"] == "disabled"
+        assert rows[device_id]["status_before_disable"] == "offline"
+
+    entry = audit_rows(server)[-1]
+    assert entry["operation"] == "devices.disable" and entry["outcome"] == "ok" and entry["http_status"] == 200
+    assert (entry["user_id"], entry["tenant"]) == ("u-acme-operator", "acme")
+    assert (entry["invocation_id"], entry["confirmation_id"]) == ("inv-42", "cnf-7")
+    assert entry["at"] == "2026-11-02T10:00:00Z"
+    assert '"dev-0003"' in entry["input"] and "pending site visit" in entry["input"]
+
+
+def test_one_unknown_id_refuses_the_whole_call(client: Client, server: DemoServer) -> None:
+    before = devices_table(server)
+    reply = client.call("devices.disable", {"deviceIds": [*MILAN_OFFLINE, "dev-0142"]})  # dev-0142: globex
+    error = assert_error(reply, 404, "PRECONDITION_FAILED")
+    assert error["details"] == {"reason": "unknown-device"}
+    assert "dev-0142" in error["message"] and "dev-0003" not in error["message"]
+    assert devices_table(server) == before
+    entry = audit_rows(server)[-1]
+    assert (entry["outcome"], entry["reason"], entry["http_status"]) == ("PRECONDITION_FAILED", "unknown-device", 404)
+
+
+def test_already_disabled_ids_are_idempotent(client: Client, server: DemoServer) -> None:
+    first = client.call("devices.disable", {"deviceIds": [PRE_DISABLED, "dev-0003"], "reason": "new reason"})
+    assert first.status == 200
+    assert (first.json["disabled"], first.json["alreadyDisabled"]) == (1, 1)
+    kept = next(d for d in first.json["devices"] if d["id"] == PRE_DISABLED)
+    assert kept["disabledReason"] != "new reason"  # untouched
+    snapshot = devices_table(server)
+    again = client.call("devices.disable", {"deviceIds": [PRE_DISABLED, "dev-0003"], "reason": "other"})
+    assert (again.json["disabled"], again.json["alreadyDisabled"]) == (0, 2)
+    assert devices_table(server) == snapshot
+
+
+def test_duplicate_ids_collapse(client: Client) -> None:
+    reply = client.call("devices.disable", {"deviceIds": ["dev-0003", "dev-0003"]})
+    assert reply.status == 200
+    assert reply.json["disabled"] == 1 and [d["id"] for d in reply.json["devices"]] == ["dev-0003"]
+
+
+def test_enable_restores_the_previous_status(client: Client, server: DemoServer) -> None:
+    before = devices_table(server)
+    online = client.call("devices.query", {"city": "Milan", "status": "online", "limit": 2}).json["devices"]
+    ids = [*MILAN_OFFLINE[:2], *(d["id"] for d in online)]
+    assert client.call("devices.disable", {"deviceIds": ids, "reason": "test"}).status == 200
+    reply = client.call("devices.enable", {"deviceIds": ids})
+    assert reply.status == 200
+    assert (reply.json["enabled"], reply.json["alreadyEnabled"]) == (4, 0)
+    assert [d["status"] for d in reply.json["devices"]] == ["offline", "offline", "online", "online"]
+    after = devices_table(server)
+    changed = changed_rows(before, after)
+    assert sorted(changed) == sorted(ids)
+    columns = [c[1] for c in server.api.store.fetch_all("PRAGMA table_info(devices)")]
+    for device_id, row in changed.items():  # only updated_at differs from the seed
+        original = next(r for r in before if r[0] == device_id)
+        diff = {columns[i] for i, (a, b) in enumerate(zip(original, row, strict=True)) if a != b}
+        assert diff == {"updated_at"}
+
+
+def test_enable_of_a_seeded_disabled_device(client: Client) -> None:
+    reply = client.call("devices.enable", {"deviceIds": [PRE_DISABLED, "dev-0003"]})
+    assert (reply.json["enabled"], reply.json["alreadyEnabled"]) == (1, 1)
+    assert reply.json["devices"][0]["status"] == "online" and reply.json["devices"][0]["disabledReason"] is None
+
+
+def test_at_most_100_ids(client: Client, server: DemoServer) -> None:
+    before = devices_table(server)
+    too_many = [f"dev-{n:04d}" for n in range(1, 102)]
+    error = assert_error(client.call("devices.disable", {"deviceIds": too_many}), 400, "INVALID_INPUT")
+    assert_issue(error, "/deviceIds")
+    assert devices_table(server) == before
+    reply = client.call("devices.disable", {"deviceIds": too_many[:100]})
+    assert reply.status == 200 and reply.json["disabled"] + reply.json["alreadyDisabled"] == 100
+
+
+def test_empty_id_list_and_long_reason_are_refused(client: Client, server: DemoServer) -> None:
+    before = devices_table(server)
+    assert_issue(assert_error(client.call("devices.disable", {"deviceIds": []}), 400, "INVALID_INPUT"), "/deviceIds")
+    error = assert_error(client.call("devices.disable", {"deviceIds": ["dev-0003"], "reason": "x" * 201}),
+                         400, "INVALID_INPUT")
+    assert_issue(error, "/reason")
+    assert client.call("devices.disable", {"deviceIds": ["dev-0003"], "reason": "x" * 200}).status == 200
+    assert changed_rows(before, devices_table(server)).keys() == {"dev-0003"}
+
+
+def test_failure_inside_the_transaction_changes_nothing(
+    client: Client, server: DemoServer, monkeypatch: Any
+) -> None:
+    """An internal error after the UPDATE rolls it back and reports no internals."""
+    from demo import db
+
+    original = db.Tx.disable
+
+    def explode(self: db.Tx, *args: Any) -> db.Change:
+        original(self, *args)
+        raise RuntimeError("SELECT secret FROM internals")
+
+    monkeypatch.setattr(db.Tx, "disable", explode)
+    before = devices_table(server)
+    error = assert_error(client.call("devices.disable", {"deviceIds": MILAN_OFFLINE}), 500, "EXECUTION_FAILED")
+    assert error["retry"] == "no" and error["details"]["transient"] is False
+    assert devices_table(server) == before
+    assert audit_rows(server)[-1]["outcome"] == "EXECUTION_FAILED"
+
+
+def test_busy_storage_is_a_transient_failure(client: Client, server: DemoServer, monkeypatch: Any) -> None:
+    import sqlite3
+
+    from demo import db
+
+    def busy(self: db.Tx, *args: Any) -> db.Change:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(db.Tx, "disable", busy)
+    reply = client.call("devices.disable", {"deviceIds": ["dev-0003"]})
+    error = assert_error(reply, 503, "EXECUTION_FAILED")
+    assert error["retry"] == "after-delay"
+    assert error["details"] == {"reason": "storage-busy", "transient": True, "retryAfterMs": 1000}
+    assert reply.headers["Retry-After"] == "1"

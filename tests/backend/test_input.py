@@ -1,0 +1,137 @@
+"""Malformed, mistyped, oversized or over-specified input is refused with INVALID_INPUT issues
+(a JSON pointer and a message, never the value), and nothing changes."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from demo.backend import DemoServer
+
+from .helpers import MARKER, Client, assert_error, assert_issue, audit_rows, devices_table
+
+GOOD_IDS = ["dev-0003"]
+
+FORGED_BODIES: list[tuple[str, str, Any, str]] = [
+    # (id, procedure, body, pointer expected among the issues)
+    ("not-an-object", "devices.disable", ["dev-0003"], "/"),
+    ("string-body", "devices.disable", MARKER, "/"),
+    ("null-body", "devices.disable", None, "/"),
+    ("missing-ids", "devices.disable", {"reason": "x"}, "/deviceIds"),
+    ("ids-not-a-list", "devices.disable", {"deviceIds": MARKER}, "/deviceIds"),
+    ("id-not-a-string", "devices.disable", {"deviceIds": ["dev-0003", 17]}, "/deviceIds/1"),
+    ("id-malformed", "devices.disable", {"deviceIds": ["dev-0003", MARKER]}, "/deviceIds/1"),
+    ("id-sql-ish", "devices.disable", {"deviceIds": ["dev-0003' OR '1'='1"]}, "/deviceIds/0"),
+    ("extra-key", "devices.disable", {"deviceIds": GOOD_IDS, "force": True}, "/force"),
+    ("extra-key-odd-name", "devices.disable", {"deviceIds": GOOD_IDS, MARKER: 1}, "/"),
+    ("tenant-smuggling", "devices.disable", {"deviceIds": GOOD_IDS, "tenant": "globex"}, "/tenant"),
+    ("reason-not-string", "devices.disable", {"deviceIds": GOOD_IDS, "reason": 5}, "/reason"),
+    ("reason-control-chars", "devices.disable", {"deviceIds": GOOD_IDS, "reason": "a\u0000b"}, "/reason"),
+    ("enable-extra-reason", "devices.enable", {"deviceIds": ["dev-0044"], "reason": "x"}, "/reason"),
+    ("rename-missing-name", "devices.rename", {"deviceId": "dev-0003"}, "/name"),
+    ("rename-blank-name", "devices.rename", {"deviceId": "dev-0003", "name": "   "}, "/name"),
+    ("rename-long-name", "devices.rename", {"deviceId": "dev-0003", "name": MARKER * 10}, "/name"),
+    ("rename-name-not-string", "devices.rename", {"deviceId": "dev-0003", "name": ["a"]}, "/name"),
+    ("rename-bidi-override", "devices.rename", {"deviceId": "dev-0003", "name": "abc\u202edef"}, "/name"),
+    ("rename-id-list", "devices.rename", {"deviceId": ["dev-0003"], "name": "x"}, "/deviceId"),
+    ("query-bad-status", "devices.query", {"status": MARKER}, "/status"),
+    ("query-limit-bool", "devices.query", {"limit": True}, "/limit"),
+    ("query-limit-string", "devices.query", {"limit": "5"}, "/limit"),
+    ("query-limit-float", "devices.query", {"limit": 5.5}, "/limit"),
+    ("query-limit-range", "devices.query", {"limit": 201}, "/limit"),
+    ("query-extra", "devices.query", {"country": "IT"}, "/country"),
+]
+
+
+@pytest.mark.parametrize(("procedure", "body", "pointer"), [f[1:] for f in FORGED_BODIES],
+                         ids=[f[0] for f in FORGED_BODIES])
+def test_forged_body_is_refused(client: Client, server: DemoServer, procedure: str, body: Any, pointer: str) -> None:
+    before = devices_table(server)
+    reply = client.call(procedure, raw=json.dumps(body).encode())
+    error = assert_error(reply, 400, "INVALID_INPUT")
+    assert_issue(error, pointer)
+    assert devices_table(server) == before
+    assert audit_rows(server)[-1]["outcome"] == "INVALID_INPUT"
+
+
+RAW_BODIES: list[tuple[str, bytes]] = [
+    ("empty", b""),
+    ("truncated", b'{"deviceIds": ["dev-0003"'),
+    ("trailing-garbage", b'{"deviceIds": ["dev-0003"]} xx'),
+    ("duplicate-key", b'{"deviceIds": ["dev-0003"], "deviceIds": ["dev-0017"]}'),
+    ("nan", b'{"deviceIds": ["dev-0003"], "reason": NaN}'),
+    ("not-utf8", b'{"deviceIds": ["dev-0003"], "reason": "\xff\xfe"}'),
+    ("deep-nesting", b"[" * 5000 + b"]" * 5000),
+]
+
+
+@pytest.mark.parametrize("raw", [r[1] for r in RAW_BODIES], ids=[r[0] for r in RAW_BODIES])
+def test_malformed_json_is_refused(client: Client, server: DemoServer, raw: bytes) -> None:
+    before = devices_table(server)
+    error = assert_error(client.call("devices.disable", raw=raw), 400, "INVALID_INPUT")
+    assert error["details"]["issues"]
+    assert devices_table(server) == before
+
+
+def test_wrong_content_type_is_refused(client: Client, server: DemoServer) -> None:
+    before = devices_table(server)
+    reply = client.call("devices.disable", {"deviceIds": GOOD_IDS}, content_type="text/plain")
+    assert_error(reply, 415, "INVALID_INPUT")
+    assert devices_table(server) == before
+    ok = client.call("devices.disable", {"deviceIds": GOOD_IDS}, content_type="application/json; charset=utf-8")
+    assert ok.status == 200
+
+
+def test_huge_body_is_refused_unread(client: Client, server: DemoServer) -> None:
+    before = devices_table(server)
+    body = {"deviceIds": GOOD_IDS, "reason": "x" * 200, "padding": "y" * 64 * 1024}
+    error = assert_error(client.call("devices.disable", body), 413, "INVALID_INPUT")
+    assert_issue(error, "/")
+    assert devices_table(server) == before
+    assert client.get("/api/session").status == 200  # the server is still fine
+
+
+def test_absurd_declared_length_is_refused_without_reading(server: DemoServer) -> None:
+    before = devices_table(server)
+    conn = http.client.HTTPConnection(urlsplit(server.url).netloc, timeout=10)
+    conn.putrequest("POST", "/api/procedures/devices.disable")
+    conn.putheader("Authorization", "Bearer demo-acme-operator")
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Content-Length", str(10**9))
+    conn.endheaders()
+    response = conn.getresponse()
+    body = json.loads(response.read())
+    conn.close()
+    assert response.status == 413 and body["error"]["code"] == "INVALID_INPUT"
+    assert devices_table(server) == before
+
+
+def test_chunked_body_is_refused(server: DemoServer) -> None:
+    conn = http.client.HTTPConnection(urlsplit(server.url).netloc, timeout=10)
+    conn.request("POST", "/api/procedures/devices.disable", body=iter([b'{"deviceIds": ["dev-0003"]}']),
+                 headers={"Authorization": "Bearer demo-acme-operator", "Content-Type": "application/json"},
+                 encode_chunked=True)
+    response = conn.getresponse()
+    body = json.loads(response.read())
+    conn.close()
+    assert response.status == 411 and body["error"]["code"] == "INVALID_INPUT"
+
+
+def test_unknown_procedure_and_wrong_method(client: Client) -> None:
+    error = assert_error(client.call("devices.delete", {"deviceIds": GOOD_IDS}), 404, "CAPABILITY_NOT_FOUND")
+    assert "devices.disable" in error["message"]
+    reply = client.get("/api/procedures/devices.disable")
+    assert_error(reply, 405, "INVALID_INPUT")
+    assert reply.headers["Allow"] == "POST"
+    assert_error(client.request("DELETE", "/api/devices"), 405, "INVALID_INPUT")
+
+
+def test_bad_query_string_is_refused(client: Client) -> None:
+    assert_issue(assert_error(client.get("/api/devices?colour=red"), 400, "INVALID_INPUT"), "/colour")
+    assert_issue(assert_error(client.get("/api/devices?status=online&status=offline"), 400, "INVALID_INPUT"),
+                 "/status")
+    assert_issue(assert_error(client.get("/api/devices?status=broken"), 400, "INVALID_INPUT"), "/status")
+    assert_issue(assert_error(client.get("/api/devices?limit=-1"), 400, "INVALID_INPUT"), "/limit")
