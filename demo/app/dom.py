@@ -24,7 +24,7 @@ def h(tag: str, attrs: dict[str, Any] | None = None, *children: Any) -> Any:
             element.className = value
         elif key == "dataset":
             for name, item in value.items():
-                element.dataset[name] = str(item)
+                element.setAttribute(f"data-{name}", str(item))
         elif value is True:
             element.setAttribute(key, "")
         else:

@@ -37,10 +37,20 @@ async def fetch_json(path: str, body: Any = None, headers: dict[str, str] | None
 state = ConsoleState()
 
 
+NOTICES = {
+    "domain:devices.disable": lambda body: f"{body.get('disabled', 0)} device(s) disabled.",
+    "domain:devices.enable": lambda body: f"{body.get('enabled', 0)} device(s) enabled.",
+    "domain:devices.rename": lambda body: "Device renamed.",
+}
+
+
 def apply_result(procedure_id: str, body: Any) -> None:
+    """Reflect a domain call's result in the view (the server's answer is the truth)."""
     rows = body.get("devices") or ([body["device"]] if body.get("device") else [])
-    if rows and procedure_id != "domain:devices.query":
-        state.upsert([Device.from_api(r) for r in rows])
+    if procedure_id == "domain:devices.query" or not rows:
+        return
+    notice = NOTICES.get(procedure_id)
+    state.upsert([Device.from_api(r) for r in rows], notice(body) if notice else None)
 
 
 async def human_api(procedure: str, payload: dict[str, Any]) -> None:

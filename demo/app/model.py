@@ -70,6 +70,7 @@ class ConsoleState:
     selected: list[str] = field(default_factory=list)
     drawer: str | None = None
     route: Route = "devices"
+    notice: str | None = None  # a one-line message for the person ("7 devices disabled")
     listeners: list[Callable[[], None]] = field(default_factory=list)
 
     def subscribe(self, listener: Callable[[], None]) -> None:
@@ -98,13 +99,18 @@ class ConsoleState:
             self.drawer = None
         self.changed()
 
-    def upsert(self, rows: list[Device]) -> None:
+    def upsert(self, rows: list[Device], notice: str | None = None) -> None:
         by_id = {d.id: d for d in rows}
         self.devices = [by_id.pop(d.id, d) for d in self.devices] + list(by_id.values())
+        visible = {d.id for d in self.visible()}
+        self.selected = [i for i in self.selected if i in visible]  # selection follows what is shown
+        if notice is not None:
+            self.notice = notice
         self.changed()
 
     def set_filters(self, filters: Filters) -> None:
         self.filters = filters
+        self.notice = None
         visible = {d.id for d in self.visible()}
         self.selected = [i for i in self.selected if i in visible]  # selection follows what is shown
         self.changed()

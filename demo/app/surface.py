@@ -26,6 +26,7 @@ from agent_surface import (
     create_capability_authority,
     create_registry,
     observation,
+    require_confirmation,
 )
 
 from .model import ROUTES, ConsoleState, Filters, Route, Status
@@ -108,6 +109,13 @@ QUERY = ProcedureContract(
 )
 
 
+def _disable_summary(effective: Any) -> str:
+    ids = list(effective.get("deviceIds", [])) if isinstance(effective, dict) else []
+    shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+    reason = effective.get("reason") if isinstance(effective, dict) else None
+    return f"Disable {len(ids)} device(s): {shown}." + (f" Reason: {reason}" if reason else "")
+
+
 # ---------------------------------------------------------------- view components
 
 
@@ -160,6 +168,7 @@ class DevicesTable(AgentComponent, type="devices.table", description="The device
                 when=lambda: bool(state.selected),
                 unavailable_reason="Select at least one device first.",
                 describe=lambda: f"Bound to the {len(state.selected)} selected device(s).",
+                policies=[require_confirmation(summary=_disable_summary)],
             ),
             QUERY.reference(),
         ]

@@ -80,6 +80,7 @@ class ConsoleUI:
                 h("div", {"id": "page-devices", "class": "page"},
                   h("div", {"class": "filters"}, status_select, city_select, text_input,
                     h("button", {"id": "filter-clear", "class": "ghost"}, "Clear filters")),
+                  h("p", {"id": "notice", "class": "notice", "role": "status", "hidden": True}),
                   h("div", {"class": "toolbar"},
                     h("span", {"id": "selection-count"}),
                     h("button", {"id": "select-visible", "class": "ghost"}, "Select visible"),
@@ -197,6 +198,9 @@ class ConsoleUI:
         by_id("empty").hidden = bool(rows)
         count = len(selected)
         by_id("selection-count").textContent = f"{count} selected · {len(rows)} shown of {len(self.state.devices)}"
+        notice = by_id("notice")
+        notice.hidden = not self.state.notice
+        notice.textContent = self.state.notice or ""
 
     def _render_drawer(self) -> None:
         drawer = by_id("drawer")

@@ -33,7 +33,8 @@ from .identity import DedupeCache
 from .invocation import MISSING, Invocation, InvocationResult, PreconditionFailure
 from .jsonvalue import JsonValue, NotJsonError, canonical_json, digest, json_size, to_json_value
 from .kinds import VERSION_GUARDED_EFFECTS
-from .policy import PolicyContext
+from .policies import AuditPolicy
+from .policy import Policy, PolicyContext, as_decision
 from .registration import CapabilityEntry, Registration
 from .schema import Invalid, Issue, Schema, Valid
 from .snapshot import availability, discovery, iso, policy_context
@@ -78,6 +79,7 @@ class _Call:
     started: float = 0.0
     start_version: int = 0
     settled: bool = False
+    audit_policies: list[AuditPolicy] = field(default_factory=list)
     reg: Registration | None = None
     entry: CapabilityEntry | None = None
     value: Any = None
@@ -248,7 +250,7 @@ class Invoker:
         output: JsonValue = None
         err: CapabilityError | None = None
         try:
-            self._resolve(call)  # 2
+            await self._resolve(call)  # 2
             self._check_available(call)  # 3
             await self._authorize(call)  # 4
             self._effective_input(call)  # 5
@@ -263,6 +265,12 @@ class Invoker:
                 release()
         except _Stop as stop:
             err = stop.err
+        except Exception:
+            # A defect in a validator, policy plumbing or the library itself: the caller still
+            # gets a typed result and the registry keeps serving.
+            log.exception("invocation %s failed unexpectedly", call.invocation_id)
+            err = error("EXECUTION_FAILED", "The call failed inside the page; it was not completed.",
+                        reason="handler-error")
         result = self._result(req, call.invocation_id, err, output, start_version)
         self._settled(call, result, started)
         return result
@@ -280,6 +288,25 @@ class Invoker:
                 durationMs=duration,
             )
         )
+        for policy in call.audit_policies:
+            policy.forward(
+                AuditEvent(
+                    at=iso(self.registry.now()),
+                    type="invocation-settled",
+                    capability_id=result.capability_id,
+                    registration_id=None if call.reg is None else call.reg.registration_id,
+                    invocation_id=call.invocation_id,
+                    consumer_id=call.consumer.id,
+                    status=result.status,
+                    code=result.code,
+                    duration_ms=duration,
+                    queue_wait_ms=call.queue_wait_ms,
+                    execution_ms=call.execution_ms,
+                    payload={"input": call.effective, "output": result.output}
+                    if policy.level == "full"
+                    else None,
+                )
+            )
         level = self._audit_level(call.entry)
         if level == "none":
             return
@@ -311,7 +338,7 @@ class Invoker:
 
     # ---- phase 2: resolution
 
-    def _resolve(self, call: _Call) -> None:
+    async def _resolve(self, call: _Call) -> None:
         registry = self.registry
         req = call.request
         cid = req.capability_id
@@ -326,13 +353,18 @@ class Invoker:
                 reason="surface-reloaded",
             )
         host = _memo(registry.host_context)
-        visible = [
-            reg
-            for reg in registry.registrations()
-            if cid in reg.capabilities
-            and discovery(reg, reg.capabilities[cid], call.consumer, host, registry.now).outcome != "hide"
-        ]
-        target = self._pick(call, visible)
+        visible: list[Registration] = []
+        hidden: list[Registration] = []
+        for reg in registry.registrations():
+            if cid in reg.capabilities:
+                decision = discovery(reg, reg.capabilities[cid], call.consumer, host, registry.now)
+                (hidden if decision.outcome == "hide" else visible).append(reg)
+        try:
+            target = self._pick(call, visible)
+        except _Stop as stop:
+            if stop.err.code == "CAPABILITY_NOT_FOUND" and hidden:
+                await self._gate_refusal(call, hidden, host())
+            raise
         call.reg = target
         call.entry = target.capabilities[cid]
         if (
@@ -346,6 +378,38 @@ class Invoker:
                 reason="surface-version-mismatch",
                 liveRegistrationId=target.registration_id,
             )
+
+    async def _gate_refusal(self, call: _Call, hidden: list[Registration], host: Mapping[str, Any]) -> None:
+        """Let a gate that hid the target refuse with its own typed error.
+
+        Built-in gates (authenticated, has_permission, tenant_boundary) hide at discovery and
+        answer NOT_AUTHENTICATED / NOT_AUTHORIZED at invocation (docs/06). Only policies that
+        voted ``hide`` and implement ``on_authorize`` are asked, without agent input; if none
+        refuses, the call stays CAPABILITY_NOT_FOUND (hidden is indistinguishable from absent).
+        """
+        req = call.request
+        for reg in hidden:
+            if req.registration_id not in (None, reg.registration_id):
+                continue
+            if req.instance_id not in (None, reg.instance_id):
+                continue
+            entry = reg.capabilities[req.capability_id]
+            base = policy_context(reg, entry, call.consumer, host, self.registry.now)
+            ctx = PolicyContext(**{**_fields(base), "invocation_id": call.invocation_id})
+            for policy, _scope in entry.policies:
+                if type(policy).on_authorize is Policy.on_authorize:
+                    continue  # not a gate
+                try:
+                    if as_decision(policy.on_discovery(ctx)).outcome != "hide":
+                        continue
+                    outcome = policy.on_authorize(ctx)
+                    if inspect.isawaitable(outcome):
+                        await outcome
+                except AgentSurfaceError as exc:
+                    raise _Stop(exc.error) from None
+                except Exception:
+                    log.warning("policy %s failed while refusing a hidden call", policy.name, exc_info=True)
+            return
 
     def _pick(self, call: _Call, visible: list[Registration]) -> Registration:
         req = call.request
@@ -554,6 +618,8 @@ class Invoker:
         if ctx is not None:
             for policy, _scope in entry.policies:
                 await self._run_policy(policy.on_invoke, ctx, policy.name)
+                if isinstance(policy, AuditPolicy):  # it recorded the start: it gets the end
+                    call.audit_policies.append(policy)
             for policy, _scope in entry.policies:
                 try:
                     wants = policy.requires_confirmation(ctx)
