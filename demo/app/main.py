@@ -10,13 +10,13 @@ import json
 from typing import Any
 
 import js
+from console_app.model import ConsoleState, Device
+from console_app.surface import BackendExecutor, create_console_surface
+from console_app.ui import ConsoleUI
 from pyodide.http import pyfetch
 
 from agent_surface import Consumer
 from agent_surface.adapters.webmcp import create_webmcp_adapter
-from console_app.model import ConsoleState, Device
-from console_app.surface import BackendExecutor, create_console_surface
-from console_app.ui import ConsoleUI
 
 params = js.URLSearchParams.new(js.location.search)
 TOKEN = params.get("token") or "demo-acme-operator"

@@ -37,8 +37,14 @@ class Device:
         )
 
     def row(self) -> dict[str, str]:
-        return {"id": self.id, "name": self.name, "model": self.model, "city": self.city,
-                "status": self.status, "lastSeen": self.last_seen}
+        return {
+            "id": self.id,
+            "name": self.name,
+            "model": self.model,
+            "city": self.city,
+            "status": self.status,
+            "lastSeen": self.last_seen,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +60,9 @@ class Filters:
             return False
         if self.text:
             needle = self.text.casefold()
-            return any(needle in value.casefold() for value in (device.id, device.name, device.model, device.city))
+            return any(
+                needle in value.casefold() for value in (device.id, device.name, device.model, device.city)
+            )
         return True
 
     def to_json(self) -> dict[str, str | None]:

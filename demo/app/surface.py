@@ -38,7 +38,7 @@ class Row(BaseModel):
     model: str
     city: str
     status: Status
-    lastSeen: str  # noqa: N815 (wire name)
+    lastSeen: str
 
 
 class ActiveFilters(BaseModel):
@@ -66,7 +66,10 @@ DISABLE = ProcedureContract(
     },
     output={
         "type": "object",
-        "properties": {"disabled": {"type": "integer"}, "devices": {"type": "array", "items": {"type": "object"}}},
+        "properties": {
+            "disabled": {"type": "integer"},
+            "devices": {"type": "array", "items": {"type": "object"}},
+        },
         "required": ["disabled"],
     },
 )
@@ -103,7 +106,10 @@ QUERY = ProcedureContract(
     },
     output={
         "type": "object",
-        "properties": {"devices": {"type": "array", "items": {"type": "object"}}, "total": {"type": "integer"}},
+        "properties": {
+            "devices": {"type": "array", "items": {"type": "object"}},
+            "total": {"type": "integer"},
+        },
         "required": ["devices", "total"],
     },
 )
@@ -119,7 +125,9 @@ def _disable_summary(effective: Any) -> str:
 # ---------------------------------------------------------------- view components
 
 
-class DevicesTable(AgentComponent, type="devices.table", description="The devices table: rows and selection."):
+class DevicesTable(
+    AgentComponent, type="devices.table", description="The devices table: rows and selection."
+):
     def __init__(self, state: ConsoleState) -> None:
         self.state = state
 
@@ -132,8 +140,9 @@ class DevicesTable(AgentComponent, type="devices.table", description="The device
         return list(self.state.selected)
 
     @action("Select rows by device id. mode: replace (default), add or remove.", idempotent=True)
-    def select_rows(self, ids: list[str] = Field(max_length=200),
-                    mode: Literal["replace", "add", "remove"] = "replace") -> list[str]:
+    def select_rows(
+        self, ids: list[str] = Field(max_length=200), mode: Literal["replace", "add", "remove"] = "replace"
+    ) -> list[str]:
         self.state.select(ids, mode)
         return list(self.state.selected)
 
@@ -142,8 +151,10 @@ class DevicesTable(AgentComponent, type="devices.table", description="The device
         shown = {d.id for d in self.state.visible()}
         missing = [i for i in ids if i not in shown]
         if missing and mode != "remove":
-            return PreconditionFailure("Some ids are not in the table as filtered; change the filters first.",
-                                       {"notVisible": missing[:20]})
+            return PreconditionFailure(
+                "Some ids are not in the table as filtered; change the filters first.",
+                {"notVisible": missing[:20]},
+            )
         return None
 
     @action("Select every row currently shown.", idempotent=True)
@@ -183,8 +194,12 @@ class DevicesFilters(AgentComponent, type="devices.filters", description="The fi
         return ActiveFilters(**self.state.filters.to_json())
 
     @action("Set the table filters. Omitted fields are cleared.", idempotent=True)
-    def set_filters(self, status: Status | None = None, city: str | None = Field(None, max_length=80),
-                    text: str | None = Field(None, max_length=80)) -> ActiveFilters:
+    def set_filters(
+        self,
+        status: Status | None = None,
+        city: str | None = Field(None, max_length=80),
+        text: str | None = Field(None, max_length=80),
+    ) -> ActiveFilters:
         self.state.set_filters(Filters(status, city or None, text or None))
         return ActiveFilters(**self.state.filters.to_json())
 
@@ -261,7 +276,9 @@ class BackendExecutor:
     urllib in CPython tests. Server errors arrive as typed ``{"error": {...}}`` bodies.
     """
 
-    def __init__(self, fetch_json: FetchJson, token: str, on_result: Callable[[str, Any], None] | None = None):
+    def __init__(
+        self, fetch_json: FetchJson, token: str, on_result: Callable[[str, Any], None] | None = None
+    ):
         self._fetch = fetch_json
         self._token = token
         self._on_result = on_result
@@ -283,13 +300,21 @@ def _server_error(status: int, body: Any) -> CapabilityError:
     err = body.get("error") if isinstance(body, dict) else None
     try:
         if isinstance(err, dict):
-            return CapabilityError(err["code"], str(err.get("message", "The server refused the call.")),
-                                   err.get("retry") or _default_retry(err["code"]), err.get("details"))
+            return CapabilityError(
+                err["code"],
+                str(err.get("message", "The server refused the call.")),
+                err.get("retry") or _default_retry(err["code"]),
+                err.get("details"),
+            )
     except (KeyError, ValueError):
         pass
     transient = status >= 500 or status == 0
-    return CapabilityError("EXECUTION_FAILED", "The server could not complete the call.",
-                           "after-delay" if transient else "no", {"reason": "transport", "transient": transient})
+    return CapabilityError(
+        "EXECUTION_FAILED",
+        "The server could not complete the call.",
+        "after-delay" if transient else "no",
+        {"reason": "transport", "transient": transient},
+    )
 
 
 def _default_retry(code: str) -> Any:

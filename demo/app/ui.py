@@ -33,8 +33,9 @@ def _ago(iso: str) -> str:
 
 
 class ConsoleUI:
-    def __init__(self, state: ConsoleState, surface: Any, adapter: Any, session: dict[str, Any],
-                 human_api: Any) -> None:
+    def __init__(
+        self, state: ConsoleState, surface: Any, adapter: Any, session: dict[str, Any], human_api: Any
+    ) -> None:
         self.state = state
         self.surface = surface
         self.registry = surface.registry
@@ -57,57 +58,124 @@ class ConsoleUI:
     def _build(self) -> None:
         root = by_id("app")
         user = self.session.get("user", {})
-        status_select = h("select", {"id": "filter-status", "aria-label": "Status"},
-                          h("option", {"value": ""}, "Any status"),
-                          [h("option", {"value": s}, STATUS_LABEL[s]) for s in STATUSES])
-        city_select = h("select", {"id": "filter-city", "aria-label": "City"}, h("option", {"value": ""}, "Any city"))
-        text_input = h("input", {"id": "filter-text", "type": "search", "placeholder": "Search name, id, model…",
-                                 "aria-label": "Search"})
+        status_select = h(
+            "select",
+            {"id": "filter-status", "aria-label": "Status"},
+            h("option", {"value": ""}, "Any status"),
+            [h("option", {"value": s}, STATUS_LABEL[s]) for s in STATUSES],
+        )
+        city_select = h(
+            "select", {"id": "filter-city", "aria-label": "City"}, h("option", {"value": ""}, "Any city")
+        )
+        text_input = h(
+            "input",
+            {
+                "id": "filter-text",
+                "type": "search",
+                "placeholder": "Search name, id, model…",
+                "aria-label": "Search",
+            },
+        )
         for element in (status_select, city_select):
             listen(element, "change", lambda _e: self._filters_from_form())
         listen(text_input, "input", lambda _e: self._filters_from_form())
         replace_children(
             root,
-            h("header", {"class": "topbar"},
-              h("div", {"class": "brand"}, h("span", {"class": "logo"}, "◉"), " Devices console"),
-              h("nav", {"class": "tabs", "id": "tabs"},
-                h("button", {"class": "tab", "dataset": {"route": "devices"}}, "Devices"),
-                h("button", {"class": "tab", "dataset": {"route": "activity"}}, "Agent activity")),
-              h("div", {"class": "who"}, f"{user.get('name', '?')} · {self.session.get('tenant', '?')} · "
-                                         f"{user.get('role', '?')}")),
-            h("main", {"class": "layout"},
-              h("section", {"class": "content"},
-                h("div", {"id": "page-devices", "class": "page"},
-                  h("div", {"class": "filters"}, status_select, city_select, text_input,
-                    h("button", {"id": "filter-clear", "class": "ghost"}, "Clear filters")),
-                  h("p", {"id": "notice", "class": "notice", "role": "status", "hidden": True}),
-                  h("div", {"class": "toolbar"},
-                    h("span", {"id": "selection-count"}),
-                    h("button", {"id": "select-visible", "class": "ghost"}, "Select visible"),
-                    h("button", {"id": "clear-selection", "class": "ghost"}, "Clear selection")),
-                  h("table", {"class": "devices"},
-                    h("thead", {}, h("tr", {},
-                                     h("th", {"class": "check"}, ""), h("th", {}, "Device"), h("th", {}, "Status"),
-                                     h("th", {}, "City"), h("th", {}, "Model"), h("th", {}, "Last seen"))),
-                    h("tbody", {"id": "rows"})),
-                  h("p", {"id": "empty", "class": "empty"}, "No device matches these filters.")),
-                h("div", {"id": "page-activity", "class": "page"},
-                  h("h2", {}, "Agent activity"),
-                  h("p", {"class": "hint"}, "Every call an agent made through the WebMCP tools, newest first."),
-                  h("ol", {"id": "activity", "class": "activity"}))),
-              h("aside", {"class": "surface-panel"},
-                h("h2", {}, "Agent surface"),
-                h("p", {"class": "hint", "id": "surface-meta"}),
-                h("ul", {"id": "tools", "class": "tools"}),
-                h("h3", {}, "Recent calls"),
-                h("ol", {"id": "calls", "class": "calls"}))),
+            h(
+                "header",
+                {"class": "topbar"},
+                h("div", {"class": "brand"}, h("span", {"class": "logo"}, "◉"), " Devices console"),
+                h(
+                    "nav",
+                    {"class": "tabs", "id": "tabs"},
+                    h("button", {"class": "tab", "dataset": {"route": "devices"}}, "Devices"),
+                    h("button", {"class": "tab", "dataset": {"route": "activity"}}, "Agent activity"),
+                ),
+                h(
+                    "div",
+                    {"class": "who"},
+                    f"{user.get('name', '?')} · {self.session.get('tenant', '?')} · {user.get('role', '?')}",
+                ),
+            ),
+            h(
+                "main",
+                {"class": "layout"},
+                h(
+                    "section",
+                    {"class": "content"},
+                    h(
+                        "div",
+                        {"id": "page-devices", "class": "page"},
+                        h(
+                            "div",
+                            {"class": "filters"},
+                            status_select,
+                            city_select,
+                            text_input,
+                            h("button", {"id": "filter-clear", "class": "ghost"}, "Clear filters"),
+                        ),
+                        h("p", {"id": "notice", "class": "notice", "role": "status", "hidden": True}),
+                        h(
+                            "div",
+                            {"class": "toolbar"},
+                            h("span", {"id": "selection-count"}),
+                            h("button", {"id": "select-visible", "class": "ghost"}, "Select visible"),
+                            h("button", {"id": "clear-selection", "class": "ghost"}, "Clear selection"),
+                        ),
+                        h(
+                            "table",
+                            {"class": "devices"},
+                            h(
+                                "thead",
+                                {},
+                                h(
+                                    "tr",
+                                    {},
+                                    h("th", {"class": "check"}, ""),
+                                    h("th", {}, "Device"),
+                                    h("th", {}, "Status"),
+                                    h("th", {}, "City"),
+                                    h("th", {}, "Model"),
+                                    h("th", {}, "Last seen"),
+                                ),
+                            ),
+                            h("tbody", {"id": "rows"}),
+                        ),
+                        h("p", {"id": "empty", "class": "empty"}, "No device matches these filters."),
+                    ),
+                    h(
+                        "div",
+                        {"id": "page-activity", "class": "page"},
+                        h("h2", {}, "Agent activity"),
+                        h(
+                            "p",
+                            {"class": "hint"},
+                            "Every call an agent made through the WebMCP tools, newest first.",
+                        ),
+                        h("ol", {"id": "activity", "class": "activity"}),
+                    ),
+                ),
+                h(
+                    "aside",
+                    {"class": "surface-panel"},
+                    h("h2", {}, "Agent surface"),
+                    h("p", {"class": "hint", "id": "surface-meta"}),
+                    h("ul", {"id": "tools", "class": "tools"}),
+                    h("h3", {}, "Recent calls"),
+                    h("ol", {"id": "calls", "class": "calls"}),
+                ),
+            ),
             h("div", {"id": "drawer", "class": "drawer", "hidden": True}),
             h("div", {"id": "confirm", "class": "modal-backdrop", "hidden": True}),
         )
         listen(by_id("tabs"), "click", self._on_tab)
         listen(by_id("rows"), "click", self._on_row_click)
         listen(by_id("filter-clear"), "click", lambda _e: self.state.set_filters(Filters()))
-        listen(by_id("select-visible"), "click", lambda _e: self.state.select([d.id for d in self.state.visible()]))
+        listen(
+            by_id("select-visible"),
+            "click",
+            lambda _e: self.state.select([d.id for d in self.state.visible()]),
+        )
         listen(by_id("clear-selection"), "click", lambda _e: self.state.select([]))
         listen(by_id("drawer"), "click", self._on_drawer_click)
         listen(by_id("confirm"), "click", self._on_confirm_click)
@@ -172,8 +240,11 @@ class ConsoleUI:
         city = by_id("filter-city")
         wanted = ["", *self.state.cities()]
         if [option.value for option in city.options] != wanted:
-            replace_children(city, h("option", {"value": ""}, "Any city"),
-                             [h("option", {"value": c}, c) for c in wanted[1:]])
+            replace_children(
+                city,
+                h("option", {"value": ""}, "Any city"),
+                [h("option", {"value": c}, c) for c in wanted[1:]],
+            )
         filters = self.state.filters
         by_id("filter-status").value = filters.status or ""
         city.value = filters.city or ""
@@ -185,19 +256,40 @@ class ConsoleUI:
         selected = set(self.state.selected)
         rows = []
         for device in self.state.visible():
-            rows.append(h(
-                "tr", {"class": "selected" if device.id in selected else None, "dataset": {"id": device.id}},
-                h("td", {"class": "check"}, h("input", {"type": "checkbox", "checked": device.id in selected,
-                                                        "aria-label": f"Select {device.name}"})),
-                h("td", {}, h("div", {"class": "name"}, device.name), h("div", {"class": "id"}, device.id)),
-                h("td", {}, h("span", {"class": f"pill {device.status}"}, STATUS_LABEL[device.status])),
-                h("td", {}, device.city), h("td", {}, device.model),
-                h("td", {"title": device.last_seen}, _ago(device.last_seen)),
-            ))
+            rows.append(
+                h(
+                    "tr",
+                    {"class": "selected" if device.id in selected else None, "dataset": {"id": device.id}},
+                    h(
+                        "td",
+                        {"class": "check"},
+                        h(
+                            "input",
+                            {
+                                "type": "checkbox",
+                                "checked": device.id in selected,
+                                "aria-label": f"Select {device.name}",
+                            },
+                        ),
+                    ),
+                    h(
+                        "td",
+                        {},
+                        h("div", {"class": "name"}, device.name),
+                        h("div", {"class": "id"}, device.id),
+                    ),
+                    h("td", {}, h("span", {"class": f"pill {device.status}"}, STATUS_LABEL[device.status])),
+                    h("td", {}, device.city),
+                    h("td", {}, device.model),
+                    h("td", {"title": device.last_seen}, _ago(device.last_seen)),
+                )
+            )
         replace_children(by_id("rows"), rows)
         by_id("empty").hidden = bool(rows)
         count = len(selected)
-        by_id("selection-count").textContent = f"{count} selected · {len(rows)} shown of {len(self.state.devices)}"
+        by_id(
+            "selection-count"
+        ).textContent = f"{count} selected · {len(rows)} shown of {len(self.state.devices)}"
         notice = by_id("notice")
         notice.hidden = not self.state.notice
         notice.textContent = self.state.notice or ""
@@ -210,16 +302,29 @@ class ConsoleUI:
             return
         replace_children(
             drawer,
-            h("div", {"class": "drawer-head"}, h("h2", {}, device.name),
-              h("button", {"class": "ghost", "dataset": {"action": "close"}, "aria-label": "Close"}, "✕")),
-            h("dl", {},
-              h("dt", {}, "Id"), h("dd", {}, device.id),
-              h("dt", {}, "Status"), h("dd", {}, h("span", {"class": f"pill {device.status}"}, STATUS_LABEL[device.status])),
-              h("dt", {}, "City"), h("dd", {}, device.city),
-              h("dt", {}, "Model"), h("dd", {}, device.model),
-              h("dt", {}, "Last seen"), h("dd", {}, f"{_ago(device.last_seen)} ({device.last_seen})")),
+            h(
+                "div",
+                {"class": "drawer-head"},
+                h("h2", {}, device.name),
+                h("button", {"class": "ghost", "dataset": {"action": "close"}, "aria-label": "Close"}, "✕"),
+            ),
+            h(
+                "dl",
+                {},
+                h("dt", {}, "Id"),
+                h("dd", {}, device.id),
+                h("dt", {}, "Status"),
+                h("dd", {}, h("span", {"class": f"pill {device.status}"}, STATUS_LABEL[device.status])),
+                h("dt", {}, "City"),
+                h("dd", {}, device.city),
+                h("dt", {}, "Model"),
+                h("dd", {}, device.model),
+                h("dt", {}, "Last seen"),
+                h("dd", {}, f"{_ago(device.last_seen)} ({device.last_seen})"),
+            ),
             h("button", {"class": "primary", "dataset": {"action": "enable"}}, "Enable device")
-            if device.status == "disabled" else None,
+            if device.status == "disabled"
+            else None,
         )
 
     def render_surface(self) -> None:
@@ -227,21 +332,33 @@ class ConsoleUI:
         shape = getattr(self.adapter, "shape", None)
         by_id("surface-meta").textContent = (
             f"{len(tools)} tools exposed over WebMCP ({shape}) · surface v{self.registry.version}"
-            if shape else f"No WebMCP in this browser: nothing is exposed · surface v{self.registry.version}"
+            if shape
+            else f"No WebMCP in this browser: nothing is exposed · surface v{self.registry.version}"
         )
         items = []
         for tool in tools:
             notes = [k.removesuffix("Hint") for k, v in tool.annotations.items() if v]
-            items.append(h("li", {}, h("div", {"class": "tool-name"}, tool.name),
-                           h("div", {"class": "tool-title"}, tool.title),
-                           h("div", {"class": "tool-desc"}, tool.description),
-                           h("div", {"class": "badges"}, [h("span", {"class": f"badge {n}"}, n) for n in notes])))
+            items.append(
+                h(
+                    "li",
+                    {},
+                    h("div", {"class": "tool-name"}, tool.name),
+                    h("div", {"class": "tool-title"}, tool.title),
+                    h("div", {"class": "tool-desc"}, tool.description),
+                    h("div", {"class": "badges"}, [h("span", {"class": f"badge {n}"}, n) for n in notes]),
+                )
+            )
         snap = self.registry.snapshot(consumer=getattr(self.adapter, "consumer", None))
         for cap in snap.capabilities():
             if not cap.available:
-                items.append(h("li", {"class": "off"},
-                               h("div", {"class": "tool-name"}, cap.capability_id),
-                               h("div", {"class": "tool-desc"}, f"unavailable: {cap.unavailable_reason}")))
+                items.append(
+                    h(
+                        "li",
+                        {"class": "off"},
+                        h("div", {"class": "tool-name"}, cap.capability_id),
+                        h("div", {"class": "tool-desc"}, f"unavailable: {cap.unavailable_reason}"),
+                    )
+                )
         replace_children(by_id("tools"), items)
 
     def render_confirmations(self) -> None:
@@ -254,22 +371,57 @@ class ConsoleUI:
         item: PendingConfirmation = pending[0]
         replace_children(
             box,
-            h("div", {"class": "modal", "role": "dialog", "aria-modal": "true", "aria-labelledby": "confirm-title"},
-              h("h2", {"id": "confirm-title"}, "An agent asks for your approval"),
-              h("p", {"class": "summary"}, item.summary),
-              h("div", {"class": "meta"},
-                h("span", {"class": f"badge effect {item.effect}"}, item.effect),
-                h("span", {"class": "capability"}, item.capability_id),
-                h("span", {"class": "countdown", "id": "confirm-countdown", "dataset": {"expires": item.expires_at}})),
-              h("p", {"class": "label"}, "Exactly this input will be sent:"),
-              h("pre", {"class": "input"}, json.dumps(item.input, indent=2)),
-              h("p", {"id": "confirm-warning", "class": "warning"}),
-              h("div", {"class": "actions"},
-                h("button", {"class": "danger", "id": "confirm-deny",
-                             "dataset": {"decision": "deny", "cid": item.confirmation_id}}, "Deny"),
-                h("button", {"class": "primary", "id": "confirm-approve",
-                             "dataset": {"decision": "approve", "cid": item.confirmation_id}}, "Approve")),
-              h("p", {"class": "hint"}, f"{len(pending) - 1} more waiting" if len(pending) > 1 else None)),
+            h(
+                "div",
+                {
+                    "class": "modal",
+                    "role": "dialog",
+                    "aria-modal": "true",
+                    "aria-labelledby": "confirm-title",
+                },
+                h("h2", {"id": "confirm-title"}, "An agent asks for your approval"),
+                h("p", {"class": "summary"}, item.summary),
+                h(
+                    "div",
+                    {"class": "meta"},
+                    h("span", {"class": f"badge effect {item.effect}"}, item.effect),
+                    h("span", {"class": "capability"}, item.capability_id),
+                    h(
+                        "span",
+                        {
+                            "class": "countdown",
+                            "id": "confirm-countdown",
+                            "dataset": {"expires": item.expires_at},
+                        },
+                    ),
+                ),
+                h("p", {"class": "label"}, "Exactly this input will be sent:"),
+                h("pre", {"class": "input"}, json.dumps(item.input, indent=2)),
+                h("p", {"id": "confirm-warning", "class": "warning"}),
+                h(
+                    "div",
+                    {"class": "actions"},
+                    h(
+                        "button",
+                        {
+                            "class": "danger",
+                            "id": "confirm-deny",
+                            "dataset": {"decision": "deny", "cid": item.confirmation_id},
+                        },
+                        "Deny",
+                    ),
+                    h(
+                        "button",
+                        {
+                            "class": "primary",
+                            "id": "confirm-approve",
+                            "dataset": {"decision": "approve", "cid": item.confirmation_id},
+                        },
+                        "Approve",
+                    ),
+                ),
+                h("p", {"class": "hint"}, f"{len(pending) - 1} more waiting" if len(pending) > 1 else None),
+            ),
         )
         self._tick()
 
@@ -292,13 +444,18 @@ class ConsoleUI:
         if event.type == "invocation-started":
             self._started[event["invocationId"]] = js.performance.now()
         elif event.type == "invocation-settled":
-            self.log.insert(0, {
-                "at": datetime.now(UTC).strftime("%H:%M:%S"),
-                "capability": event["capabilityId"],
-                "status": event["status"],
-                "code": event.data.get("code"),
-                "ms": round(js.performance.now() - self._started.pop(event["invocationId"], js.performance.now())),
-            })
+            self.log.insert(
+                0,
+                {
+                    "at": datetime.now(UTC).strftime("%H:%M:%S"),
+                    "capability": event["capabilityId"],
+                    "status": event["status"],
+                    "code": event.data.get("code"),
+                    "ms": round(
+                        js.performance.now() - self._started.pop(event["invocationId"], js.performance.now())
+                    ),
+                },
+            )
             del self.log[50:]
             self._render_log()
         elif event.type == "surface-changed":
@@ -312,9 +469,14 @@ class ConsoleUI:
     def _render_log(self) -> None:
         def item(entry: dict[str, Any]) -> Any:
             outcome = entry["code"] or "ok"
-            return h("li", {"class": "ok" if entry["status"] == "ok" else "err"},
-                     h("span", {"class": "time"}, entry["at"]), h("span", {"class": "cap"}, entry["capability"]),
-                     h("span", {"class": "outcome"}, outcome), h("span", {"class": "ms"}, f"{entry['ms']} ms"))
+            return h(
+                "li",
+                {"class": "ok" if entry["status"] == "ok" else "err"},
+                h("span", {"class": "time"}, entry["at"]),
+                h("span", {"class": "cap"}, entry["capability"]),
+                h("span", {"class": "outcome"}, outcome),
+                h("span", {"class": "ms"}, f"{entry['ms']} ms"),
+            )
 
         replace_children(by_id("calls"), [item(e) for e in self.log[:8]])
         replace_children(by_id("activity"), [item(e) for e in self.log])

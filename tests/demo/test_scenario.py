@@ -1,0 +1,203 @@
+"""AS-EXAMPLE-001: "show me the offline devices in Milan, select the visible ones and disable
+them", scripted with no LLM, through the testing harness in CPython, against the real backend
+(HTTP + SQLite). The console's surface code is the same module the page runs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from demo.app.model import ConsoleState, Device
+from demo.app.surface import BackendExecutor, create_console_surface
+from demo.backend import start_demo_server
+
+from agent_surface import ManualClock
+from agent_surface.testing import (
+    TestSurface,
+    assert_exposes,
+    assert_exposes_unavailable,
+    assert_fails_with,
+    assert_hidden,
+    assert_ok,
+    create_test_surface,
+)
+
+TOKEN = "demo-acme-operator"
+
+
+@pytest.fixture
+def backend() -> Iterator[str]:
+    server, url = start_demo_server(port=0)
+    try:
+        yield url
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def http(
+    url: str, path: str, body: Any = None, token: str = TOKEN, headers: dict[str, str] | None = None
+) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url + path, data=data, method="POST" if data is not None else "GET")
+    request.add_header("Authorization", f"Bearer {token}")
+    request.add_header("Content-Type", "application/json")
+    for key, value in (headers or {}).items():
+        request.add_header(key, value)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def console(url: str, token: str = TOKEN) -> tuple[TestSurface, ConsoleState, list[tuple[str, Any]]]:
+    state = ConsoleState()
+    _, listing = http(url, "/api/devices", token=token)
+    state.set_devices([Device.from_api(row) for row in listing["devices"]])
+    results: list[tuple[str, Any]] = []
+
+    async def fetch_json(path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+        auth = headers.pop("Authorization").removeprefix("Bearer ")
+        return await asyncio.to_thread(http, url, path, body, auth, headers)
+
+    def on_result(procedure_id: str, body: Any) -> None:
+        results.append((procedure_id, body))
+        rows = body.get("devices") or []
+        if procedure_id != "domain:devices.query" and rows:
+            state.upsert([Device.from_api(r) for r in rows])
+
+    surface = create_console_surface(
+        state, BackendExecutor(fetch_json, token, on_result), clock=ManualClock()
+    )
+    return create_test_surface(registry=surface.registry), state, results
+
+
+def statuses(url: str, ids: list[str]) -> dict[str, str]:
+    _, listing = http(url, "/api/devices")
+    return {d["id"]: d["status"] for d in listing["devices"] if d["id"] in ids}
+
+
+async def select_offline_in_milan(surface: TestSurface) -> list[str]:
+    assert_exposes_unavailable(surface, "domain:devices.disable", reason="Select at least one device first.")
+    assert_ok(await surface.invoke("view:devices.filters.setFilters", {"status": "offline", "city": "Milan"}))
+    rows = await surface.observe("view:devices.table.visibleRows")
+    assert rows and all(r["status"] == "offline" and r["city"] == "Milan" for r in rows)
+    selected = assert_ok(await surface.invoke("view:devices.table.selectVisible"))
+    assert selected == [r["id"] for r in rows]
+    assert_exposes(surface, "domain:devices.disable")
+    return list(selected)
+
+
+async def test_AS_EXAMPLE_001_disable_offline_devices_in_milan(backend: str) -> None:
+    surface, state, _ = console(backend)
+    ids = await select_offline_in_milan(surface)
+
+    first = await surface.invoke("domain:devices.disable", {"reason": "maintenance"})
+    assert_fails_with(first, "CONFIRMATION_REQUIRED", effect="destructive")
+    pending = surface.confirmations.pending()
+    assert len(pending) == 1 and pending[0].input == {"deviceIds": ids, "reason": "maintenance"}
+    assert statuses(backend, ids) == dict.fromkeys(ids, "offline")  # nothing happened yet
+
+    surface.confirmations.approve()
+    assert first.error is not None and first.error.details is not None
+    done = await surface.invoke(
+        "domain:devices.disable",
+        {"reason": "maintenance"},
+        invocation_id=first.invocation_id,
+        confirmation_id=first.error.details["confirmationId"],
+    )
+    output = assert_ok(done)
+    assert output["disabled"] == len(ids)
+    assert statuses(backend, ids) == dict.fromkeys(ids, "disabled")  # the database changed
+    assert {d.id for d in state.devices if d.status == "disabled"} >= set(ids)  # and the view
+    assert await surface.observe("view:devices.table.visibleRows") == []  # no offline left in Milan
+
+    replay = await surface.invoke(
+        "domain:devices.disable",
+        {"reason": "maintenance"},
+        confirmation_id=first.error.details["confirmationId"],
+    )
+    assert replay.code in ("CONFIRMATION_INVALID", "CAPABILITY_NOT_AVAILABLE")
+
+
+async def test_AS_EXAMPLE_001_denial_leaves_the_database_unchanged(backend: str) -> None:
+    surface, _, results = console(backend)
+    ids = await select_offline_in_milan(surface)
+    first = await surface.invoke("domain:devices.disable", {})
+    surface.confirmations.deny()
+    assert first.error is not None and first.error.details is not None
+    retry = await surface.invoke(
+        "domain:devices.disable",
+        {},
+        invocation_id=first.invocation_id,
+        confirmation_id=first.error.details["confirmationId"],
+    )
+    assert_fails_with(retry, "CONFIRMATION_INVALID", reason="denied")
+    assert retry.error is not None and retry.error.retry == "no"
+    assert statuses(backend, ids) == dict.fromkeys(ids, "offline")
+    assert results == []  # the backend was never called
+
+
+async def test_locked_selection_cannot_be_redirected_by_the_agent(backend: str) -> None:
+    surface, _, results = console(backend)
+    await select_offline_in_milan(surface)
+    result = await surface.invoke("domain:devices.disable", {"deviceIds": ["dev-0002"]})
+    assert_fails_with(result, "INVALID_INPUT", lockedFields=["deviceIds"])
+    assert surface.confirmations.pending() == [] and results == []
+
+
+async def test_bait_and_switch_after_approval_fails_closed(backend: str) -> None:
+    surface, state, results = console(backend)
+    ids = await select_offline_in_milan(surface)
+    first = await surface.invoke("domain:devices.disable", {})
+    surface.confirmations.approve()
+    state.select(ids[:1])  # the selection changes after the user approved
+    assert first.error is not None and first.error.details is not None
+    retry = await surface.invoke(
+        "domain:devices.disable",
+        {},
+        invocation_id=first.invocation_id,
+        confirmation_id=first.error.details["confirmationId"],
+    )
+    assert_fails_with(retry, "CONFIRMATION_INVALID", reason="mismatch")
+    assert results == [] and statuses(backend, ids) == dict.fromkeys(ids, "offline")
+
+
+async def test_server_refusal_is_relayed_as_a_typed_error(backend: str) -> None:
+    surface, _, _ = console(backend, token="demo-acme-viewer")  # a viewer may look, not disable
+    ids = await select_offline_in_milan(surface)
+    first = await surface.invoke("domain:devices.disable", {})
+    surface.confirmations.approve()
+    assert first.error is not None and first.error.details is not None
+    refused = await surface.invoke(
+        "domain:devices.disable",
+        {},
+        invocation_id=first.invocation_id,
+        confirmation_id=first.error.details["confirmationId"],
+    )
+    assert_fails_with(refused, "NOT_AUTHORIZED", origin="server")
+    assert statuses(backend, ids) == dict.fromkeys(ids, "offline")
+
+
+async def test_rename_is_bound_to_the_open_drawer(backend: str) -> None:
+    surface, state, _ = console(backend)
+    assert_exposes_unavailable(surface, "domain:devices.rename", reason="Open a device in the drawer first.")
+    assert_ok(await surface.invoke("view:devices.drawer.open", {"deviceId": "dev-0002"}))
+    renamed = assert_ok(await surface.invoke("domain:devices.rename", {"name": "Rooftop north"}))
+    assert renamed["device"]["id"] == "dev-0002" and renamed["device"]["name"] == "Rooftop north"
+    _, listing = http(backend, "/api/devices")
+    assert {d["id"]: d["name"] for d in listing["devices"]}["dev-0002"] == "Rooftop north"
+
+
+async def test_navigation_and_hidden_capabilities(backend: str) -> None:
+    surface, state, _ = console(backend)
+    assert_ok(await surface.invoke("view:app.navigation.goTo", {"route": "activity"}))
+    assert state.route == "activity"
+    assert_hidden(surface, "view:devices.table.deleteEverything")
+    assert_fails_with(await surface.invoke("view:app.navigation.goTo", {"route": "admin"}), "INVALID_INPUT")
