@@ -246,6 +246,15 @@ class ConfirmationController:
             if record.status == "pending" and now >= record.expires_at:
                 record.status = "expired"
                 self._settle(record, "expired")
+            elif record.status == "approved" and now >= record.expires_at:
+                # Evidence is time-bound: an approval not spent before expiresAt lapses (it was
+                # already resolved, so no second confirmation-resolved event).
+                record.status = "expired"
+                self._audit(
+                    "confirmation-expired",
+                    capability_id=record.pending.capability_id,
+                    registration_id=record.pending.registration_id,
+                )
         # Forget settled records once they are well past expiry (bounded store).
         for cid, record in list(self._records.items()):
             if record.status != "pending" and now >= record.expires_at + self._ttl:

@@ -7,6 +7,7 @@ decides at the input-aware phase.
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -160,14 +161,17 @@ class AuditPolicy(Policy):
 
     def on_invoke(self, ctx: PolicyContext) -> None:
         payload = {"input": ctx.effective_input} if self.level == "full" else None
-        try:
-            self.sink.record(AuditEvent(
-                at=iso(ctx.now()), type="invocation-started", capability_id=ctx.capability_id,
-                registration_id=ctx.registration_id, invocation_id=ctx.invocation_id,
-                consumer_id=ctx.consumer.id, payload=payload,
-            ))
-        except Exception:
-            pass  # a sink must never break the call
+        self.forward(AuditEvent(
+            at=iso(ctx.now()), type="invocation-started", capability_id=ctx.capability_id,
+            registration_id=ctx.registration_id, invocation_id=ctx.invocation_id,
+            consumer_id=ctx.consumer.id, payload=payload,
+        ))
+
+    def forward(self, event: AuditEvent) -> None:
+        """Record on this policy's sink; the registry also forwards the settlement of every
+        call whose ``on_invoke`` ran here (docs/06: audit forwards invocation events)."""
+        with contextlib.suppress(Exception):  # a sink must never break the call
+            self.sink.record(event)
 
 
 def audit(sink: AuditSink | None = None, level: str = "metadata") -> Policy:
