@@ -45,6 +45,7 @@ class ConsoleUI:
         self.log: list[dict[str, Any]] = []
         self._started: dict[str, float] = {}
         self._countdown: Any = None
+        self._tasks: set[Any] = set()
         self._build()
         state.subscribe(self.render)
         self.registry.subscribe(self._on_event)
@@ -459,7 +460,9 @@ class ConsoleUI:
             del self.log[50:]
             self._render_log()
         elif event.type == "surface-changed":
-            asyncio.ensure_future(self._render_surface_when_settled())
+            task = asyncio.ensure_future(self._render_surface_when_settled())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     async def _render_surface_when_settled(self) -> None:
         if self.adapter is not None:

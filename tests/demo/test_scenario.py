@@ -186,7 +186,7 @@ async def test_server_refusal_is_relayed_as_a_typed_error(backend: str) -> None:
 
 
 async def test_rename_is_bound_to_the_open_drawer(backend: str) -> None:
-    surface, state, _ = console(backend)
+    surface, _state, _ = console(backend)
     assert_exposes_unavailable(surface, "domain:devices.rename", reason="Open a device in the drawer first.")
     assert_ok(await surface.invoke("view:devices.drawer.open", {"deviceId": "dev-0002"}))
     renamed = assert_ok(await surface.invoke("domain:devices.rename", {"name": "Rooftop north"}))
