@@ -51,6 +51,19 @@ def _phases(policy: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _as_snapshot(composed: Decision, available: bool, reason: str | None) -> tuple[str, str | None]:
+    """The outcome ``snapshot()`` produced for this capability (AS-EXPLAIN-003): hidden by
+    policy, disabled by state or policy (state's reason first, as the snapshot reports it),
+    or exposed. Per-policy votes and ``available`` keep authority and state apart."""
+    if composed.outcome == "hide":
+        return "hide", composed.reason
+    if not available:
+        return "disable", reason
+    if composed.outcome == "disable":
+        return "disable", composed.reason or "disabled by policy"
+    return "expose", None
+
+
 def explain_surface(
     registry: AgentSurfaceRegistry, *, consumer: Consumer | None = None, scope: Sequence[str] | None = None
 ) -> list[CapabilityExplanation]:
@@ -82,6 +95,7 @@ def explain_surface(
                 votes.append(PolicyVote(policy.name, where, _phases(policy), vote, threw, escalates))
                 composed = more_restrictive(composed, vote)
             available, reason = availability(reg, entry)
+            outcome, outcome_reason = _as_snapshot(composed, available, reason)
             if entry.reference is not None:
                 description = entry.reference.contract.description
             else:
@@ -94,8 +108,8 @@ def explain_surface(
                 description=description,
                 registration_id=reg.registration_id,
                 component=reg.key,
-                outcome=composed.outcome,
-                reason=composed.reason,
+                outcome=outcome,
+                reason=outcome_reason,
                 policies=tuple(votes),
                 available=available,
                 unavailable_reason=reason,
