@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from agent_surface import (
     ActionContract,
     AgentSurfaceRegistry,
@@ -16,6 +18,7 @@ from agent_surface import (
     ComponentContract,
     Concurrency,
     Consumer,
+    DefinitionError,
     InvocationResult,
     Limits,
     MemoryAuditSink,
@@ -761,3 +764,24 @@ async def test_AS_NAV_004_a_navigation_that_never_settles_still_times_out() -> N
 
 def manual_timers(registry: Any) -> int:
     return int(registry.clock.pending_timers)
+
+
+def test_AS_CONC_001_invalid_groups_are_definition_errors() -> None:
+    for bad in (
+        {"mode": "parallel"},
+        {"mode": "parallel", "max": 0},
+        {"mode": "parallel", "max": 1.5},
+        {"mode": "parallel", "max": True},
+        {"mode": "key"},
+        {"mode": "key", "key": ""},
+        {"mode": "sequential"},
+        {"mode": "instance", "queue_depth": -1},
+    ):
+        with pytest.raises(DefinitionError):
+            Concurrency(**bad)
+    assert Concurrency().mode == "instance"
+    assert Concurrency("parallel", max=3, queue_depth=0).to_json() == {
+        "mode": "parallel",
+        "max": 3,
+        "queueDepth": 0,
+    }

@@ -12,9 +12,12 @@ import pytest
 
 from agent_surface import (
     ActionContext,
+    AgentComponent,
     AgentSurfaceError,
     Policy,
     PolicyContext,
+    PreconditionFailure,
+    action,
 )
 from agent_surface.core.errors import error
 
@@ -420,3 +423,52 @@ async def test_executor_receives_capability_id_effective_input_and_context() -> 
     assert value == {"deviceIds": ["d7"], "reason": "r"}
     assert ctx.invocation_id == "inv-ctx" and ctx.consumer == A
     assert ctx.confirmation is None and not ctx.signal.aborted
+
+
+# --------------------------------------------------------------------------- phase 7
+
+
+class Editor(AgentComponent, type="conf.editor", description="An editor with a precondition"):
+    def __init__(self) -> None:
+        self.dirty = False
+        self.saved: list[str] = []
+        self.checked: list[str] = []
+
+    @action("Save the draft under a title")
+    def save(self, title: str) -> None:
+        self.saved.append(title)
+
+    @save.precondition
+    def _can_save(self, title: str) -> PreconditionFailure | None:
+        self.checked.append(title)
+        if not self.dirty:
+            return PreconditionFailure("Nothing to save yet; edit the draft first.", {"hint": "edit-first"})
+        if title == "boom":
+            raise RuntimeError("precondition bug with secret path /srv/x")
+        if title == "typed":
+            raise AgentSurfaceError(error("PRECONDITION_FAILED", "Title is taken.", reason="duplicate-title"))
+        return None
+
+
+@pytest.mark.author_details
+async def test_precondition_runs_after_input_validation_and_fails_with_changes() -> None:
+    registry = make_registry([Editor])
+    editor = Editor()
+    registry.register(editor)
+    invalid = await registry.invoke({"capabilityId": "view:conf.editor.save", "input": {"title": 5}})
+    assert invalid.code == "INVALID_INPUT"
+    assert editor.checked == []  # phase 5 failed: phase 7 never ran
+    refused = await registry.invoke({"capabilityId": "view:conf.editor.save", "input": {"title": "a"}})
+    assert refused.code == "PRECONDITION_FAILED"
+    assert refused.error is not None and refused.error.retry == "with-changes"
+    assert refused.error.message == "Nothing to save yet; edit the draft first."
+    assert details_of(refused) == {"hint": "edit-first", "reason": "precondition"}
+    editor.dirty = True
+    broken = await registry.invoke({"capabilityId": "view:conf.editor.save", "input": {"title": "boom"}})
+    assert broken.code == "PRECONDITION_FAILED" and details_of(broken) == {"reason": "precondition-error"}
+    assert "/srv" not in str(broken.to_json())
+    typed = await registry.invoke({"capabilityId": "view:conf.editor.save", "input": {"title": "typed"}})
+    assert details_of(typed) == {"reason": "duplicate-title"}
+    assert (await registry.invoke({"capabilityId": "view:conf.editor.save", "input": {"title": "ok"}})).ok
+    assert editor.saved == ["ok"]
+    assert editor.checked == ["a", "boom", "typed", "ok"]
