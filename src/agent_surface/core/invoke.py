@@ -37,7 +37,7 @@ from .policies import AuditPolicy
 from .policy import Policy, PolicyContext, as_decision
 from .registration import CapabilityEntry, Registration
 from .schema import Invalid, Issue, Schema, Valid
-from .snapshot import availability, discovery, iso, policy_context
+from .snapshot import availability, discovery, iso, policy_context, sort_key
 
 if TYPE_CHECKING:
     from .registry import AgentSurfaceRegistry
@@ -355,10 +355,12 @@ class Invoker:
         host = _memo(registry.host_context)
         visible: list[Registration] = []
         hidden: list[Registration] = []
-        for reg in registry.registrations():
-            if cid in reg.capabilities:
-                decision = discovery(reg, reg.capabilities[cid], call.consumer, host, registry.now)
-                (hidden if decision.outcome == "hide" else visible).append(reg)
+        # Only the few registrations holding ``cid`` need snapshot order (for AMBIGUOUS_INSTANCE):
+        # sorting every live registration on each call was the largest cost on big pages.
+        holders = sorted((r for r in registry._by_id.values() if cid in r.capabilities), key=sort_key)
+        for reg in holders:
+            decision = discovery(reg, reg.capabilities[cid], call.consumer, host, registry.now)
+            (hidden if decision.outcome == "hide" else visible).append(reg)
         try:
             target = self._pick(call, visible)
         except _Stop as stop:

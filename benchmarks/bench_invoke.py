@@ -1,0 +1,216 @@
+"""Invocation benchmarks on the BENCHMARKS.md workloads (a script, not a test).
+
+    .venv/bin/python benchmarks/bench_invoke.py [--min-time 0.5] [--json]
+
+Each row: warm up, then time batches with ``time.perf_counter`` until at least ``--min-time``
+seconds and 10 batches are collected; the figure is the median ms/op over batches. The
+reference figures are the TypeScript implementation's (Node 20, vitest bench) as recorded in
+/work/shared/BENCHMARKS.md, run A / run B; the ratio is ours divided by their mean. Those figures
+come from another run, so read the ratio as an order of magnitude, not a precise comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agent_surface import (
+    ActionContract,
+    AgentSurfaceRegistry,
+    ComponentContract,
+    ObservationContract,
+    authenticated,
+    compile_manifest,
+    create_capability_authority,
+    create_registry,
+    rate_limit,
+)
+from agent_surface.core.jsonvalue import canonical_json, digest
+
+# ms/op, run A / run B (BENCHMARKS.md)
+REFERENCE: dict[str, tuple[float, float]] = {
+    "action invoke": (0.112, 0.090),
+    "action invoke, 2 policies": (0.121, 0.134),
+    "observation invoke": (0.067, 0.048),
+    "request digest at ~32 kB": (3.67, 4.25),
+}
+
+WIDGET = ComponentContract(
+    type="bench.widget",
+    description="bench widget",
+    observations={
+        "readState": ObservationContract(
+            "read",
+            output={"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]},
+        )
+    },
+    actions={
+        "poke": ActionContract(
+            "poke",
+            input={
+                "type": "object",
+                "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+                "required": ["ids"],
+                "additionalProperties": False,
+            },
+            effect="local-state",
+        )
+    },
+)
+AUTHORITY = create_capability_authority(compile_manifest([WIDGET]))
+
+
+def definition(i: int) -> Any:
+    def read(ctx: Any) -> Any:
+        return {"n": i}
+
+    def poke(value: Any, ctx: Any) -> None:
+        return None
+
+    return WIDGET.bind(instance_id=f"w{i}", observations={"readState": read}, actions={"poke": poke})
+
+
+def populated(n: int, **options: Any) -> AgentSurfaceRegistry:
+    """A production registry with definition(0..n-1) registered."""
+    registry = create_registry(authority=AUTHORITY, environment="production", **options)
+    for i in range(n):
+        registry.register(definition(i))
+    return registry
+
+
+def digest_payload() -> dict[str, Any]:
+    return {
+        "rows": [
+            {
+                "id": f"device_{i}",
+                "name": f"Device {i}",
+                "status": "online" if i % 2 else "offline",
+                "tags": ["a", "b", "c"],
+            }
+            for i in range(400)
+        ]
+    }
+
+
+# --------------------------------------------------------------------------- timing
+
+
+async def measure(op: Callable[[], Awaitable[Any]], min_time: float) -> float:
+    """Median ms/op over batches of awaited calls."""
+
+    async def batch(n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            await op()
+        return time.perf_counter() - start
+
+    # Warm up, and size batches to about 20 ms each.
+    n, spent = 1, 0.0
+    while spent < 0.02:
+        spent = await batch(n)
+        n *= 2
+    per_op = spent / (n // 2)
+    size = max(1, int(0.02 / per_op))
+    warm_until = time.perf_counter() + min(0.25, min_time / 2)
+    while time.perf_counter() < warm_until:
+        await batch(size)
+    samples: list[float] = []
+    total = 0.0
+    while total < min_time or len(samples) < 10:
+        elapsed = await batch(size)
+        total += elapsed
+        samples.append(elapsed / size)
+    return statistics.median(samples) * 1000
+
+
+async def run(min_time: float) -> list[dict[str, Any]]:
+    ids = itertools.count()
+    rows: list[dict[str, Any]] = []
+
+    registry = populated(10)
+
+    async def action_invoke() -> None:
+        result = await registry.invoke(
+            {
+                "capabilityId": "view:bench.widget.poke",
+                "instanceId": "w0",
+                "input": {"ids": ["a"]},
+                "invocationId": f"inv_{next(ids)}",
+            }
+        )
+        assert result.ok, result
+
+    rows.append({"row": "action invoke", "ms": await measure(action_invoke, min_time)})
+
+    guarded = populated(
+        1,
+        context=lambda: {"user": {"id": "u"}},
+        policies=[authenticated(), rate_limit(limit=1_000_000_000, window=60.0)],
+    )
+
+    async def guarded_invoke() -> None:
+        result = await guarded.invoke(
+            {
+                "capabilityId": "view:bench.widget.poke",
+                "instanceId": "w0",
+                "input": {"ids": ["a"]},
+                "invocationId": f"inv_{next(ids)}",
+            }
+        )
+        assert result.ok, result
+
+    rows.append({"row": "action invoke, 2 policies", "ms": await measure(guarded_invoke, min_time)})
+
+    async def observation_invoke() -> None:
+        result = await registry.invoke({"capabilityId": "view:bench.widget.readState", "instanceId": "w0"})
+        assert result.ok and result.output == {"n": 0}, result
+
+    rows.append({"row": "observation invoke", "ms": await measure(observation_invoke, min_time)})
+
+    payload = digest_payload()
+    size = len(canonical_json(payload))
+
+    async def request_digest() -> None:
+        digest(payload)
+
+    rows.append(
+        {"row": "request digest at ~32 kB", "ms": await measure(request_digest, min_time), "chars": size}
+    )
+    registry.dispose()
+    guarded.dispose()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--min-time", type=float, default=0.5, help="seconds of timed batches per row")
+    parser.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
+    args = parser.parse_args(argv)
+    rows = asyncio.run(run(args.min_time))
+    for row in rows:
+        ref_a, ref_b = REFERENCE[row["row"]]
+        row["reference"] = [ref_a, ref_b]
+        row["ratio"] = row["ms"] / ((ref_a + ref_b) / 2)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"Python {sys.version.split()[0]} ({sys.implementation.name}), median of batches, ms/op")
+    print(f"{'workload':<28} {'ours':>10} {'reference A / B':>18} {'ours/ref':>9}")
+    for row in rows:
+        ref_a, ref_b = row["reference"]
+        note = f"  ({row['chars']:,} chars)" if "chars" in row else ""
+        print(
+            f"{row['row']:<28} {row['ms']:>10.4f} {ref_a:>8.3f} / {ref_b:<7.3f} {row['ratio']:>8.2f}x{note}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
