@@ -48,7 +48,7 @@ class Invocation:
         """Build from the wire form (camelCase keys, as adapters and agents send it)."""
         return cls(
             capability_id=value.get("capabilityId", ""),
-            input=value["input"] if "input" in value else MISSING,
+            input=value.get("input", MISSING),
             invocation_id=value.get("invocationId"),
             instance_id=value.get("instanceId"),
             registration_id=value.get("registrationId"),
