@@ -59,18 +59,23 @@ class CapabilityAuthority:
     """The frozen, verified manifest a registry executes under. Mint with
     ``create_capability_authority``; instances made any other way are refused."""
 
-    __slots__ = ("__weakref__", "_entries", "_verified", "manifest")
+    __slots__ = ("__weakref__", "_entries", "_manifest", "_verified")
 
     def __init__(self, manifest: FrozenDict, entries: Mapping[str, FrozenDict]) -> None:
-        self.manifest = manifest
-        self._entries = dict(entries)
+        self._manifest = manifest
+        self._entries = FrozenDict(entries)
         # Contracts are frozen; once a contract object has been checked, re-hashing it on
         # every mount would only cost time.
         self._verified: weakref.WeakSet[Contract] = weakref.WeakSet()
 
     @property
+    def manifest(self) -> FrozenDict:
+        """The verified manifest, deep-frozen (read-only: there is no setter)."""
+        return self._manifest
+
+    @property
     def hash(self) -> str:
-        return str(self.manifest["hash"])
+        return str(self._manifest["hash"])
 
     def ids(self) -> list[str]:
         return sorted(self._entries)
@@ -129,7 +134,9 @@ def create_capability_authority(manifest: Mapping[str, Any]) -> CapabilityAuthor
     """Verify a complete, hash-consistent manifest and mint an authority over it."""
     if not isinstance(manifest, Mapping):
         raise AuthorityError("manifest must be a JSON object")
-    if manifest.get("format") != MANIFEST_FORMAT or manifest.get("version") != MANIFEST_VERSION:
+    version = manifest.get("version")
+    # type() check: True == 1 in Python, and a boolean version is not format version 1.
+    if manifest.get("format") != MANIFEST_FORMAT or type(version) is not int or version != MANIFEST_VERSION:
         raise AuthorityError(
             f"unsupported manifest format {manifest.get('format')!r} version {manifest.get('version')!r}"
         )

@@ -18,8 +18,13 @@ class Consumer:
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
             raise ValueError("consumer id must be a non-empty string")
-        if self.kind not in CONSUMER_KINDS:
+        if not isinstance(self.kind, str) or self.kind not in CONSUMER_KINDS:
             raise ValueError(f"consumer kind must be one of {sorted(CONSUMER_KINDS)}, got {self.kind!r}")
+        # A bare string would become a tuple of characters ("admin" -> 'a', 'd', ...).
+        if isinstance(self.grants, str) or not isinstance(self.grants, (list, tuple, set, frozenset)):
+            raise TypeError(f"consumer grants must be a list of strings, got {self.grants!r}")
+        if not all(isinstance(g, str) for g in self.grants):
+            raise TypeError(f"consumer grants must be strings, got {self.grants!r}")
         object.__setattr__(self, "grants", tuple(self.grants))
 
     @property

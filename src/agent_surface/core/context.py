@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,10 +37,8 @@ class CancelSignal:
             self._event.set()
         callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:
-            try:
+            with contextlib.suppress(Exception):  # a failing listener must not stop the abort
                 callback(reason)
-            except Exception:  # a failing listener must not stop the abort
-                pass
 
     def add_listener(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call ``callback(reason)`` on abort (at once if already aborted). Returns a remover."""

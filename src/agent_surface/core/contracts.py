@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .errors import DefinitionError
+from .errors import DefinitionError, DefinitionErrorCode
 from .ids import (
     DEFAULT_INSTANCE_ID,
     format_capability_id,
@@ -85,6 +85,57 @@ def _timeout(value: float | None) -> float | None:
     return None if value is None else float(value)
 
 
+def _flag(value: object, what: str) -> bool:
+    # bool("no") is True: a non-bool governance flag would silently mean the opposite.
+    if not isinstance(value, bool):
+        raise DefinitionError("INVALID_DEFINITION", f"{what} must be True or False, got {value!r}")
+    return value
+
+
+def _names(value: object, what: str, where: str) -> tuple[str, ...]:
+    """A sorted, de-duplicated tuple of strings; a bare string is refused (it would split
+    into characters)."""
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise DefinitionError(
+            "INVALID_DEFINITION", f"{what} must be a list of strings, got {value!r}", path=where
+        )
+    for item in value:
+        if not isinstance(item, str) or not item:
+            raise DefinitionError(
+                "INVALID_DEFINITION", f"{what} must contain non-empty strings, got {item!r}", path=where
+            )
+    return tuple(sorted(set(value)))
+
+
+def _view_effect(effect: object, where: str) -> None:
+    if not isinstance(effect, str):
+        raise DefinitionError("INVALID_DEFINITION", f"{where} effect must be a string, got {effect!r}")
+    if effect in VIEW_EFFECTS:
+        return
+    if effect in PROCEDURE_EFFECTS:
+        raise DefinitionError(
+            "PLANE_VIOLATION",
+            f"{where} declares the server effect {effect!r}; view actions are 'local-state' or "
+            "'navigation', server effects belong to domain procedure references",
+        )
+    raise DefinitionError(
+        "INVALID_DEFINITION", f"{where} effect must be 'local-state' or 'navigation', got {effect!r}"
+    )
+
+
+def frozen_meta(value: Mapping[str, Any] | None) -> FrozenDict | None:
+    """The frozen meta a contract stored in ``__post_init__`` (a dataclass field keeps the
+    type its constructor accepts, so this gives the checker the stored type back)."""
+    assert value is None or isinstance(value, FrozenDict)
+    return value
+
+
+def resolved(value: ConfirmationLevel | None) -> ConfirmationLevel:
+    """A governance level that ``__post_init__`` resolved from the defaults table."""
+    assert value is not None
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Concurrency:
     """How actions queue: per ``instance`` (default), per ``capability``, per ``key``, or
@@ -106,7 +157,9 @@ class Concurrency:
             raise DefinitionError(
                 "INVALID_DEFINITION", "concurrency mode 'parallel' needs an integer max >= 1"
             )
-        if self.queue_depth is not None and (not isinstance(self.queue_depth, int) or self.queue_depth < 0):
+        if self.queue_depth is not None and (
+            isinstance(self.queue_depth, bool) or not isinstance(self.queue_depth, int) or self.queue_depth < 0
+        ):
             raise DefinitionError("INVALID_DEFINITION", "queue_depth must be an integer >= 0")
 
     def to_json(self) -> dict[str, JsonValue]:
@@ -138,8 +191,8 @@ def _governance(
             "INVALID_DEFINITION", "a destructive capability cannot lower confirmation below 'optional'"
         )
     return (
-        base.idempotent if idempotent is None else bool(idempotent),
-        base.reversible if reversible is None else bool(reversible),
+        base.idempotent if idempotent is None else _flag(idempotent, "idempotent"),
+        base.reversible if reversible is None else _flag(reversible, "reversible"),
         level,
         audit if audit is not None else base.audit,
     )
@@ -167,6 +220,7 @@ class ObservationContract:
         object.__setattr__(self, "output", _schema(self.output, "output"))
         object.__setattr__(self, "meta", _meta(self.meta))
         object.__setattr__(self, "timeout", _timeout(self.timeout))
+        _flag(self.untrusted_output, "untrusted_output")
 
     @property
     def idempotent(self) -> bool:
@@ -186,8 +240,9 @@ class ObservationContract:
             "description": self.description,
             "outputSchema": self.output.json_schema,
         }
-        if self.meta:
-            out["meta"] = self.meta
+        meta = frozen_meta(self.meta)
+        if meta:
+            out["meta"] = meta
         if self.untrusted_output:
             out["untrustedOutput"] = True
         return out
@@ -216,12 +271,7 @@ class ActionContract:
         object.__setattr__(
             self, "description", _description(self.description, MAX_CAPABILITY_DESCRIPTION, "action")
         )
-        if self.effect not in VIEW_EFFECTS:
-            raise DefinitionError(
-                "PLANE_VIOLATION",
-                f"a view action must declare effect 'local-state' or 'navigation', got "
-                f"{self.effect!r}; server effects belong to domain procedure references",
-            )
+        _view_effect(self.effect, "a view action")
         object.__setattr__(
             self, "input", _schema(EMPTY_OBJECT_SCHEMA if self.input is None else self.input, "input")
         )
@@ -238,6 +288,7 @@ class ActionContract:
         object.__setattr__(self, "timeout", _timeout(self.timeout))
         if not isinstance(self.concurrency, Concurrency):
             raise DefinitionError("INVALID_DEFINITION", "concurrency must be a Concurrency")
+        _flag(self.untrusted_output, "untrusted_output")
 
     def to_json(self) -> dict[str, JsonValue]:
         out: dict[str, JsonValue] = {
@@ -253,8 +304,9 @@ class ActionContract:
         }
         if self.output is not None:
             out["outputSchema"] = self.output.json_schema
-        if self.meta:
-            out["meta"] = self.meta
+        meta = frozen_meta(self.meta)
+        if meta:
+            out["meta"] = meta
         if self.untrusted_output:
             out["untrustedOutput"] = True
         return out
@@ -284,10 +336,20 @@ class ComponentContract:
         )
         seen: set[str] = set()
         for group, expected in (("observations", ObservationContract), ("actions", ActionContract)):
-            members = dict(getattr(self, group))
+            given = getattr(self, group)
+            if not isinstance(given, Mapping):
+                raise DefinitionError(
+                    "INVALID_DEFINITION",
+                    f"{group} must be a mapping of capability name to {expected.__name__}, "
+                    f"got {type(given).__name__}",
+                    path=self.type,
+                )
+            members = dict(given)
             for name, member in members.items():
                 try:
                     validate_capability_name(name)
+                    # The whole id has the 128-char cap too, not only each part.
+                    format_capability_id("view", self.type, name)
                 except DefinitionError as exc:
                     raise exc.at(f"{self.type}.{group}") from None
                 if not isinstance(member, expected):
@@ -310,8 +372,8 @@ class ComponentContract:
             raise DefinitionError("INVALID_DEFINITION", "priority must be an integer", path=self.type)
         if not isinstance(self.origin, str) or not self.origin:
             raise DefinitionError("INVALID_DEFINITION", "origin must be a non-empty string", path=self.type)
-        object.__setattr__(self, "tags", tuple(sorted(set(self.tags))))
-        object.__setattr__(self, "policies", tuple(sorted(set(self.policies))))
+        object.__setattr__(self, "tags", _names(self.tags, "tags", self.type))
+        object.__setattr__(self, "policies", _names(self.policies, "policies", self.type))
         object.__setattr__(self, "meta", _meta(self.meta))
         object.__setattr__(self, "hash", digest(self.to_json()))
 
@@ -338,8 +400,9 @@ class ComponentContract:
             "observations": {n: c.to_json() for n, c in sorted(self.observations.items())},
             "actions": {n: c.to_json() for n, c in sorted(self.actions.items())},
         }
-        if self.meta:
-            out["meta"] = self.meta
+        meta = frozen_meta(self.meta)
+        if meta:
+            out["meta"] = meta
         return out
 
     def bind(
@@ -396,10 +459,14 @@ class ProcedureContract:
             "description",
             _description(self.description, MAX_CAPABILITY_DESCRIPTION, f"procedure {self.id!r}"),
         )
-        if self.effect not in PROCEDURE_EFFECTS:
+        if not isinstance(self.effect, str) or self.effect not in PROCEDURE_EFFECTS:
+            code: DefinitionErrorCode = (
+                "PLANE_VIOLATION" if self.effect in ("read", *VIEW_EFFECTS) else "INVALID_DEFINITION"
+            )
             raise DefinitionError(
-                "PLANE_VIOLATION",
-                f"procedure {self.id!r} must declare a server effect {sorted(PROCEDURE_EFFECTS)}, got {self.effect!r}",
+                code,
+                f"procedure {self.id!r} must declare a server effect {sorted(PROCEDURE_EFFECTS)}, "
+                f"got {self.effect!r}",
             )
         input_schema = _schema(EMPTY_OBJECT_SCHEMA if self.input is None else self.input, f"{self.id}.input")
         if input_schema.json_schema.get("type") != "object":
@@ -418,7 +485,8 @@ class ProcedureContract:
         object.__setattr__(self, "audit", aud)
         object.__setattr__(self, "meta", _meta(self.meta))
         object.__setattr__(self, "timeout", _timeout(self.timeout))
-        object.__setattr__(self, "policies", tuple(sorted(set(self.policies))))
+        object.__setattr__(self, "policies", _names(self.policies, "policies", self.id))
+        _flag(self.untrusted_output, "untrusted_output")
         object.__setattr__(self, "hash", digest(self.to_json()))
 
     def to_json(self) -> dict[str, JsonValue]:
@@ -436,8 +504,9 @@ class ProcedureContract:
         }
         if self.output is not None:
             out["outputSchema"] = self.output.json_schema
-        if self.meta:
-            out["meta"] = self.meta
+        meta = frozen_meta(self.meta)
+        if meta:
+            out["meta"] = meta
         if self.untrusted_output:
             out["untrustedOutput"] = True
         return out
@@ -564,6 +633,13 @@ def _bind_component(
 ) -> ComponentBinding:
     validate_instance_id(instance_id)
     where = f"{contract.type}@{instance_id}"
+    for group, given in (("observations", observations), ("actions", actions)):
+        if not isinstance(given, Mapping):
+            raise DefinitionError(
+                "INVALID_DEFINITION",
+                f"{group} must be a mapping of capability name to handler, got {type(given).__name__}",
+                path=where,
+            )
     obs = _bind_members(
         contract.observations, observations, ObservationBinding, "read", where, "observations"
     )
@@ -582,8 +658,18 @@ def _bind_component(
         seen_procs.add(ref.procedure_id)
     bound_policies = _check_policies(policies, where)
     if parent is not None:
-        validate_component_type(parent[0])
-        validate_instance_id(parent[1])
+        # A bare "devices.table" would otherwise unpack into ('d', 'e').
+        if not (isinstance(parent, tuple) and len(parent) == 2):
+            raise DefinitionError(
+                "INVALID_DEFINITION",
+                f"parent must be a (component type, instance id) tuple, got {parent!r}",
+                path=where,
+            )
+        try:
+            validate_component_type(parent[0])
+            validate_instance_id(parent[1])
+        except DefinitionError as exc:
+            raise exc.at(f"{where}.parent") from None
     binding = ComponentBinding(
         contract=contract,
         instance_id=instance_id,
@@ -597,6 +683,23 @@ def _bind_component(
     )
     _MINTED.add(binding)
     return binding
+
+
+def _check_live_options(
+    holder: ObservationBinding | ActionBinding | ProcedureReference, where: str
+) -> None:
+    # Checked at bind time: a non-callable when() would otherwise only surface later, silently,
+    # as a "when-error" in every snapshot.
+    for attr in ("when", "precondition", "bind", "describe"):
+        value = getattr(holder, attr, None)
+        if value is not None and not callable(value):
+            raise DefinitionError("INVALID_DEFINITION", f"{attr} must be callable, got {value!r}", path=where)
+    reason = holder.unavailable_reason
+    if reason is not None and not (isinstance(reason, str) or callable(reason)):
+        raise DefinitionError(
+            "INVALID_DEFINITION", f"unavailable_reason must be a string or a callable, got {reason!r}", path=where
+        )
+    _check_policies(holder.policies, where)
 
 
 def _bind_members(
@@ -624,6 +727,7 @@ def _bind_members(
             raise DefinitionError(
                 "INVALID_DEFINITION", f"{handler_name} of {name!r} is not callable", path=where
             )
+        _check_live_options(member, f"{where}.{name}")
         out[name] = member
     return out
 
@@ -642,6 +746,11 @@ def _reference(
 ) -> ProcedureReference:
     schema = contract.input.json_schema
     properties = dict(schema.get("properties") or {})
+    for what, value in (("bound_fields", bound_fields), ("overridable", overridable)):
+        if isinstance(value, str):  # "ids" would split into 'i', 'd', 's'
+            raise DefinitionError(
+                "INVALID_DEFINITION", f"{what} must be a list of field names, got {value!r}", path=contract.id
+            )
     fields = tuple(bound_fields)
     if fields and bind is None:
         raise DefinitionError("INVALID_DEFINITION", "bound_fields need a bind() function", path=contract.id)
@@ -666,11 +775,11 @@ def _reference(
         agent_schema["required"] = required
     else:
         agent_schema.pop("required", None)
-    level = contract.confirmation
+    level = resolved(contract.confirmation)
     if confirmation is not None:
         if confirmation not in CONFIRMATION_LEVELS:
             raise DefinitionError("INVALID_DEFINITION", f"confirmation must be one of {CONFIRMATION_LEVELS}")
-        if confirmation_rank(confirmation) < confirmation_rank(contract.confirmation):
+        if confirmation_rank(confirmation) < confirmation_rank(level):
             raise DefinitionError(
                 "INVALID_DEFINITION",
                 f"a reference cannot lower confirmation below the contract's {contract.confirmation!r}",
@@ -690,5 +799,8 @@ def _reference(
         policies=_check_policies(policies, contract.id),
         concurrency=concurrency,
     )
+    _check_live_options(ref, contract.id)
+    if concurrency is not None and not isinstance(concurrency, Concurrency):
+        raise DefinitionError("INVALID_DEFINITION", "concurrency must be a Concurrency", path=contract.id)
     _MINTED.add(ref)
     return ref

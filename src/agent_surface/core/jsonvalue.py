@@ -19,12 +19,21 @@ JsonObject: TypeAlias = dict[str, JsonValue]
 
 
 class NotJsonError(TypeError):
-    """A value that is not a JsonValue (with the path of the offending part)."""
+    """A value that is not a JsonValue (with the path of the offending part).
 
-    def __init__(self, path: str, reason: str) -> None:
+    ``path`` is for humans (``$.a[0]``); ``pointer`` is the exact JSON pointer (``/a/0``),
+    built from the real keys, so keys containing '.' or '[' stay unambiguous.
+    """
+
+    def __init__(self, path: str, reason: str, parts: tuple[str | int, ...] = ()) -> None:
         super().__init__(f"{path or '$'}: {reason}")
         self.path = path or "$"
         self.reason = reason
+        self.parts = parts
+
+    @property
+    def pointer(self) -> str:
+        return "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in self.parts) or "/"
 
 
 def to_json_value(value: Any, *, max_depth: int = 64, _path: str = "$", _depth: int = 0) -> JsonValue:
@@ -48,13 +57,21 @@ def to_json_value(value: Any, *, max_depth: int = 64, _path: str = "$", _depth: 
         for key, item in value.items():
             if not isinstance(key, str):
                 raise NotJsonError(_path, f"object key {key!r} is not a string")
-            out[key] = to_json_value(item, max_depth=max_depth, _path=f"{_path}.{key}", _depth=_depth + 1)
+            try:
+                out[key] = to_json_value(item, max_depth=max_depth, _path=f"{_path}.{key}", _depth=_depth + 1)
+            except NotJsonError as exc:
+                exc.parts = (key, *exc.parts)  # pointer parts are collected only on failure
+                raise
         return out
     if isinstance(value, (list, tuple)):
-        return [
-            to_json_value(item, max_depth=max_depth, _path=f"{_path}[{i}]", _depth=_depth + 1)
-            for i, item in enumerate(value)
-        ]
+        items: list[JsonValue] = []
+        for i, item in enumerate(value):
+            try:
+                items.append(to_json_value(item, max_depth=max_depth, _path=f"{_path}[{i}]", _depth=_depth + 1))
+            except NotJsonError as exc:
+                exc.parts = (i, *exc.parts)
+                raise
+        return items
     raise NotJsonError(_path, f"{type(value).__name__} is not a JSON value")
 
 

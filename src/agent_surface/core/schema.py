@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -73,8 +72,9 @@ def check_schema_subset(
     if not isinstance(schema, Mapping):
         raise _unsupported("$", f"a schema must be a JSON object, got {type(schema).__name__}")
     try:
-        size = json_size(schema)
-    except (TypeError, ValueError) as exc:
+        # to_json_value also refuses NaN/Infinity and non-string keys, which json.dumps lets by.
+        size = json_size(to_json_value(schema))
+    except NotJsonError as exc:
         raise _unsupported("$", f"schema is not plain JSON ({exc})") from None
     if size > max_bytes:
         raise DefinitionError(
@@ -112,9 +112,12 @@ def _walk(
         raise _unsupported(f"{path}.required", "required must be a list of property names")
     if "enum" in node and not isinstance(node["enum"], (list, tuple)):
         raise _unsupported(f"{path}.enum", "enum must be a list")
+    _check_keyword_values(node, path)
     if "pattern" in node:
+        if not isinstance(node["pattern"], str):
+            raise _unsupported(f"{path}.pattern", "pattern must be a string")
         try:
-            re.compile(str(node["pattern"]))
+            re.compile(node["pattern"])
         except re.error as exc:
             raise _unsupported(f"{path}.pattern", f"invalid regular expression: {exc}") from None
     if "$ref" in node:
@@ -146,6 +149,27 @@ def _walk(
             _walk(sub, f"{path}.anyOf[{i}]", depth + 1, max_depth, defs)
 
 
+_COUNTS = ("minItems", "maxItems", "minLength", "maxLength")
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+
+
+def _check_keyword_values(node: Mapping[str, Any], path: str) -> None:
+    # A malformed constraint (e.g. minLength "3") would otherwise pass registration and only
+    # blow up inside the validator when an agent first calls the capability.
+    for key in _COUNTS:
+        value = node.get(key)
+        if key in node and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise _unsupported(f"{path}.{key}", f"{key} must be a non-negative integer, got {value!r}")
+    for key in _BOUNDS:
+        value = node.get(key)
+        if key in node and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise _unsupported(f"{path}.{key}", f"{key} must be a number, got {value!r}")
+    if "multipleOf" in node and node["multipleOf"] <= 0:
+        raise _unsupported(f"{path}.multipleOf", "multipleOf must be greater than 0")
+    if "uniqueItems" in node and not isinstance(node["uniqueItems"], bool):
+        raise _unsupported(f"{path}.uniqueItems", "uniqueItems must be true or false")
+
+
 def _check_type(node: Mapping[str, Any], path: str) -> None:
     if "type" not in node:
         return
@@ -159,24 +183,38 @@ def inline_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``schema`` with every internal ``$ref`` replaced by its ``$defs`` entry.
 
     Browsers are converging on rejecting ``$ref``/``$defs`` in tool input schemas. Recursive
-    definitions cannot be inlined; they raise UNSUPPORTED_SCHEMA.
+    definitions cannot be inlined; they raise UNSUPPORTED_SCHEMA. Only subschema positions
+    (``properties``, ``items``, ``anyOf``) are expanded: values such as ``const``, ``enum``,
+    ``default`` or a property that happens to be named ``$defs`` are data and stay as they are.
     """
     defs = schema.get("$defs") or {}
 
     def expand(node: Any, stack: tuple[str, ...]) -> Any:
-        if isinstance(node, Mapping):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                name = ref[len("#/$defs/") :]
-                if name in stack:
-                    raise _unsupported("$", f"recursive $ref {ref!r} cannot be inlined")
-                target = expand(defs[name], (*stack, name))
-                extra = {k: expand(v, stack) for k, v in node.items() if k != "$ref"}
-                return {**target, **extra}
-            return {k: expand(v, stack) for k, v in node.items() if k != "$defs"}
-        if isinstance(node, (list, tuple)):
-            return [expand(v, stack) for v in node]
-        return node
+        if not isinstance(node, Mapping):
+            return thaw(node)
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref[len("#/$defs/") :]
+            if name not in defs:
+                raise _unsupported("$", f"{ref!r} points to no entry of $defs")
+            if name in stack:
+                raise _unsupported("$", f"recursive $ref {ref!r} cannot be inlined")
+            target = expand(defs[name], (*stack, name))
+            siblings = expand({k: v for k, v in node.items() if k != "$ref"}, stack)
+            return {**target, **siblings}
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "$defs":
+                continue
+            if key == "properties" and isinstance(value, Mapping):
+                out[key] = {name: expand(sub, stack) for name, sub in value.items()}
+            elif key == "items":
+                out[key] = expand(value, stack)
+            elif key == "anyOf" and isinstance(value, (list, tuple)):
+                out[key] = [expand(sub, stack) for sub in value]
+            else:
+                out[key] = thaw(value)
+        return out
 
     result: dict[str, Any] = expand(schema, ())
     return result
@@ -296,7 +334,7 @@ class JsonSchemaSchema:
         try:
             plain = to_json_value(value)
         except NotJsonError as exc:
-            return Invalid((Issue(exc.path.replace("$", "", 1) or "/", exc.reason),))
+            return Invalid((Issue(exc.pointer, exc.reason),))
         errors = sorted(self._validator.iter_errors(plain), key=lambda e: list(e.absolute_path))
         if not errors:
             return Valid(plain, plain)
@@ -330,11 +368,20 @@ def _describe(err: Any) -> Issue:
     return Issue(path, message)
 
 
+# RFC 3339 shapes. The stdlib parsers alone are too lenient (they take ISO week dates, hour-only
+# times, missing offsets, and UUIDs with hyphens anywhere), so the shape is checked first.
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATETIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
+_UUID_RE = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
+
+
 def _is_datetime(value: object) -> bool:
-    if not isinstance(value, str) or "T" not in value.upper():
-        return not isinstance(value, str)
+    if not isinstance(value, str):
+        return True
+    if not _DATETIME_RE.fullmatch(value):
+        return False
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        datetime.fromisoformat(value[:19])  # the calendar/clock ranges (month 13, hour 25...)
     except ValueError:
         return False
     return True
@@ -343,21 +390,17 @@ def _is_datetime(value: object) -> bool:
 def _is_date(value: object) -> bool:
     if not isinstance(value, str):
         return True
+    if not _DATE_RE.fullmatch(value):
+        return False
     try:
         date.fromisoformat(value)
     except ValueError:
         return False
-    return len(value) == 10
+    return True
 
 
 def _is_uuid(value: object) -> bool:
-    if not isinstance(value, str):
-        return True
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return len(value) == 36
+    return not isinstance(value, str) or bool(_UUID_RE.fullmatch(value))
 
 
 _EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
