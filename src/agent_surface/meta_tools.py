@@ -13,14 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .core.errors import CapabilityError, error
+from .core.errors import CapabilityError, RegistryDisposedError, error
 from .core.invocation import MISSING, InvocationResult
 from .core.jsonvalue import FrozenDict, freeze, thaw
 from .core.registry import random_id
 from .core.snapshot import ActionDescriptor, ObservationDescriptor, Snapshot
 
 if TYPE_CHECKING:
-    from .toolset import AgentTool, AgentToolset
+    from .toolset import AgentTool, AgentToolset, Executor
 
 log = logging.getLogger("agent_surface")
 
@@ -171,6 +171,25 @@ def _failure(
     )
 
 
+def _never_raising(meta_id: str, toolset: AgentToolset, verb: Executor) -> Executor:
+    """A verb that returns a result even when the registry is gone or something unexpected fails."""
+
+    async def run(
+        input: Any = MISSING, *, tool_call_id: str | None = None, confirmation_id: str | None = None
+    ) -> InvocationResult:
+        try:
+            return await verb(input, tool_call_id=tool_call_id, confirmation_id=confirmation_id)
+        except RegistryDisposedError:
+            err = error("CANCELLED", "The surface was shut down.")
+        except Exception:
+            log.exception("%s failed", meta_id)
+            err = error("EXECUTION_FAILED", "The call failed unexpectedly.")
+        target = input.get("capabilityId") if isinstance(input, Mapping) else None
+        return _failure(meta_id, target, err, toolset, tool_call_id)
+
+    return run
+
+
 def _find(snapshot: Snapshot, capability_id: str, instance_id: str | None) -> tuple[str | None, Any]:
     """(registration id, input schema) when exactly one live target matches; the registry
     classifies anything else (ambiguous, missing, unmounted)."""
@@ -186,6 +205,14 @@ def _find(snapshot: Snapshot, capability_id: str, instance_id: str | None) -> tu
         if proc.procedure_id == capability_id and (instance_id is None or proc.context[1] == instance_id):
             matches.append((proc.registration_id, proc.input_schema))
     return matches[0] if len(matches) == 1 else (None, None)
+
+
+def _may_read(snapshot: Snapshot, capability_id: str) -> bool:
+    """False for a procedure, or for an id the snapshot shows only as an action."""
+    if capability_id.startswith("domain:"):
+        return False
+    kinds = {cap.kind for cap in snapshot.capabilities() if cap.capability_id == capability_id}
+    return not kinds or "observation" in kinds
 
 
 def _repair(value: Any, schema: Any) -> Any:
@@ -235,6 +262,14 @@ def build_meta_tools(toolset: AgentToolset) -> list[AgentTool]:
         if invalid is not None:
             return _failure("meta:surface.read", req.get("capabilityId"), invalid, toolset, tool_call_id)
         snap = toolset.snapshot()
+        if not _may_read(snap, req["capabilityId"]):
+            # A read verb must not run an action or procedure that happens to need no input.
+            refused = error(
+                "INVALID_INPUT",
+                f"surface_read runs observations only; call surface_act for {req['capabilityId']}.",
+                issues=[{"path": "/capabilityId", "message": "not an observation; use surface_act"}],
+            )
+            return _failure("meta:surface.read", req["capabilityId"], refused, toolset, tool_call_id)
         registration_id, _schema = _find(snap, req["capabilityId"], req.get("instanceId"))
         target = Target(req["capabilityId"], registration_id, req.get("instanceId"), snap.surface_version)
         return await toolset.call(target, MISSING, tool_call_id=tool_call_id)
@@ -281,7 +316,7 @@ def build_meta_tools(toolset: AgentToolset) -> list[AgentTool]:
             available,
             "meta",
             None,
-            discover,
+            _never_raising("meta:surface.discover", toolset, discover),
         ),
         AgentTool(
             "surface_read",
@@ -290,7 +325,7 @@ def build_meta_tools(toolset: AgentToolset) -> list[AgentTool]:
             available,
             "meta",
             None,
-            read,
+            _never_raising("meta:surface.read", toolset, read),
         ),
         AgentTool(
             "surface_act",
@@ -300,6 +335,6 @@ def build_meta_tools(toolset: AgentToolset) -> list[AgentTool]:
             available,
             "meta",
             None,
-            act,
+            _never_raising("meta:surface.act", toolset, act),
         ),
     ]

@@ -157,7 +157,10 @@ class AgentToolset:
         self._waits: set[CancelSignal] = set()
         self._disposed = False
         self._wire_map: dict[str, str] = {}
+        # Change-feed baseline: the signature listeners last saw, or the catalog tools() returned
+        # first, kept as is and serialized only if a listener ever needs the comparison.
         self._signature: str | None = None
+        self._baseline: Sequence[AgentTool] | None = None
         self._meta_tools: list[AgentTool] | None = None
         self._unsubscribe = registry.subscribe(self._on_event)
 
@@ -171,8 +174,8 @@ class AgentToolset:
                 self._meta_tools = build_meta_tools(self)
             return self._meta_tools
         tools = self._build_direct()
-        if self._signature is None:
-            self._signature = _signature(tools)
+        if self._signature is None and self._baseline is None:
+            self._baseline = tuple(tools)  # a copy: the host may edit the list it got
         return tools
 
     def wire_name_map(self) -> Mapping[str, str]:
@@ -326,8 +329,16 @@ class AgentToolset:
         return unsubscribe
 
     def _on_event(self, event: Any) -> None:
-        if self._disposed or event.type != "surface-changed" or self.mode == "meta" or not self._listeners:
+        if self._disposed or event.type != "surface-changed" or self.mode == "meta":
             return
+        if not self._listeners:
+            # Unobserved change: the baseline is whatever tools() returns next, so a listener
+            # added later compares with the catalog the host actually saw.
+            self._signature, self._baseline = None, None
+            return
+        if self._signature is None and self._baseline is not None:
+            self._signature = _signature(self._baseline)
+        self._baseline = None
         tools = self._build_direct()
         signature = _signature(tools)
         if signature == self._signature:
