@@ -1,0 +1,201 @@
+"""Toolset projection benchmarks on the BENCHMARKS.md workloads (a script, not a test).
+
+    .venv/bin/python benchmarks/bench_toolset.py [--min-time 0.5] [--json]
+
+Rows:
+- "direct tools at 40" / "direct tools at 300": create a toolset (embedded topology) over
+  ``populated(n)``, call ``tools()`` once, dispose it. The registry is built once, outside the
+  timed operation, as in the reference benchmark.
+- meta tool-block size: bytes of the serialized provider definitions (name, description, input
+  schema; compact JSON, sorted keys) of a meta-mode toolset over 10 and 1000 capabilities
+  (``populated(5)`` and ``populated(500)``), next to the direct catalog of the same surface.
+
+Timing: warm up, then batches of about 20 ms timed with ``time.perf_counter`` until at least
+``--min-time`` seconds and 10 batches; the figure is the median ms/op over batches. Reference
+figures are the TypeScript implementation's from /work/shared/BENCHMARKS.md (run A / run B, another
+session); the ratio is ours over their mean, so read it as an order of magnitude.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agent_surface import (
+    ActionContract,
+    AgentSurfaceRegistry,
+    ComponentBinding,
+    ComponentContract,
+    Consumer,
+    ObservationContract,
+    compile_manifest,
+    create_capability_authority,
+    create_registry,
+)
+from agent_surface.toolset import AgentTool, create_agent_toolset
+
+# ms/op, run A / run B (BENCHMARKS.md)
+REFERENCE: dict[str, tuple[float, float]] = {
+    "direct tools at 40": (0.30, 0.34),
+    "direct tools at 300": (2.35, 2.54),
+}
+
+CONSUMER = Consumer("bench", "embedded")
+
+WIDGET = ComponentContract(
+    type="bench.widget",
+    description="bench widget",
+    observations={
+        "readState": ObservationContract(
+            "read",
+            output={"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]},
+        )
+    },
+    actions={
+        "poke": ActionContract(
+            "poke",
+            input={
+                "type": "object",
+                "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+                "required": ["ids"],
+                "additionalProperties": False,
+            },
+            effect="local-state",
+        )
+    },
+)
+AUTHORITY = create_capability_authority(compile_manifest([WIDGET]))
+
+
+def definition(i: int) -> ComponentBinding:
+    """Component ``w{i}``: readState returns ``{n: i}``, poke does nothing."""
+
+    def read(ctx: Any) -> dict[str, int]:
+        return {"n": i}
+
+    def poke(value: Any, ctx: Any) -> None:
+        return None
+
+    return WIDGET.bind(instance_id=f"w{i}", observations={"readState": read}, actions={"poke": poke})
+
+
+def populated(n: int) -> AgentSurfaceRegistry:
+    """A production registry with definition(0..n-1) registered."""
+    registry = create_registry(authority=AUTHORITY, environment="production")
+    for i in range(n):
+        registry.register(definition(i))
+    return registry
+
+
+def measure(op: Callable[[], Any], min_time: float) -> float:
+    """Median ms/op over batches of calls."""
+
+    def batch(n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            op()
+        return time.perf_counter() - start
+
+    n, spent = 1, 0.0
+    while spent < 0.02:  # size batches to about 20 ms
+        spent = batch(n)
+        n *= 2
+    size = max(1, int(0.02 / (spent / (n // 2))))
+    warm_until = time.perf_counter() + min(0.25, min_time / 2)
+    while time.perf_counter() < warm_until:
+        batch(size)
+    samples: list[float] = []
+    total = 0.0
+    while total < min_time or len(samples) < 10:
+        elapsed = batch(size)
+        total += elapsed
+        samples.append(elapsed / size)
+    return statistics.median(samples) * 1000
+
+
+def block_bytes(tools: list[AgentTool]) -> int:
+    """Bytes of the provider tool block: the serialized definitions."""
+    text = json.dumps([t.definition() for t in tools], sort_keys=True, separators=(",", ":"))
+    return len(text.encode("utf-8"))
+
+
+def direct_rows(min_time: float) -> list[dict[str, Any]]:
+    rows = []
+    for count in (40, 300):
+        registry = populated(count)
+
+        def project(registry: AgentSurfaceRegistry = registry, count: int = count) -> None:
+            toolset = create_agent_toolset(registry, consumer=CONSUMER, topology="embedded")
+            tools = toolset.tools()
+            toolset.dispose()
+            assert len(tools) == 2 * count
+
+        sample = create_agent_toolset(registry, consumer=CONSUMER, topology="embedded").tools()
+        suffixed = sum(1 for t in sample if "_at_w" in t.name)
+        rows.append(
+            {
+                "row": f"direct tools at {count}",
+                "ms": measure(project, min_time),
+                "tools": len(sample),
+                "suffixed": suffixed,
+            }
+        )
+        registry.dispose()
+    return rows
+
+
+def size_rows() -> list[dict[str, Any]]:
+    rows = []
+    for capabilities in (10, 1000):
+        registry = populated(capabilities // 2)
+        meta = create_agent_toolset(registry, consumer=CONSUMER, topology="embedded", mode="meta")
+        direct = create_agent_toolset(registry, consumer=CONSUMER, topology="embedded")
+        rows.append(
+            {
+                "row": f"meta tool block at {capabilities} capabilities",
+                "meta_bytes": block_bytes(meta.tools()),
+                "direct_bytes": block_bytes(direct.tools()),
+            }
+        )
+        registry.dispose()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--min-time", type=float, default=0.5, help="seconds of timed batches per row")
+    parser.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
+    args = parser.parse_args(argv)
+    timed = direct_rows(args.min_time)
+    for row in timed:
+        ref_a, ref_b = REFERENCE[row["row"]]
+        row["reference"] = [ref_a, ref_b]
+        row["ratio"] = row["ms"] / ((ref_a + ref_b) / 2)
+    sizes = size_rows()
+    if args.json:
+        print(json.dumps({"timed": timed, "sizes": sizes}, indent=2))
+        return 0
+    print(f"Python {sys.version.split()[0]} ({sys.implementation.name}), median of batches, ms/op")
+    print(f"{'workload':<24} {'ours':>10} {'reference A / B':>18} {'ours/ref':>9}")
+    for row in timed:
+        ref_a, ref_b = row["reference"]
+        note = f"  ({row['tools']} tools, {row['suffixed']} _at_w-suffixed)"
+        print(
+            f"{row['row']:<24} {row['ms']:>10.4f} {ref_a:>8.3f} / {ref_b:<7.3f} {row['ratio']:>8.2f}x{note}"
+        )
+    print()
+    print(f"{'tool block (bytes)':<38} {'meta':>8} {'direct':>10}")
+    for row in sizes:
+        print(f"{row['row']:<38} {row['meta_bytes']:>8,} {row['direct_bytes']:>10,}")
+    small, large = sizes[0]["meta_bytes"], sizes[-1]["meta_bytes"]
+    print(f"meta block at 1000 / at 10 capabilities: {large / small:.2f}x (constant by design)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
