@@ -28,6 +28,7 @@ from agent_surface import (
     observation,
     require_confirmation,
 )
+from agent_surface.core.jsonvalue import JsonValue
 
 from .model import ROUTES, ConsoleState, Filters, Route, Status
 
@@ -133,7 +134,7 @@ class DevicesTable(
 
     @observation("The rows currently shown (after filters), with status, city, model and last seen.")
     def visible_rows(self) -> list[Row]:
-        return [Row(**d.row()) for d in self.state.visible()]
+        return [Row.model_validate(d.row()) for d in self.state.visible()]
 
     @observation("The ids of the selected rows.")
     def selection(self) -> list[str]:
@@ -149,7 +150,7 @@ class DevicesTable(
     @select_rows.precondition
     def _ids_are_visible(self, ids: list[str], mode: str) -> PreconditionFailure | None:
         shown = {d.id for d in self.state.visible()}
-        missing = [i for i in ids if i not in shown]
+        missing: list[JsonValue] = [i for i in ids if i not in shown]
         if missing and mode != "remove":
             return PreconditionFailure(
                 "Some ids are not in the table as filtered; change the filters first.",
@@ -191,7 +192,7 @@ class DevicesFilters(AgentComponent, type="devices.filters", description="The fi
 
     @observation("The active filters (status, city, free text); null means not filtered.")
     def active(self) -> ActiveFilters:
-        return ActiveFilters(**self.state.filters.to_json())
+        return ActiveFilters.model_validate(self.state.filters.to_json())
 
     @action("Set the table filters. Omitted fields are cleared.", idempotent=True)
     def set_filters(
@@ -201,7 +202,7 @@ class DevicesFilters(AgentComponent, type="devices.filters", description="The fi
         text: str | None = Field(None, max_length=80),
     ) -> ActiveFilters:
         self.state.set_filters(Filters(status, city or None, text or None))
-        return ActiveFilters(**self.state.filters.to_json())
+        return ActiveFilters.model_validate(self.state.filters.to_json())
 
     @action("Remove every filter.", idempotent=True)
     def clear_filters(self) -> None:
@@ -215,7 +216,7 @@ class DeviceDrawer(AgentComponent, type="devices.drawer", description="The detai
     @observation("The device open in the drawer, or null.")
     def open_device(self) -> Row | None:
         device = self.state.device(self.state.drawer) if self.state.drawer else None
-        return None if device is None else Row(**device.row())
+        return None if device is None else Row.model_validate(device.row())
 
     @action("Open the details drawer for a device.", name="open")
     def open_drawer(self, device_id: str = Field(alias="deviceId", max_length=64)) -> None:
