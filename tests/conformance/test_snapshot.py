@@ -570,3 +570,34 @@ def test_one_procedure_referenced_by_two_instances_is_listed_per_context(contrac
         registry.register(bind_devices(contract, instance, procedures=[proc.reference()]))
     procedures = registry.snapshot().procedures
     assert [p.context for p in procedures] == [("devices.table", "a"), ("devices.table", "b")]
+
+
+# ----------------------------------------------------------------------------- descriptor cache
+
+
+def test_warm_snapshots_reuse_descriptors_until_something_volatile_changes(contract: ComponentContract) -> None:
+    proc = disable_procedure()
+    registry = registry_for([contract, proc])
+    state: dict[str, Any] = {"selected": [], "note": "nothing selected"}
+    ref = proc.reference(describe=lambda: state["note"])
+    handle = registry.register(
+        bind_devices(contract, when_clear=lambda: bool(state["selected"]), procedures=[ref])
+    )
+    first, second = registry.snapshot(), registry.snapshot()
+    assert second.components[0] is first.components[0]  # nothing changed: same frozen objects
+    assert second.procedures[0] is first.procedures[0]
+
+    state["selected"] = ["d1"]  # a lazy when() flip
+    third = registry.snapshot()
+    assert third.components[0] is not first.components[0]
+    assert third.find("view:devices.table.clearSelection")[0].available is True
+    assert third.find("view:devices.table.selectRows")[0] is first.find("view:devices.table.selectRows")[0]
+
+    state["note"] = "1 device selected"  # a volatile note
+    assert registry.snapshot().procedures[0].contextual_note == "1 device selected"
+
+    handle.update(availability={"selectRows": (False, "busy")})
+    select = registry.snapshot().find("view:devices.table.selectRows")[0]
+    assert (select.available, select.unavailable_reason) == (False, "busy")
+    assert registry.snapshot(include_unavailable=False).find("view:devices.table.selectRows") == []
+    assert registry.snapshot().find("view:devices.table.selectRows")[0].unavailable_reason == "busy"

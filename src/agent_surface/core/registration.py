@@ -69,6 +69,9 @@ class Registration:
     inflight: set[CancelSignal] = field(default_factory=set)
     # Structural descriptor parts, built once per registration (cached snapshot material).
     static: dict[str, Any] = field(default_factory=dict)
+    # Last descriptor built per capability (and for the component), keyed by the volatile
+    # inputs (availability, reason, note): an unchanged capability reuses its frozen descriptor.
+    descriptors: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     # Availability as last published (for sync_availability: push when() flips as events).
     published: dict[str, bool] = field(default_factory=dict)
 

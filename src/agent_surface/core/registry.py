@@ -21,7 +21,7 @@ from .events import EventBus, Listener, SurfaceEvent, make_event
 from .invocation import Invocation, InvocationResult
 from .invoke import Invoker, ProcedureExecutor
 from .jsonvalue import FrozenDict, freeze
-from .limits import Limits
+from .limits import DEFAULT_LIMITS, Limits
 from .policy import Policy
 from .registration import Registration, Tombstone, Tombstones, build_capabilities
 from .snapshot import (
@@ -138,7 +138,7 @@ class AgentSurfaceRegistry:
             raise ValueError("duplicate_suffix_policy must be 'off', 'warn' or 'error'")
         _check_options(policies, limits, context=context, on_register=on_register, route=route)
         self.environment: Environment = environment
-        self.limits = limits or Limits()
+        self.limits = limits or DEFAULT_LIMITS
         self.clock: Clock = as_clock(clock)
         self.now: Callable[[], float] = self.clock.now
         self.surface_id = random_id("srf_")

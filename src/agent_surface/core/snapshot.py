@@ -369,10 +369,10 @@ def describe_registration(
     now: Callable[[], float],
     include_unavailable: bool,
 ) -> tuple[ComponentDescriptor | None, list[ProcedureDescriptor]]:
-    contract = reg.binding.contract
     observations: list[ObservationDescriptor] = []
     actions: list[ActionDescriptor] = []
     procedures: list[ProcedureDescriptor] = []
+    cache = reg.descriptors
     for cid, entry in reg.capabilities.items():
         decision = discovery(reg, entry, consumer, host, now)
         if decision.outcome == "hide":
@@ -382,69 +382,93 @@ def describe_registration(
             available, reason = False, decision.reason or "disabled by policy"
         if not available and not include_unavailable:
             continue
-        static = reg.static[cid]
-        if entry.kind == "observation":
-            observations.append(
-                ObservationDescriptor(
-                    cid, entry.name, static[0], static[1], available, reason, static[2], static[3]
-                )
-            )
-        elif entry.kind == "action":
-            act = contract.actions[entry.name]
-            actions.append(
-                ActionDescriptor(
-                    cid,
-                    entry.name,
-                    static[0],
-                    static[1],
-                    static[2],
-                    act.effect,
-                    bool(act.idempotent),
-                    bool(act.reversible),
-                    str(act.confirmation),
-                    available,
-                    reason,
-                    static[3],
-                    static[4],
-                )
-            )
+        note = _note(entry.reference.describe, cid) if entry.reference is not None else None
+        key = (available, reason, note)
+        hit = cache.get(cid)
+        if hit is not None and hit[0] == key:
+            descriptor = hit[1]  # frozen, so sharing it between snapshots is safe
         else:
-            ref = entry.reference
-            assert ref is not None
-            procedures.append(
-                ProcedureDescriptor(
-                    procedure_id=cid,
-                    description=static[0],
-                    input_schema=static[1],
-                    output_schema=static[2],
-                    effect=ref.contract.effect,
-                    idempotent=bool(ref.contract.idempotent),
-                    confirmation=ref.confirmation,
-                    available=available,
-                    bound_fields=static[5],
-                    registration_id=reg.registration_id,
-                    context=reg.key,
-                    unavailable_reason=reason,
-                    contextual_note=_note(ref.describe, cid),
-                    meta=static[3],
-                    untrusted_output=static[4],
-                )
-            )
+            descriptor = _describe_capability(reg, cid, entry, available, reason, note)
+            cache[cid] = (key, descriptor)
+        if entry.kind == "observation":
+            observations.append(descriptor)
+        elif entry.kind == "action":
+            actions.append(descriptor)
+        else:
+            procedures.append(descriptor)
     if not observations and not actions:
-        component = None
-    else:
-        component = ComponentDescriptor(
-            type=contract.type,
-            instance_id=reg.instance_id,
-            registration_id=reg.registration_id,
-            description=contract.description,
-            priority=contract.priority,
-            observations=tuple(observations),
-            actions=tuple(actions),
-            parent=reg.binding.parent,
-            meta=frozen_meta(contract.meta),
-        )
+        return None, procedures
+    members = (tuple(observations), tuple(actions))
+    hit = cache.get("")  # "" is never a capability id
+    if hit is not None and _same(hit[0][0], members[0]) and _same(hit[0][1], members[1]):
+        return hit[1], procedures
+    contract = reg.binding.contract
+    component = ComponentDescriptor(
+        type=contract.type,
+        instance_id=reg.instance_id,
+        registration_id=reg.registration_id,
+        description=contract.description,
+        priority=contract.priority,
+        observations=members[0],
+        actions=members[1],
+        parent=reg.binding.parent,
+        meta=frozen_meta(contract.meta),
+    )
+    cache[""] = (members, component)
     return component, procedures
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+def _describe_capability(
+    reg: Registration,
+    cid: str,
+    entry: CapabilityEntry,
+    available: bool,
+    reason: str | None,
+    note: str | None,
+) -> Any:
+    static = reg.static[cid]
+    if entry.kind == "observation":
+        return ObservationDescriptor(cid, entry.name, static[0], static[1], available, reason, static[2], static[3])
+    if entry.kind == "action":
+        act = reg.binding.contract.actions[entry.name]
+        return ActionDescriptor(
+            cid,
+            entry.name,
+            static[0],
+            static[1],
+            static[2],
+            act.effect,
+            bool(act.idempotent),
+            bool(act.reversible),
+            str(act.confirmation),
+            available,
+            reason,
+            static[3],
+            static[4],
+        )
+    ref = entry.reference
+    assert ref is not None
+    return ProcedureDescriptor(
+        procedure_id=cid,
+        description=static[0],
+        input_schema=static[1],
+        output_schema=static[2],
+        effect=ref.contract.effect,
+        idempotent=bool(ref.contract.idempotent),
+        confirmation=ref.confirmation,
+        available=available,
+        bound_fields=static[5],
+        registration_id=reg.registration_id,
+        context=reg.key,
+        unavailable_reason=reason,
+        contextual_note=note,
+        meta=static[3],
+        untrusted_output=static[4],
+    )
 
 
 def _note(describe: Callable[[], str] | None, cid: str) -> str | None:
