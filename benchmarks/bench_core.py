@@ -1,0 +1,170 @@
+"""Core benchmark: registry lifecycle and snapshot, on the workload of shared/BENCHMARKS.md.
+
+Run: ``.venv/bin/python benchmarks/bench_core.py`` (optionally ``--batches N``).
+
+Each row is timed with ``time.perf_counter``: a warm-up, then a calibration that sizes one
+batch to roughly ``--batch-ms`` milliseconds, then several batches; the figure is the median
+per-operation time over the batches. The reference column is the TypeScript implementation's
+figure recorded in BENCHMARKS.md (Node 20, two runs A / B, same kind of machine); it was not
+re-run in this session, so read the ratio as an order of magnitude, not a precise comparison.
+
+Workload ``definition(i)``: component type ``bench.widget``, instance ``w{i}``, observation
+``readState`` (output ``{n: number}``, read returns ``{n: i}``) and action ``poke`` (input
+``{ids: string[]}``, effect ``local-state``, does nothing), both with raw JSON schemas. The
+contract is static (declared once and approved by the authority, as a compiled contract is);
+binding it to ``w{i}`` with live handlers happens inside the timed region, as the reference
+creates its definition objects inside its timed region.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from agent_surface import (  # after the path tweak, so a plain checkout works
+    ActionContract,
+    AgentSurfaceRegistry,
+    ComponentBinding,
+    ComponentContract,
+    ObservationContract,
+    compile_manifest,
+    create_capability_authority,
+    create_registry,
+)
+
+OUTPUT_SCHEMA = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
+INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+    "required": ["ids"],
+    "additionalProperties": False,
+}
+
+CONTRACT = ComponentContract(
+    type="bench.widget",
+    description="bench widget",
+    observations={"readState": ObservationContract("read", output=OUTPUT_SCHEMA)},
+    actions={"poke": ActionContract("poke", effect="local-state", input=INPUT_SCHEMA)},
+)
+AUTHORITY = create_capability_authority(compile_manifest([CONTRACT]))
+
+
+def _poke(value: object, ctx: object) -> None:
+    return None
+
+
+def definition(i: int) -> ComponentBinding:
+    return CONTRACT.bind(
+        instance_id=f"w{i}",
+        observations={"readState": lambda ctx: {"n": i}},
+        actions={"poke": _poke},
+    )
+
+
+def populated(n: int) -> AgentSurfaceRegistry:
+    registry = create_registry(authority=AUTHORITY, environment="production")
+    for i in range(n):
+        registry.register(definition(i))
+    return registry
+
+
+# ----------------------------------------------------------------------------- workloads
+
+
+def create_and_dispose() -> None:
+    create_registry(authority=AUTHORITY).dispose()
+
+
+def register_unregister(count: int) -> Callable[[], None]:
+    def run() -> None:
+        registry = create_registry(authority=AUTHORITY, environment="production")
+        handles = [registry.register(definition(i)) for i in range(count)]
+        for handle in handles:
+            handle.unregister()
+        registry.dispose()
+
+    return run
+
+
+def snapshot_of(registry: AgentSurfaceRegistry) -> Callable[[], None]:
+    def run() -> None:
+        registry.snapshot()
+
+    return run
+
+
+# ----------------------------------------------------------------------------- timing
+
+
+def measure(fn: Callable[[], None], *, batches: int, batch_ms: float) -> float:
+    """Median milliseconds per call over ``batches`` timed batches, after a warm-up."""
+    warm_until = time.perf_counter() + 0.1
+    calls = 0
+    while time.perf_counter() < warm_until or calls < 3:
+        fn()
+        calls += 1
+    start = time.perf_counter()
+    fn()
+    single = max(time.perf_counter() - start, 1e-7)
+    per_batch = max(1, int(batch_ms / 1000 / single))
+    samples = []
+    gc_was_enabled = gc.isenabled()
+    for _ in range(batches):
+        gc.collect()
+        gc.disable()  # collections would land on whichever batch happens to trigger them
+        try:
+            begin = time.perf_counter()
+            for _ in range(per_batch):
+                fn()
+            samples.append((time.perf_counter() - begin) / per_batch * 1000)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+    return statistics.median(samples)
+
+
+REFERENCE_MS = {  # BENCHMARKS.md, run A / run B
+    "create registry": (0.0029, 0.0037),
+    "register+unregister 10": (0.42, 0.31),
+    "register+unregister 100": (3.35, 2.81),
+    "register+unregister 1000": (34.7, 35.3),
+    "snapshot at 100": (0.29, 0.16),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=7)
+    parser.add_argument("--batch-ms", type=float, default=100.0)
+    args = parser.parse_args()
+
+    r100 = populated(100)
+    snapshot_of(r100)()  # warm: descriptors are built at registration, the first call pays imports
+    rows: list[tuple[str, Callable[[], None]]] = [
+        ("create registry", create_and_dispose),
+        ("register+unregister 10", register_unregister(10)),
+        ("register+unregister 100", register_unregister(100)),
+        ("register+unregister 1000", register_unregister(1000)),
+        ("snapshot at 100", snapshot_of(r100)),
+    ]
+    print(f"agent-surface core benchmark — Python {sys.version.split()[0]}, {args.batches} batches "
+          f"of ~{args.batch_ms:.0f} ms, median ms/op")
+    print(f"{'workload':<26} {'ours ms/op':>11} {'ref A / B ms/op':>17} {'ours/ref':>9}")
+    for name, fn in rows:
+        ours = measure(fn, batches=args.batches, batch_ms=args.batch_ms)
+        ref_a, ref_b = REFERENCE_MS[name]
+        ratio = ours / statistics.mean((ref_a, ref_b))
+        print(f"{name:<26} {ours:>11.4f} {ref_a:>8.4g} / {ref_b:<6.4g} {ratio:>8.2f}x")
+    print("ratio = ours / mean(ref A, ref B); the reference (TypeScript, Node 20) was recorded in "
+          "BENCHMARKS.md, not re-run in this session.")
+
+
+if __name__ == "__main__":
+    main()
