@@ -21,7 +21,7 @@ from typing import Any, Literal
 from ..core.confirmation import PendingConfirmation
 from ..core.consumer import Consumer
 from ..core.context import CancelSignal
-from ..core.errors import error
+from ..core.errors import DefinitionError, RegistryDisposedError, error
 from ..core.invocation import MISSING, Invocation, InvocationResult
 from ..core.jsonvalue import JsonValue, canonical_json, thaw
 from ..core.kinds import READ_ONLY_EFFECTS
@@ -120,6 +120,7 @@ class WebMcpAdapter:
         self._loop_task: asyncio.Future[None] | None = None
         self._stop_signal = CancelSignal()
         self.diagnostics: list[str] = []
+        self._schema_warned: set[str] = set()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -162,7 +163,11 @@ class WebMcpAdapter:
             )
         self._unsubscribe = registry.subscribe(self._on_event)
         self._dirty = True
-        await self._reconcile()
+        # The first pass is the loop task too: a surface change while it awaits the browser
+        # must not start a second, concurrent loop (duplicate registrations), and stop()
+        # during start() must wait for it before withdrawing (no orphaned tool).
+        self._loop_task = asyncio.ensure_future(self._reconcile())
+        await self.settled()
 
     async def stop(self) -> None:
         """Withdraw every tool this adapter exposed and release everything. Safe to repeat."""
@@ -204,9 +209,8 @@ class WebMcpAdapter:
         # next pass, so the browser converges to the latest surface with no duplicate tools.
         while self._dirty and self._running:
             self._dirty = False
-            desired = self._project()
-            try:
-                await self._apply(desired)
+            try:  # a projection that raises must not kill the loop (start() would raise too)
+                await self._apply(self._project())
             except Exception as exc:
                 self._diagnose(f"reconcile failed: {exc}")
 
@@ -263,7 +267,7 @@ class WebMcpAdapter:
             kept, catalog.names, strict=True
         ):
             description = f"{describe_prefix(descriptor.capability_id.split(':')[0], descriptor.effect, descriptor.confirmation)} {text}"
-            wire_schema = inline_refs(thaw(schema))
+            wire_schema = self._wire_schema(descriptor.capability_id, schema)
             notes = annotations_for(descriptor, shape)
             title = title_for(descriptor, comp_type, entry.qualifier)
             signature = canonical_json([name, title, description, wire_schema, notes, target.registration_id])
@@ -272,6 +276,17 @@ class WebMcpAdapter:
             )
             self._pending_targets[name] = target
         return desired
+
+    def _wire_schema(self, capability_id: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            return inline_refs(thaw(schema))
+        except DefinitionError as exc:
+            # A recursive schema cannot be inlined: expose it as authored rather than failing
+            # the whole projection (and every other tool with it); say so once.
+            if capability_id not in self._schema_warned:
+                self._schema_warned.add(capability_id)
+                self._diagnose(f"{capability_id}: {exc.message}; its input schema keeps $ref")
+            return dict(thaw(schema))
 
     def _project_meta(self) -> dict[str, WebMcpTool]:
         out: dict[str, WebMcpTool] = {}
@@ -325,8 +340,10 @@ class WebMcpAdapter:
             current.pop(name, None)
             self._targets.pop(name, None)
         # Tools that survive unchanged keep their registration and echo the latest version.
+        # (Meta tools have no target: they resolve through the toolset on every call.)
         for name in current:
-            self._targets[name] = targets[name]
+            if name in targets:
+                self._targets[name] = targets[name]
         for name, tool in desired.items():
             if name in current:
                 continue
@@ -338,7 +355,8 @@ class WebMcpAdapter:
                 self._diagnose(str(exc))
                 continue
             current[name] = tool
-            self._targets[name] = targets[name]
+            if name in targets:
+                self._targets[name] = targets[name]
 
     async def _withdraw_all(self) -> None:
         context = self._context
@@ -398,9 +416,20 @@ class WebMcpAdapter:
             registration_id=target.registration_id,
             surface_version=target.surface_version,
         )
-        result = await registry.invoke(request, consumer=self._consumer, signal=call.signal)
-        if result.code == "CONFIRMATION_REQUIRED":
-            result = await self._complete_confirmation(registry, request, result, call)
+        try:
+            result = await registry.invoke(request, consumer=self._consumer, signal=call.signal)
+            if result.code == "CONFIRMATION_REQUIRED":
+                result = await self._complete_confirmation(registry, request, result, call)
+        except RegistryDisposedError:
+            # The page disposed the registry under a listed tool: answer in content, never raise
+            # into the browser (as the embedded toolset does).
+            result = InvocationResult(
+                "error",
+                request.invocation_id or "",
+                request.capability_id,
+                registry.version,
+                error=error("CANCELLED", "The surface was shut down.", "no"),
+            )
         return content(result)
 
     async def _complete_confirmation(
@@ -411,19 +440,36 @@ class WebMcpAdapter:
         if not isinstance(cid, str):
             return first
         confirmations = registry.confirmations
-        if self._confirm is not None and call.request_user_interaction is not None:
-            pending = confirmations.get(cid)
-            if pending is not None:
-                await self._prompt(cid, pending, call)
-        if self._stop_signal.aborted:
-            return first
+        # The wait ends when the user decides, when the adapter stops, or when the browser
+        # cancels the call (shape B's signal): a cancelled call must not hang until the TTL.
+        give_up = CancelSignal()
+        removers = [self._stop_signal.add_listener(give_up.abort)]
+        if call.signal is not None:
+            removers.append(call.signal.add_listener(give_up.abort))
         try:
-            await confirmations.wait_for(cid, signal=self._stop_signal)
-        except asyncio.CancelledError:
-            if not self._stop_signal.aborted:
-                raise
+            if self._confirm is not None and call.request_user_interaction is not None:
+                pending = confirmations.get(cid)
+                if pending is not None:
+                    await self._prompt(cid, pending, call, give_up)
+            if not give_up.aborted:
+                try:
+                    await confirmations.wait_for(cid, signal=give_up)
+                except asyncio.CancelledError:
+                    if not give_up.aborted:
+                        raise
+        finally:
+            for remove in removers:
+                remove()
         if self._stop_signal.aborted:
             return first  # stop() while waiting: nothing executes
+        if give_up.aborted:
+            return InvocationResult(
+                "error",
+                first.invocation_id,
+                request.capability_id,
+                registry.version,
+                error=error("CANCELLED", "The invocation was cancelled.", "yes"),
+            )
         retry = Invocation(
             request.capability_id,
             request.input,
@@ -436,7 +482,9 @@ class WebMcpAdapter:
         )
         return await registry.invoke(retry, consumer=self._consumer, signal=call.signal)
 
-    async def _prompt(self, cid: str, pending: PendingConfirmation, call: ToolCall) -> None:
+    async def _prompt(
+        self, cid: str, pending: PendingConfirmation, call: ToolCall, give_up: CancelSignal
+    ) -> None:
         """Run the host's confirm UI through requestUserInteraction; on failure fall back to waiting."""
         assert (
             self._confirm is not None
@@ -449,14 +497,30 @@ class WebMcpAdapter:
             answer = confirm(pending, call.client)
             return await answer if inspect.isawaitable(answer) else answer
 
+        prompt = asyncio.ensure_future(call.request_user_interaction(ui))
+        gave_up = asyncio.ensure_future(give_up.wait())
         try:
-            answer = await call.request_user_interaction(ui)
+            await asyncio.wait({prompt, gave_up}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gave_up.cancel()
+            if not prompt.done():
+                # Stopped or cancelled with the dialog open: its late answer must not count.
+                prompt.add_done_callback(_ignore_outcome)
+                prompt.cancel()
+        if prompt.cancelled():
+            return
+        try:
+            answer = prompt.result()
         except Exception as exc:
             self._diagnose(f"confirm hook failed ({exc}); waiting for the host's confirmation UI")
             return
-        if self._stop_signal.aborted:
-            return
-        self._registry.confirmations.resolve(cid, approved=bool(answer))
+        if not give_up.aborted:  # an answer racing stop()/cancel does not count either
+            self._registry.confirmations.resolve(cid, approved=bool(answer))
+
+
+def _ignore_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved, so asyncio does not log it as never retrieved
 
 
 def _detect() -> ModelContext | None:
