@@ -16,6 +16,7 @@ Set AGENT_SURFACE_E2E_SKIP_BUILD=1 to reuse an existing web/dist.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -35,8 +36,17 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Route
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "e2e" / "artifacts"
 
-sys.path.insert(0, str(ROOT / "scripts"))
-from serve import start_server  # noqa: E402
+
+def _load_serve_module() -> Any:
+    """Import scripts/serve.py by path: putting scripts/ on sys.path would shadow packages."""
+    spec = importlib.util.spec_from_file_location("_agent_surface_serve", ROOT / "scripts" / "serve.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+start_server = _load_serve_module().start_server
 
 CHROMIUM_FLAGS = [
     "--headless",
