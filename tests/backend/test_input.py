@@ -110,10 +110,13 @@ def test_absurd_declared_length_is_refused_without_reading(server: DemoServer) -
 
 
 def test_chunked_body_is_refused(server: DemoServer) -> None:
+    """Refused from the headers alone (the server does not parse chunked bodies)."""
     conn = http.client.HTTPConnection(urlsplit(server.url).netloc, timeout=10)
-    conn.request("POST", "/api/procedures/devices.disable", body=iter([b'{"deviceIds": ["dev-0003"]}']),
-                 headers={"Authorization": "Bearer demo-acme-operator", "Content-Type": "application/json"},
-                 encode_chunked=True)
+    conn.putrequest("POST", "/api/procedures/devices.disable")
+    conn.putheader("Authorization", "Bearer demo-acme-operator")
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Transfer-Encoding", "chunked")
+    conn.endheaders()
     response = conn.getresponse()
     body = json.loads(response.read())
     conn.close()
