@@ -138,6 +138,11 @@ class WebMcpAdapter:
         """The tools the browser currently has from this adapter, by name."""
         return [self._registered[name] for name in sorted(self._registered)]
 
+    def wire_name_map(self) -> dict[str, str]:
+        """Wire name → canonical capability id for the tools currently exposed (direct mode).
+        The authoritative way back from a browser tool name; never string surgery."""
+        return {name: target.capability_id for name, target in sorted(self._targets.items())}
+
     @property
     def consumer(self) -> Consumer | None:
         return self._consumer
