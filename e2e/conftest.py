@@ -123,6 +123,20 @@ def server_url(web_dist: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def demo_url(web_dist: Path) -> Iterator[str]:
+    """The devices console's server (its API over a fresh seeded in-memory database, and the
+    static files), as ``python scripts/demo.py`` runs it."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from demo.backend import start_demo_server
+
+    server, url = start_demo_server(ROOT, port=0)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
 def chromium_executable() -> str:
     path = shutil.which("chromium")
     if path is None:
@@ -208,16 +222,20 @@ def open_page(
     runs: list[PageRun] = []
 
     def _open(
-        path: str, variant: str = "plain", before_goto: Callable[[PageRun], None] | None = None
+        path: str,
+        variant: str = "plain",
+        before_goto: Callable[[PageRun], None] | None = None,
+        base: str | None = None,
     ) -> PageRun:
-        context = browsers.get(variant).new_context()
+        origin = base or server_url  # e.g. the demo server (API + static files) instead
+        context = browsers.get(variant).new_context(viewport={"width": 1400, "height": 900})
         context.set_default_timeout(PAGE_TIMEOUT_MS)
         page = context.new_page()
-        run = PageRun(page=page, context=context, variant=variant, url=server_url + path)
+        run = PageRun(page=page, context=context, variant=variant, url=origin + path)
         runs.append(run)
 
         def guard(route: Route) -> None:
-            if _is_local(route.request.url, server_url):
+            if _is_local(route.request.url, origin):
                 route.fallback()
             else:
                 run.external_requests.append(route.request.url)

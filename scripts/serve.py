@@ -61,7 +61,7 @@ def make_server(
 
 def server_url(server: ThreadingHTTPServer) -> str:
     host, port = server.server_address[:2]
-    return f"http://{host}:{port}"
+    return f"http://{host!s}:{port}"
 
 
 def start_server(

@@ -27,9 +27,11 @@ if [ -f scripts/build_web.py ]; then
 fi
 
 echo "== ruff"
-.venv/bin/ruff check src tests e2e benchmarks scripts
+.venv/bin/ruff check src tests e2e benchmarks scripts demo
 echo "== mypy"
 .venv/bin/mypy
+# The demo and scripts too (demo/app/main.py is PyScript's entry: top-level await, page imports).
+.venv/bin/mypy --strict demo scripts/demo.py scripts/serve.py --exclude demo/app/main.py
 
 echo "== pytest (CPython suite + browser e2e)"
 suites=(tests)
