@@ -222,7 +222,11 @@ class ConsoleUI:
         if not event.isTrusted:
             by_id("confirm-warning").textContent = "Ignored a click that did not come from the user."
             return
-        self.registry.confirmations.resolve(cid, approved=decision == "approve")
+        pending = self.registry.confirmations.get(cid)
+        if self.registry.confirmations.resolve(cid, approved=decision == "approve") and pending is not None:
+            verdict = "Approved" if decision == "approve" else "You denied"
+            self.state.notice = f"{verdict}: {pending.summary}"
+            self.state.changed()
 
     # ------------------------------------------------------------------ rendering
 

@@ -1,0 +1,202 @@
+"""The devices console end to end in Chromium 156 (AS-EXAMPLE-001): "show me the offline devices
+in Milan, select the visible ones and disable them".
+
+The agent is the browser's own WebMCP client (document.modelContext.getTools/executeTool): it
+never touches the DOM. The person approves or denies in the page's dialog with a real click. The
+backend (SQLite) is checked directly over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "e2e" / "artifacts"
+MILAN_OFFLINE = ["dev-0003", "dev-0017", "dev-0026", "dev-0051", "dev-0079", "dev-0080", "dev-0112"]
+
+CALL = """async ([name, input]) => {
+  const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
+  if (!tool) throw new Error(`no tool ${name}`);
+  return await document.modelContext.executeTool(tool, input);
+}"""
+
+START_CALL = """([name, input]) => {
+  window.agentCall = (async () => {
+    const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
+    return await document.modelContext.executeTool(tool, input);
+  })().then((text) => ({text}), (error) => ({error: String(error)}));
+}"""
+
+
+@pytest.fixture
+def console_server(web_dist: Path) -> Iterator[str]:
+    """A fresh backend (seeded in-memory database) per test, serving the page too."""
+    import sys
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from demo.backend import start_demo_server
+
+    server, url = start_demo_server(ROOT, port=0)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def api(base: str, path: str, token: str | None = "demo-acme-operator") -> tuple[int, Any]:
+    request = urllib.request.Request(base + path)
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def statuses(base: str) -> dict[str, str]:
+    _, body = api(base, "/api/devices")
+    return {d["id"]: d["status"] for d in body["devices"]}
+
+
+def open_console(open_page: Any, base: str) -> Any:
+    run = open_page("/index.html", variant="webmcp", base=base)
+    run.page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    run.page.wait_for_function(
+        "async () => (await document.modelContext.getTools()).some((t) => t.name === 'view_devices__table__selectVisible')"
+    )
+    return run
+
+
+def call(run: Any, name: str, input: dict[str, Any]) -> Any:
+    content = json.loads(run.page.evaluate(CALL, [name, input]))
+    return content
+
+
+def text_of(content: dict[str, Any]) -> Any:
+    return json.loads(content["content"][0]["text"])
+
+
+def shot(run: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    run.page.screenshot(path=str(ARTIFACTS / f"console-{name}.png"))
+
+
+def select_offline_in_milan(run: Any) -> None:
+    names = run.page.evaluate("async () => (await document.modelContext.getTools()).map((t) => t.name)")
+    assert "domain_devices__disable" not in names  # nothing selected: unavailable, so not registered
+    filters = call(run, "view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+    assert text_of(filters) == {"status": "offline", "city": "Milan", "text": None}
+    rows = text_of(call(run, "view_devices__table__visibleRows", {}))
+    assert sorted(r["id"] for r in rows) == MILAN_OFFLINE
+    assert sorted(text_of(call(run, "view_devices__table__selectVisible", {}))) == MILAN_OFFLINE
+    # The table shows what the agent did, and the disable tool appears once rows are selected.
+    run.page.wait_for_function("() => document.querySelectorAll('#rows tr.selected').length === 7")
+    run.page.wait_for_function(
+        "async () => (await document.modelContext.getTools()).some((t) => t.name === 'domain_devices__disable')"
+    )
+
+
+def start_disable(run: Any) -> None:
+    run.page.evaluate(START_CALL, ["domain_devices__disable", {"reason": "maintenance"}])
+    run.page.wait_for_selector("#confirm-approve")
+    dialog = run.page.inner_text("#confirm .modal")
+    assert "Disable 7 device(s)" in dialog and "destructive" in dialog and "dev-0112" in dialog
+
+
+def agent_result(run: Any) -> Any:
+    run.page.wait_for_function("() => window.agentCall && window.agentCall.then")
+    outcome = run.page.evaluate("() => window.agentCall")
+    assert "text" in outcome, outcome
+    return json.loads(outcome["text"])
+
+
+def test_AS_EXAMPLE_001_agent_disables_offline_milan_devices_after_approval(open_page: Any, console_server: str) -> None:
+    run = open_console(open_page, console_server)
+    shot(run, "1-loaded")
+    before = statuses(console_server)
+    assert all(before[i] == "offline" for i in MILAN_OFFLINE)
+
+    select_offline_in_milan(run)
+    shot(run, "2-selected")
+    start_disable(run)
+    shot(run, "3-confirmation")
+    assert statuses(console_server) == before  # nothing happens before the person decides
+
+    # A script (or an agent driving the DOM with scripts) cannot approve: untrusted clicks are ignored.
+    run.page.evaluate("() => document.getElementById('confirm-approve').click()")
+    run.page.wait_for_function("() => document.getElementById('confirm-warning').textContent.length > 0")
+    assert statuses(console_server) == before
+    run.page.click("#confirm-approve")  # a real user gesture
+
+    content = agent_result(run)
+    assert not content.get("isError"), content
+    output = text_of(content)
+    assert output["disabled"] == 7
+    after = statuses(console_server)
+    assert all(after[i] == "disabled" for i in MILAN_OFFLINE)
+    assert {k: v for k, v in after.items() if k not in MILAN_OFFLINE} == {
+        k: v for k, v in before.items() if k not in MILAN_OFFLINE
+    }  # exactly those rows changed
+    run.page.wait_for_function("() => document.getElementById('notice').textContent.includes('7 device(s) disabled')")
+    assert run.page.locator("#rows tr").count() == 0  # no offline device left in Milan
+    assert run.page.is_hidden("#confirm")
+    shot(run, "4-done")
+    activity = run.page.inner_text("#calls")
+    assert "domain:devices.disable" in activity
+    assert run.console_errors == []
+
+
+def test_AS_EXAMPLE_001_denial_leaves_the_database_unchanged(open_page: Any, console_server: str) -> None:
+    run = open_console(open_page, console_server)
+    before = statuses(console_server)
+    select_offline_in_milan(run)
+    start_disable(run)
+    run.page.click("#confirm-deny")
+    content = agent_result(run)
+    assert content.get("isError") is True
+    error = text_of(content)
+    assert error["code"] == "CONFIRMATION_INVALID" and error["details"] == {"reason": "denied"}
+    assert error["retry"] == "no"
+    assert statuses(console_server) == before
+    assert run.page.locator("#rows tr").count() == 7  # still offline, still selected
+    assert run.page.inner_text("#notice").startswith("You denied: Disable 7 device(s)")
+    shot(run, "5-denied")
+
+
+def test_agent_cannot_redirect_the_locked_selection_and_the_server_refuses_forgeries(
+    open_page: Any, console_server: str
+) -> None:
+    run = open_console(open_page, console_server)
+    select_offline_in_milan(run)
+    content = call(run, "domain_devices__disable", {"deviceIds": ["dev-0002"]})
+    error = text_of(content)
+    assert content["isError"] is True and error["code"] == "INVALID_INPUT"
+    assert error["details"]["lockedFields"] == ["deviceIds"]
+    assert run.page.is_hidden("#confirm")  # refused before any confirmation was created
+
+    # Page code calling the backend directly, bypassing the surface: the server is the authority.
+    forged = run.page.evaluate("""async () => {
+        const post = (token, body) => fetch('/api/procedures/devices.disable', {method: 'POST',
+            headers: Object.assign({'Content-Type': 'application/json'},
+                                   token ? {Authorization: 'Bearer ' + token} : {}),
+            body: JSON.stringify(body)}).then(async (r) => [r.status, (await r.json()).error.code]);
+        return {
+            noAuth: await post(null, {deviceIds: ['dev-0003']}),
+            viewer: await post('demo-acme-viewer', {deviceIds: ['dev-0003']}),
+            otherTenant: await post('demo-acme-operator', {deviceIds: ['dev-0130']}),
+        };
+    }""")
+    assert forged == {
+        "noAuth": [401, "NOT_AUTHENTICATED"],
+        "viewer": [403, "NOT_AUTHORIZED"],
+        "otherTenant": [404, "PRECONDITION_FAILED"],
+    }
+    assert statuses(console_server)["dev-0003"] == "offline"
