@@ -37,7 +37,7 @@ from .policies import AuditPolicy
 from .policy import Policy, PolicyContext, as_decision
 from .registration import CapabilityEntry, Registration
 from .schema import Invalid, Issue, Schema, Valid
-from .snapshot import availability, discovery, iso, policy_context, sort_key
+from .snapshot import availability, discovery, iso, policy_context
 
 if TYPE_CHECKING:
     from .registry import AgentSurfaceRegistry
@@ -269,8 +269,11 @@ class Invoker:
             # A defect in a validator, policy plumbing or the library itself: the caller still
             # gets a typed result and the registry keeps serving.
             log.exception("invocation %s failed unexpectedly", call.invocation_id)
-            err = error("EXECUTION_FAILED", "The call failed inside the page; it was not completed.",
-                        reason="handler-error")
+            err = error(
+                "EXECUTION_FAILED",
+                "The call failed inside the page; it was not completed.",
+                reason="handler-error",
+            )
         result = self._result(req, call.invocation_id, err, output, start_version)
         self._settled(call, result, started)
         return result
@@ -355,9 +358,9 @@ class Invoker:
         host = _memo(registry.host_context)
         visible: list[Registration] = []
         hidden: list[Registration] = []
-        # Only the few registrations holding ``cid`` need snapshot order (for AMBIGUOUS_INSTANCE):
-        # sorting every live registration on each call was the largest cost on big pages.
-        holders = sorted((r for r in registry._by_id.values() if cid in r.capabilities), key=sort_key)
+        # The registry indexes holders by capability, already in snapshot order (AMBIGUOUS_INSTANCE
+        # lists them in that order): no scan or sort of every live registration per call.
+        holders = registry.holders(cid)
         for reg in holders:
             decision = discovery(reg, reg.capabilities[cid], call.consumer, host, registry.now)
             (hidden if decision.outcome == "hide" else visible).append(reg)
@@ -416,14 +419,18 @@ class Invoker:
     def _pick(self, call: _Call, visible: list[Registration]) -> Registration:
         req = call.request
         registry = self.registry
-        not_found = _fail(
-            "CAPABILITY_NOT_FOUND", f"{req.capability_id} is not on the current surface. Refresh the surface."
-        )
+
+        def not_found() -> _Stop:  # built only when needed: errors are not free on the hot path
+            return _fail(
+                "CAPABILITY_NOT_FOUND",
+                f"{req.capability_id} is not on the current surface. Refresh the surface.",
+            )
+
         if req.registration_id is not None:
             for reg in visible:
                 if reg.registration_id == req.registration_id:
                     if req.instance_id is not None and req.instance_id != reg.instance_id:
-                        raise not_found
+                        raise not_found()
                     return reg
             tomb = registry.tombstone(req.registration_id)
             same_instance = [
@@ -455,7 +462,7 @@ class Invoker:
                     reason="surface-reloaded",
                     liveRegistrationId=same_instance[0].registration_id,
                 )
-            raise not_found
+            raise not_found()
         candidates = (
             visible if req.instance_id is None else [r for r in visible if r.instance_id == req.instance_id]
         )
@@ -468,7 +475,7 @@ class Invoker:
                     "The component was unmounted. Refresh the surface.",
                     phase="resolve",
                 )
-            raise not_found
+            raise not_found()
         instances: list[JsonValue] = []
         for reg in candidates:
             item: dict[str, JsonValue] = {
@@ -582,24 +589,26 @@ class Invoker:
 
     @staticmethod
     def _bind(bind: Callable[[], Mapping[str, Any]], fields: tuple[str, ...]) -> dict[str, JsonValue]:
-        failed = _fail(
-            "PRECONDITION_FAILED",
-            "The view's bound values could not be read; refresh and retry.",
-            "after-refresh",
-            reason="binding-failed",
-        )
+        def failed() -> _Stop:
+            return _fail(
+                "PRECONDITION_FAILED",
+                "The view's bound values could not be read; refresh and retry.",
+                "after-refresh",
+                reason="binding-failed",
+            )
+
         try:
             bound = to_json_value(bind())
         except Exception:
             log.exception("procedure binding failed")
-            raise failed from None
+            raise failed() from None
         if not isinstance(bound, dict) or set(bound) != set(fields):
             log.error(
                 "procedure binding returned keys %s, expected %s",
                 sorted(bound) if isinstance(bound, dict) else bound,
                 fields,
             )
-            raise failed
+            raise failed()
         return bound
 
     @staticmethod
@@ -1008,9 +1017,12 @@ class Invoker:
         else:
             assert isinstance(entry.contract, (ObservationContract, ActionContract))
             schema = entry.contract.output
-        invalid = _fail(
-            "EXECUTION_FAILED", "The capability returned a malformed result.", reason="output-invalid"
-        )
+
+        def invalid() -> _Stop:
+            return _fail(
+                "EXECUTION_FAILED", "The capability returned a malformed result.", reason="output-invalid"
+            )
+
         if schema is not None:
             validate_output = getattr(schema, "validate_output", None)
             outcome = validate_output(raw) if validate_output is not None else schema.validate(raw)
@@ -1020,14 +1032,14 @@ class Invoker:
                     entry.capability_id,
                     getattr(outcome, "issues", outcome),
                 )
-                raise invalid
+                raise invalid()
             value = outcome.json
         else:
             try:
                 value = to_json_value(raw)
             except NotJsonError as exc:
                 log.error("output of %s is not JSON: %s", entry.capability_id, exc)
-                raise invalid from None
+                raise invalid() from None
         if value is not None and json_size(value) > max_bytes:
             raise _fail(
                 "EXECUTION_FAILED",

@@ -6,6 +6,7 @@ import itertools
 import logging
 import secrets
 import string
+from bisect import insort
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -152,6 +153,8 @@ class AgentSurfaceRegistry:
         self._counter = itertools.count(1)
         self._by_id: dict[str, Registration] = {}
         self._by_key: dict[tuple[str, str], Registration] = {}
+        # capability id -> live registrations holding it, in snapshot order (resolution index).
+        self._holders: dict[str, list[Registration]] = {}
         self._tombstones = Tombstones(self.limits.tombstone_size, self.limits.tombstone_ttl)
         self._events = EventBus()
         self._disposed = False
@@ -240,6 +243,8 @@ class AgentSurfaceRegistry:
         reg.published = {cid: availability(reg, e)[0] for cid, e in reg.capabilities.items()}
         self._by_id[reg.registration_id] = reg
         self._by_key[key] = reg
+        for cid in reg.capabilities:
+            insort(self._holders.setdefault(cid, []), reg, key=sort_key)
         self._bump(
             [
                 *collisions,  # dispatched after the mutation, like every other event
@@ -306,6 +311,12 @@ class AgentSurfaceRegistry:
         self._by_id.pop(reg.registration_id, None)
         if self._by_key.get(reg.key) is reg:
             del self._by_key[reg.key]
+        for cid in reg.capabilities:
+            holders = self._holders.get(cid)
+            if holders is not None:
+                holders.remove(reg)
+                if not holders:
+                    del self._holders[cid]
         now = self.now()
         self._tombstones.add(
             Tombstone(
@@ -400,6 +411,10 @@ class AgentSurfaceRegistry:
             self._bump(events)
 
     # ------------------------------------------------------------------ reading
+
+    def holders(self, capability_id: str) -> list[Registration]:
+        """Live registrations holding ``capability_id``, in snapshot order."""
+        return list(self._holders.get(capability_id, ()))
 
     def registrations(self) -> list[Registration]:
         """Live registrations in snapshot order (for the invoker, adapters' internals, tools)."""
@@ -514,6 +529,7 @@ class AgentSurfaceRegistry:
             self._invoker.dispose()
         self._by_id.clear()
         self._by_key.clear()
+        self._holders.clear()
         self._disposed = True
         self._events.clear()
 
