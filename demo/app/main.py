@@ -6,6 +6,7 @@ WebMCP (whichever shape this browser has, or nothing), and renders the UI.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -17,6 +18,7 @@ from pyodide.http import pyfetch
 
 from agent_surface import Consumer
 from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.compat import import_jsonschema
 
 params = js.URLSearchParams.new(js.location.search)
 TOKEN = params.get("token") or "demo-acme-operator"
@@ -71,6 +73,9 @@ async def main() -> None:
     adapter = create_webmcp_adapter()
     await adapter.start(registry=surface.registry, consumer=Consumer("browser-agent", "webmcp"))
     ConsoleUI(state, surface, adapter, session, human_api)
+    # Raw JSON Schemas are validated by jsonschema, imported on first use (~0.7 s in the page):
+    # import it once the page is idle, not during the agent's first domain call.
+    asyncio.get_running_loop().call_later(1.0, import_jsonschema)
     js.window.consoleReady = True
     js.document.body.dataset.ready = "true"
     js.document.dispatchEvent(js.CustomEvent.new("console:ready"))
