@@ -198,6 +198,23 @@ def _governance(
     )
 
 
+def _settle_governance(contract: Any) -> None:
+    """Resolve an action's or procedure's governance fields (defaults table) and its
+    meta/timeout in place, on a frozen dataclass still being initialized."""
+    idem, rev, conf, aud = _governance(
+        contract.effect, contract.idempotent, contract.reversible, contract.confirmation, contract.audit
+    )
+    for name, value in (
+        ("idempotent", idem),
+        ("reversible", rev),
+        ("confirmation", conf),
+        ("audit", aud),
+        ("meta", _meta(contract.meta)),
+        ("timeout", _timeout(contract.timeout)),
+    ):
+        object.__setattr__(contract, name, value)
+
+
 @dataclass(frozen=True, slots=True)
 class ObservationContract:
     """Reads semantic state. Output schema required; effect ``read``; never confirmed."""
@@ -277,15 +294,7 @@ class ActionContract:
         )
         if self.output is not None:
             object.__setattr__(self, "output", _schema(self.output, "output"))
-        idem, rev, conf, aud = _governance(
-            self.effect, self.idempotent, self.reversible, self.confirmation, self.audit
-        )
-        object.__setattr__(self, "idempotent", idem)
-        object.__setattr__(self, "reversible", rev)
-        object.__setattr__(self, "confirmation", conf)
-        object.__setattr__(self, "audit", aud)
-        object.__setattr__(self, "meta", _meta(self.meta))
-        object.__setattr__(self, "timeout", _timeout(self.timeout))
+        _settle_governance(self)
         if not isinstance(self.concurrency, Concurrency):
             raise DefinitionError("INVALID_DEFINITION", "concurrency must be a Concurrency")
         _flag(self.untrusted_output, "untrusted_output")
@@ -476,15 +485,7 @@ class ProcedureContract:
         object.__setattr__(self, "input", input_schema)
         if self.output is not None:
             object.__setattr__(self, "output", _schema(self.output, f"{self.id}.output"))
-        idem, rev, conf, aud = _governance(
-            self.effect, self.idempotent, self.reversible, self.confirmation, self.audit
-        )
-        object.__setattr__(self, "idempotent", idem)
-        object.__setattr__(self, "reversible", rev)
-        object.__setattr__(self, "confirmation", conf)
-        object.__setattr__(self, "audit", aud)
-        object.__setattr__(self, "meta", _meta(self.meta))
-        object.__setattr__(self, "timeout", _timeout(self.timeout))
+        _settle_governance(self)
         object.__setattr__(self, "policies", _names(self.policies, "policies", self.id))
         _flag(self.untrusted_output, "untrusted_output")
         object.__setattr__(self, "hash", digest(self.to_json()))
