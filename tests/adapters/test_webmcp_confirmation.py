@@ -275,6 +275,58 @@ async def test_stop_during_the_prompt_returns_confirmation_required(
     assert len(wipe_invocations(app)) == 1
 
 
+@pytest.mark.parametrize(("approved", "shape"), [(True, "incremental"), (False, "provide")])
+async def test_the_host_ui_deciding_while_the_prompt_is_open_settles_the_call(
+    app: App, start: Start, approved: bool, shape: Shape
+) -> None:
+    """Found in the browser (e2e/test_webmcp_adapter.py): a hook that never answers kept the call
+    pending after the host's own dialog had decided; the hook must be cancelled instead."""
+    app.mount_table()
+    never = asyncio.Event()
+    hook: list[str] = []
+
+    async def confirm(pending: PendingConfirmation, client: Any) -> bool:
+        hook.append("open")
+        try:
+            await never.wait()
+        except asyncio.CancelledError:
+            hook.append("cancelled")
+            raise
+        return True
+
+    _adapter, fake = await start(shape, confirm=confirm)
+    call = await begin(fake)
+    app.registry.confirmations.resolve(only_pending(app).confirmation_id, approved=approved)
+    result = await finish(call)
+    if approved:
+        assert not result.is_error and result.payload == {"wiped": True}
+    else:
+        assert result.code == "CONFIRMATION_INVALID"
+        assert result.payload["details"] == {"reason": "denied"}
+    await turn()
+    assert hook == ["open", "cancelled"]
+    assert app.calls["wipeFilters"] == (1 if approved else 0)
+
+
+async def test_expiry_while_the_prompt_is_open_is_confirmation_invalid_expired(
+    app: App, start: Start
+) -> None:
+    app.mount_table()
+    never = asyncio.Event()
+
+    async def confirm(pending: PendingConfirmation, client: Any) -> bool:
+        await never.wait()
+        return True
+
+    _adapter, fake = await start("incremental", confirm=confirm)
+    call = await begin(fake)
+    app.clock.advance(app.registry.limits.confirmation_ttl + 1)
+    result = await finish(call)
+    assert result.code == "CONFIRMATION_INVALID"
+    assert result.payload["details"] == {"reason": "expired"}
+    assert app.calls["wipeFilters"] == 0
+
+
 # --------------------------------------------------------------------------- cancellation
 
 

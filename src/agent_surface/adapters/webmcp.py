@@ -497,23 +497,40 @@ class WebMcpAdapter:
             and self._registry is not None
         )
         confirm = self._confirm
+        hook_tasks: list[asyncio.Future[Any]] = []
 
         async def ui() -> Any:
             answer = confirm(pending, call.client)
-            return await answer if inspect.isawaitable(answer) else answer
+            if not inspect.isawaitable(answer):
+                return answer
+            # Its own task: in the browser the client calls ui() from JS, so cancelling the
+            # prompt below would not reach the host's dialog; cancelling this task does.
+            task = asyncio.ensure_future(answer)
+            hook_tasks.append(task)
+            return await task
 
         prompt = asyncio.ensure_future(call.request_user_interaction(ui))
         gave_up = asyncio.ensure_future(give_up.wait())
+        # The host's own confirmation UI (or the TTL) may settle the record while the prompt is
+        # open: then the call proceeds on that outcome instead of waiting for the prompt.
+        settled = asyncio.ensure_future(self._registry.confirmations.wait_for(cid))
         try:
-            await asyncio.wait({prompt, gave_up}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({prompt, gave_up, settled}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             gave_up.cancel()
+            if not settled.done():
+                settled.cancel()
             if not prompt.done():
-                # Stopped or cancelled with the dialog open: its late answer must not count.
+                # Stopped, cancelled or decided elsewhere with the dialog open: its late answer
+                # must not count, and the host's dialog is told to close (cancelled).
                 prompt.add_done_callback(_ignore_outcome)
                 prompt.cancel()
-        if prompt.cancelled():
-            return
+            for task in hook_tasks:
+                if not task.done():
+                    task.add_done_callback(_ignore_outcome)
+                    task.cancel()
+        if not prompt.done() or prompt.cancelled():
+            return  # cancelled above (a task is only marked cancelled once it has run again)
         try:
             answer = prompt.result()
         except Exception as exc:
