@@ -158,7 +158,9 @@ class Concurrency:
                 "INVALID_DEFINITION", "concurrency mode 'parallel' needs an integer max >= 1"
             )
         if self.queue_depth is not None and (
-            isinstance(self.queue_depth, bool) or not isinstance(self.queue_depth, int) or self.queue_depth < 0
+            isinstance(self.queue_depth, bool)
+            or not isinstance(self.queue_depth, int)
+            or self.queue_depth < 0
         ):
             raise DefinitionError("INVALID_DEFINITION", "queue_depth must be an integer >= 0")
 
@@ -335,6 +337,7 @@ class ComponentContract:
     tags: Sequence[str] = ()
     policies: Sequence[str] = ()
     hash: str = field(default="", init=False, compare=False)
+    capability_ids: Mapping[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         validate_component_type(self.type)
@@ -384,6 +387,11 @@ class ComponentContract:
         object.__setattr__(self, "tags", _names(self.tags, "tags", self.type))
         object.__setattr__(self, "policies", _names(self.policies, "policies", self.type))
         object.__setattr__(self, "meta", _meta(self.meta))
+        ids = {
+            name: format_capability_id("view", self.type, name)
+            for name in (*self.observations, *self.actions)
+        }
+        object.__setattr__(self, "capability_ids", FrozenDict(ids))
         object.__setattr__(self, "hash", digest(self.to_json()))
 
     @property
@@ -391,7 +399,8 @@ class ComponentContract:
         return self.type
 
     def capability_id(self, name: str) -> str:
-        return format_capability_id("view", self.type, name)
+        cached = self.capability_ids.get(name)
+        return cached if cached is not None else format_capability_id("view", self.type, name)
 
     def capability(self, name: str) -> ObservationContract | ActionContract | None:
         return self.observations.get(name) or self.actions.get(name)
@@ -686,9 +695,7 @@ def _bind_component(
     return binding
 
 
-def _check_live_options(
-    holder: ObservationBinding | ActionBinding | ProcedureReference, where: str
-) -> None:
+def _check_live_options(holder: ObservationBinding | ActionBinding | ProcedureReference, where: str) -> None:
     # Checked at bind time: a non-callable when() would otherwise only surface later, silently,
     # as a "when-error" in every snapshot.
     for attr in ("when", "precondition", "bind", "describe"):
@@ -698,7 +705,9 @@ def _check_live_options(
     reason = holder.unavailable_reason
     if reason is not None and not (isinstance(reason, str) or callable(reason)):
         raise DefinitionError(
-            "INVALID_DEFINITION", f"unavailable_reason must be a string or a callable, got {reason!r}", path=where
+            "INVALID_DEFINITION",
+            f"unavailable_reason must be a string or a callable, got {reason!r}",
+            path=where,
         )
     _check_policies(holder.policies, where)
 

@@ -77,6 +77,11 @@ class EventBus:
     def has_listeners(self) -> bool:
         return bool(self._listeners)
 
+    @property
+    def active(self) -> bool:
+        """Listeners exist or a dispatch is running (queued events still reach listeners)."""
+        return bool(self._listeners) or self._dispatching
+
     def emit(self, *events: SurfaceEvent) -> None:
         if not self._listeners and not self._dispatching:
             return

@@ -16,7 +16,6 @@ from .contracts import (
     ObservationContract,
     ProcedureReference,
 )
-from .ids import format_capability_id
 from .policy import Policy
 
 if TYPE_CHECKING:
@@ -74,6 +73,13 @@ class Registration:
     descriptors: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     # Availability as last published (for sync_availability: push when() flips as events).
     published: dict[str, bool] = field(default_factory=dict)
+    # Snapshot order (priority desc, type, instance id): fixed for a registration, so computed
+    # once instead of on every comparison of every sort.
+    order: tuple[int, str, str] = (0, "", "")
+
+    def __post_init__(self) -> None:
+        contract = self.binding.contract
+        self.order = (-contract.priority, contract.type, self.binding.instance_id)
 
     @property
     def component_type(self) -> str:
@@ -106,12 +112,12 @@ def build_capabilities(
     entries: dict[str, CapabilityEntry] = {}
     for name, member in contract.observations.items():
         obs = binding.observations[name]
-        cid = format_capability_id("view", contract.type, name)
+        cid = contract.capability_id(name)
         chain = outer + tuple((p, "capability") for p in obs.policies)
         entries[cid] = CapabilityEntry(cid, name, "observation", member, obs, None, chain)
     for name, action in contract.actions.items():
         act = binding.actions[name]
-        cid = format_capability_id("view", contract.type, name)
+        cid = contract.capability_id(name)
         chain = outer + tuple((p, "capability") for p in act.policies)
         entries[cid] = CapabilityEntry(cid, name, "action", action, act, None, chain)
     for ref in binding.procedures:

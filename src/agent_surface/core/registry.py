@@ -201,7 +201,13 @@ class AgentSurfaceRegistry:
 
     def _bump(self, events: list[SurfaceEvent]) -> None:
         self._version += 1
-        self._emit(*events, make_event("surface-changed", surfaceVersion=str(self._version)))
+        if self._events.active:  # nobody listening: skip building the surface-changed event
+            self._emit(*events, make_event("surface-changed", surfaceVersion=str(self._version)))
+
+    @property
+    def _observed(self) -> bool:
+        """Whether events have anyone to reach (listeners, or a dispatch in progress)."""
+        return self._events.active
 
     def _new_registration_id(self) -> str:
         return f"reg_{next(self._counter):06x}{random_id('', 8)}"
@@ -255,6 +261,8 @@ class AgentSurfaceRegistry:
                     instanceId=verified.instance_id,
                 ),
             ]
+            if self._observed
+            else []
         )
         return RegistrationHandle(self, reg.registration_id, reg)
 
@@ -339,6 +347,8 @@ class AgentSurfaceRegistry:
                     instanceId=reg.instance_id,
                 )
             ]
+            if self._observed
+            else []
         )
 
     def on_unmount(self, reg: Registration) -> None:

@@ -483,7 +483,7 @@ def _note(describe: Callable[[], str] | None, cid: str) -> str | None:
 
 
 def sort_key(reg: Registration) -> tuple[int, str, str]:
-    return (-reg.priority, reg.component_type, reg.instance_id)
+    return reg.order
 
 
 def apply_budget(
