@@ -5,7 +5,7 @@
 Each row: warm up, then time batches with ``time.perf_counter`` until at least ``--min-time``
 seconds and 10 batches are collected; the figure is the median ms/op over batches. The
 reference figures are the TypeScript implementation's (Node 20, vitest bench) as recorded in
-/work/shared/BENCHMARKS.md, run A / run B; the ratio is ours divided by their mean. Those figures
+../shared/BENCHMARKS.md, run A / run B; the ratio is ours divided by their mean. Those figures
 come from another run, so read the ratio as an order of magnitude, not a precise comparison.
 """
 

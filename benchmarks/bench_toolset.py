@@ -12,7 +12,7 @@ Rows:
 
 Timing: warm up, then batches of about 20 ms timed with ``time.perf_counter`` until at least
 ``--min-time`` seconds and 10 batches; the figure is the median ms/op over batches. Reference
-figures are the TypeScript implementation's from /work/shared/BENCHMARKS.md (run A / run B, another
+figures are the TypeScript implementation's from ../shared/BENCHMARKS.md (run A / run B, another
 session); the ratio is ours over their mean, so read it as an order of magnitude.
 """
 
