@@ -24,9 +24,17 @@ sys.path.insert(0, str(ROOT))
 
 from scripts.serve import start_server  # noqa: E402
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--enable-features=WebMCPTesting"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-features=WebMCPTesting",
+]
 
 ROUND_TRIPS = """async ([name, calls]) => {
   const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
@@ -54,7 +62,8 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as profile, sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(
-                profile, executable_path=shutil.which("chromium"), args=FLAGS, headless=True)
+                profile, executable_path=shutil.which("chromium"), args=FLAGS, headless=True
+            )
             page = context.new_page()
             page.goto(f"{url}/benchmarks/pages/webmcp.html")
             page.wait_for_function("() => window.benchReady === true", timeout=120_000)
@@ -74,14 +83,20 @@ def main() -> None:
     print("agent-surface WebMCP adapter, headless Chromium 156, cold profile, one page load")
     print(f"  bare Pyodide boot (loadPyodide)           {timings['bootMs']:>8.0f} ms")
     print(f"  packages (agent-surface + deps)           {timings['packagesMs']:>8.0f} ms")
-    print(f"  navigation -> first tool in getTools()    {first_tool:>8.0f} ms"
-          f"   (boot share {timings['bootMs'] / first_tool:.0%})")
+    print(
+        f"  navigation -> first tool in getTools()    {first_tool:>8.0f} ms"
+        f"   (boot share {timings['bootMs'] / first_tool:.0%})"
+    )
     print(f"executeTool round trip, {args.calls} calls each (in-page, after warm-up of none)")
     for label, times in (("no-op action through our stack", ours), ("plain JS tool (baseline)", plain)):
         print(f"  {label:<34} p50 {statistics.median(times):6.2f} ms   p95 {pct(times, 0.95):6.2f} ms")
-    print(f"  ratio p50 ours/plain                      {statistics.median(ours) / statistics.median(plain):6.2f}")
-    print(f"live JS proxies: {before} before, {churn['liveProxies']} after {args.cycles} mount/unmount "
-          f"cycles ({churn['tools']} tools exposed)")
+    print(
+        f"  ratio p50 ours/plain                      {statistics.median(ours) / statistics.median(plain):6.2f}"
+    )
+    print(
+        f"live JS proxies: {before} before, {churn['liveProxies']} after {args.cycles} mount/unmount "
+        f"cycles ({churn['tools']} tools exposed)"
+    )
 
 
 if __name__ == "__main__":

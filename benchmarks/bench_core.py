@@ -1,6 +1,6 @@
 """Core benchmark: registry lifecycle and snapshot, on the workload of shared/BENCHMARKS.md.
 
-Run: ``.venv/bin/python benchmarks/bench_core.py`` (optionally ``--batches N``).
+Run: ``.venv/bin/python benchmarks/bench_core.py [--min-time 0.5]``.
 
 Each row is timed with ``time.perf_counter``: a warm-up, then a calibration that sizes one
 batch to roughly ``--batch-ms`` milliseconds, then several batches; the figure is the median
@@ -19,61 +19,15 @@ creates its definition objects inside its timed region.
 from __future__ import annotations
 
 import argparse
-import gc
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from agent_surface import (  # after the path tweak, so a plain checkout works
-    ActionContract,
-    AgentSurfaceRegistry,
-    ComponentBinding,
-    ComponentContract,
-    ObservationContract,
-    compile_manifest,
-    create_capability_authority,
-    create_registry,
-)
+from workload import AUTHORITY, definition, median_ms, populated, ratio
 
-OUTPUT_SCHEMA = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
-    "required": ["ids"],
-    "additionalProperties": False,
-}
-
-CONTRACT = ComponentContract(
-    type="bench.widget",
-    description="bench widget",
-    observations={"readState": ObservationContract("read", output=OUTPUT_SCHEMA)},
-    actions={"poke": ActionContract("poke", effect="local-state", input=INPUT_SCHEMA)},
-)
-AUTHORITY = create_capability_authority(compile_manifest([CONTRACT]))
-
-
-def _poke(value: object, ctx: object) -> None:
-    return None
-
-
-def definition(i: int) -> ComponentBinding:
-    return CONTRACT.bind(
-        instance_id=f"w{i}",
-        observations={"readState": lambda ctx: {"n": i}},
-        actions={"poke": _poke},
-    )
-
-
-def populated(n: int) -> AgentSurfaceRegistry:
-    registry = create_registry(authority=AUTHORITY, environment="production")
-    for i in range(n):
-        registry.register(definition(i))
-    return registry
-
+from agent_surface import AgentSurfaceRegistry, create_registry
 
 # ----------------------------------------------------------------------------- workloads
 
@@ -100,36 +54,6 @@ def snapshot_of(registry: AgentSurfaceRegistry) -> Callable[[], None]:
     return run
 
 
-# ----------------------------------------------------------------------------- timing
-
-
-def measure(fn: Callable[[], None], *, batches: int, batch_ms: float) -> float:
-    """Median milliseconds per call over ``batches`` timed batches, after a warm-up."""
-    warm_until = time.perf_counter() + 0.1
-    calls = 0
-    while time.perf_counter() < warm_until or calls < 3:
-        fn()
-        calls += 1
-    start = time.perf_counter()
-    fn()
-    single = max(time.perf_counter() - start, 1e-7)
-    per_batch = max(1, int(batch_ms / 1000 / single))
-    samples = []
-    gc_was_enabled = gc.isenabled()
-    for _ in range(batches):
-        gc.collect()
-        gc.disable()  # collections would land on whichever batch happens to trigger them
-        try:
-            begin = time.perf_counter()
-            for _ in range(per_batch):
-                fn()
-            samples.append((time.perf_counter() - begin) / per_batch * 1000)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-    return statistics.median(samples)
-
-
 REFERENCE_MS = {  # BENCHMARKS.md, run A / run B
     "create registry": (0.0029, 0.0037),
     "register+unregister 10": (0.42, 0.31),
@@ -141,8 +65,7 @@ REFERENCE_MS = {  # BENCHMARKS.md, run A / run B
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=7)
-    parser.add_argument("--batch-ms", type=float, default=100.0)
+    parser.add_argument("--min-time", type=float, default=0.5, help="seconds of timed batches per row")
     args = parser.parse_args()
 
     r100 = populated(100)
@@ -154,16 +77,18 @@ def main() -> None:
         ("register+unregister 1000", register_unregister(1000)),
         ("snapshot at 100", snapshot_of(r100)),
     ]
-    print(f"agent-surface core benchmark — Python {sys.version.split()[0]}, {args.batches} batches "
-          f"of ~{args.batch_ms:.0f} ms, median ms/op")
+    print(f"agent-surface core benchmark — Python {sys.version.split()[0]}, median ms/op over batches")
     print(f"{'workload':<26} {'ours ms/op':>11} {'ref A / B ms/op':>17} {'ours/ref':>9}")
     for name, fn in rows:
-        ours = measure(fn, batches=args.batches, batch_ms=args.batch_ms)
+        ours = median_ms(fn, args.min_time)
         ref_a, ref_b = REFERENCE_MS[name]
-        ratio = ours / statistics.mean((ref_a, ref_b))
-        print(f"{name:<26} {ours:>11.4f} {ref_a:>8.4g} / {ref_b:<6.4g} {ratio:>8.2f}x")
-    print("ratio = ours / mean(ref A, ref B); the reference (TypeScript, Node 20) was recorded in "
-          "BENCHMARKS.md, not re-run in this session.")
+        print(
+            f"{name:<26} {ours:>11.4f} {ref_a:>8.4g} / {ref_b:<6.4g} {ratio(name, ours, REFERENCE_MS):>8.2f}x"
+        )
+    print(
+        "ratio = ours / mean(ref A, ref B); the reference (TypeScript, Node 20) was recorded in "
+        "BENCHMARKS.md, not re-run in this session."
+    )
 
 
 if __name__ == "__main__":

@@ -15,23 +15,12 @@ import argparse
 import asyncio
 import itertools
 import json
-import statistics
 import sys
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_surface import (
-    ActionContract,
-    AgentSurfaceRegistry,
-    ComponentContract,
-    ObservationContract,
-    authenticated,
-    compile_manifest,
-    create_capability_authority,
-    create_registry,
-    rate_limit,
-)
+from workload import median_ms_async, populated, ratio
+
+from agent_surface import authenticated, rate_limit
 from agent_surface.core.jsonvalue import canonical_json, digest
 
 # ms/op, run A / run B (BENCHMARKS.md)
@@ -41,48 +30,6 @@ REFERENCE: dict[str, tuple[float, float]] = {
     "observation invoke": (0.067, 0.048),
     "request digest at ~32 kB": (3.67, 4.25),
 }
-
-WIDGET = ComponentContract(
-    type="bench.widget",
-    description="bench widget",
-    observations={
-        "readState": ObservationContract(
-            "read",
-            output={"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]},
-        )
-    },
-    actions={
-        "poke": ActionContract(
-            "poke",
-            input={
-                "type": "object",
-                "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
-                "required": ["ids"],
-                "additionalProperties": False,
-            },
-            effect="local-state",
-        )
-    },
-)
-AUTHORITY = create_capability_authority(compile_manifest([WIDGET]))
-
-
-def definition(i: int) -> Any:
-    def read(ctx: Any) -> Any:
-        return {"n": i}
-
-    def poke(value: Any, ctx: Any) -> None:
-        return None
-
-    return WIDGET.bind(instance_id=f"w{i}", observations={"readState": read}, actions={"poke": poke})
-
-
-def populated(n: int, **options: Any) -> AgentSurfaceRegistry:
-    """A production registry with definition(0..n-1) registered."""
-    registry = create_registry(authority=AUTHORITY, environment="production", **options)
-    for i in range(n):
-        registry.register(definition(i))
-    return registry
 
 
 def digest_payload() -> dict[str, Any]:
@@ -97,37 +44,6 @@ def digest_payload() -> dict[str, Any]:
             for i in range(400)
         ]
     }
-
-
-# --------------------------------------------------------------------------- timing
-
-
-async def measure(op: Callable[[], Awaitable[Any]], min_time: float) -> float:
-    """Median ms/op over batches of awaited calls."""
-
-    async def batch(n: int) -> float:
-        start = time.perf_counter()
-        for _ in range(n):
-            await op()
-        return time.perf_counter() - start
-
-    # Warm up, and size batches to about 20 ms each.
-    n, spent = 1, 0.0
-    while spent < 0.02:
-        spent = await batch(n)
-        n *= 2
-    per_op = spent / (n // 2)
-    size = max(1, int(0.02 / per_op))
-    warm_until = time.perf_counter() + min(0.25, min_time / 2)
-    while time.perf_counter() < warm_until:
-        await batch(size)
-    samples: list[float] = []
-    total = 0.0
-    while total < min_time or len(samples) < 10:
-        elapsed = await batch(size)
-        total += elapsed
-        samples.append(elapsed / size)
-    return statistics.median(samples) * 1000
 
 
 async def run(min_time: float) -> list[dict[str, Any]]:
@@ -147,7 +63,7 @@ async def run(min_time: float) -> list[dict[str, Any]]:
         )
         assert result.ok, result
 
-    rows.append({"row": "action invoke", "ms": await measure(action_invoke, min_time)})
+    rows.append({"row": "action invoke", "ms": await median_ms_async(action_invoke, min_time)})
 
     guarded = populated(
         1,
@@ -166,13 +82,13 @@ async def run(min_time: float) -> list[dict[str, Any]]:
         )
         assert result.ok, result
 
-    rows.append({"row": "action invoke, 2 policies", "ms": await measure(guarded_invoke, min_time)})
+    rows.append({"row": "action invoke, 2 policies", "ms": await median_ms_async(guarded_invoke, min_time)})
 
     async def observation_invoke() -> None:
         result = await registry.invoke({"capabilityId": "view:bench.widget.readState", "instanceId": "w0"})
         assert result.ok and result.output == {"n": 0}, result
 
-    rows.append({"row": "observation invoke", "ms": await measure(observation_invoke, min_time)})
+    rows.append({"row": "observation invoke", "ms": await median_ms_async(observation_invoke, min_time)})
 
     payload = digest_payload()
     size = len(canonical_json(payload))
@@ -181,7 +97,11 @@ async def run(min_time: float) -> list[dict[str, Any]]:
         digest(payload)
 
     rows.append(
-        {"row": "request digest at ~32 kB", "ms": await measure(request_digest, min_time), "chars": size}
+        {
+            "row": "request digest at ~32 kB",
+            "ms": await median_ms_async(request_digest, min_time),
+            "chars": size,
+        }
     )
     registry.dispose()
     guarded.dispose()
@@ -195,9 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = asyncio.run(run(args.min_time))
     for row in rows:
-        ref_a, ref_b = REFERENCE[row["row"]]
-        row["reference"] = [ref_a, ref_b]
-        row["ratio"] = row["ms"] / ((ref_a + ref_b) / 2)
+        row["reference"] = list(REFERENCE[row["row"]])
+        row["ratio"] = ratio(row["row"], row["ms"], REFERENCE)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -20,23 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
-from agent_surface import (
-    ActionContract,
-    AgentSurfaceRegistry,
-    ComponentBinding,
-    ComponentContract,
-    Consumer,
-    ObservationContract,
-    compile_manifest,
-    create_capability_authority,
-    create_registry,
-)
+from workload import median_ms, populated, ratio
+
+from agent_surface import AgentSurfaceRegistry, Consumer
 from agent_surface.toolset import AgentTool, create_agent_toolset
 
 # ms/op, run A / run B (BENCHMARKS.md)
@@ -46,76 +35,6 @@ REFERENCE: dict[str, tuple[float, float]] = {
 }
 
 CONSUMER = Consumer("bench", "embedded")
-
-WIDGET = ComponentContract(
-    type="bench.widget",
-    description="bench widget",
-    observations={
-        "readState": ObservationContract(
-            "read",
-            output={"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]},
-        )
-    },
-    actions={
-        "poke": ActionContract(
-            "poke",
-            input={
-                "type": "object",
-                "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
-                "required": ["ids"],
-                "additionalProperties": False,
-            },
-            effect="local-state",
-        )
-    },
-)
-AUTHORITY = create_capability_authority(compile_manifest([WIDGET]))
-
-
-def definition(i: int) -> ComponentBinding:
-    """Component ``w{i}``: readState returns ``{n: i}``, poke does nothing."""
-
-    def read(ctx: Any) -> dict[str, int]:
-        return {"n": i}
-
-    def poke(value: Any, ctx: Any) -> None:
-        return None
-
-    return WIDGET.bind(instance_id=f"w{i}", observations={"readState": read}, actions={"poke": poke})
-
-
-def populated(n: int) -> AgentSurfaceRegistry:
-    """A production registry with definition(0..n-1) registered."""
-    registry = create_registry(authority=AUTHORITY, environment="production")
-    for i in range(n):
-        registry.register(definition(i))
-    return registry
-
-
-def measure(op: Callable[[], Any], min_time: float) -> float:
-    """Median ms/op over batches of calls."""
-
-    def batch(n: int) -> float:
-        start = time.perf_counter()
-        for _ in range(n):
-            op()
-        return time.perf_counter() - start
-
-    n, spent = 1, 0.0
-    while spent < 0.02:  # size batches to about 20 ms
-        spent = batch(n)
-        n *= 2
-    size = max(1, int(0.02 / (spent / (n // 2))))
-    warm_until = time.perf_counter() + min(0.25, min_time / 2)
-    while time.perf_counter() < warm_until:
-        batch(size)
-    samples: list[float] = []
-    total = 0.0
-    while total < min_time or len(samples) < 10:
-        elapsed = batch(size)
-        total += elapsed
-        samples.append(elapsed / size)
-    return statistics.median(samples) * 1000
 
 
 def block_bytes(tools: list[AgentTool]) -> int:
@@ -140,7 +59,7 @@ def direct_rows(min_time: float) -> list[dict[str, Any]]:
         rows.append(
             {
                 "row": f"direct tools at {count}",
-                "ms": measure(project, min_time),
+                "ms": median_ms(project, min_time),
                 "tools": len(sample),
                 "suffixed": suffixed,
             }
@@ -173,9 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     timed = direct_rows(args.min_time)
     for row in timed:
-        ref_a, ref_b = REFERENCE[row["row"]]
-        row["reference"] = [ref_a, ref_b]
-        row["ratio"] = row["ms"] / ((ref_a + ref_b) / 2)
+        row["reference"] = list(REFERENCE[row["row"]])
+        row["ratio"] = ratio(row["row"], row["ms"], REFERENCE)
     sizes = size_rows()
     if args.json:
         print(json.dumps({"timed": timed, "sizes": sizes}, indent=2))

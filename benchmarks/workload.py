@@ -1,0 +1,143 @@
+"""The shared benchmark workload of ../shared/BENCHMARKS.md and the timing helpers.
+
+``definition(i)``: component type ``bench.widget``, instance ``w{i}``; observation ``readState``
+(output ``{n: number}``, read returns ``{n: i}``) and action ``poke`` (input ``{ids: string[]}``,
+effect ``local-state``, does nothing), with raw JSON schemas. The contract is declared once and
+approved by the authority, as a compiled contract is; binding it to ``w{i}`` is per call.
+
+Timing: warm up, size batches to about 20 ms, then time batches with ``time.perf_counter`` (garbage
+collection paused inside a synchronous batch) until ``min_time`` seconds and 10 batches; the figure is the
+median ms/op. Reference figures are the TypeScript implementation's, recorded in BENCHMARKS.md
+(run A / run B, another session): read ``ours / mean(A, B)`` as an order of magnitude.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agent_surface import (
+    ActionContract,
+    AgentSurfaceRegistry,
+    ComponentBinding,
+    ComponentContract,
+    ObservationContract,
+    compile_manifest,
+    create_capability_authority,
+    create_registry,
+)
+
+OUTPUT_SCHEMA = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
+INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+    "required": ["ids"],
+    "additionalProperties": False,
+}
+WIDGET = ComponentContract(
+    type="bench.widget",
+    description="bench widget",
+    observations={"readState": ObservationContract("read", output=OUTPUT_SCHEMA)},
+    actions={"poke": ActionContract("poke", effect="local-state", input=INPUT_SCHEMA)},
+)
+AUTHORITY = create_capability_authority(compile_manifest([WIDGET]))
+BATCH_SECONDS = 0.02
+
+
+def _poke(value: object, ctx: object) -> None:
+    return None
+
+
+def definition(i: int) -> ComponentBinding:
+    """Component ``w{i}``: readState returns ``{n: i}``, poke does nothing."""
+    return WIDGET.bind(
+        instance_id=f"w{i}", observations={"readState": lambda ctx: {"n": i}}, actions={"poke": _poke}
+    )
+
+
+def populated(n: int, **options: Any) -> AgentSurfaceRegistry:
+    """A production registry with ``definition(0..n-1)`` registered."""
+    registry = create_registry(authority=AUTHORITY, environment="production", **options)
+    for i in range(n):
+        registry.register(definition(i))
+    return registry
+
+
+def ratio(name: str, ours_ms: float, reference: dict[str, tuple[float, float]]) -> float:
+    ref_a, ref_b = reference[name]
+    return ours_ms / statistics.mean((ref_a, ref_b))
+
+
+def median_ms(op: Callable[[], Any], min_time: float) -> float:
+    """Median milliseconds per call of ``op`` over timed batches."""
+
+    def batch(n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            op()
+        return time.perf_counter() - start
+
+    return _median(batch, min_time)
+
+
+async def median_ms_async(op: Callable[[], Awaitable[Any]], min_time: float) -> float:
+    """Median milliseconds per awaited call of ``op`` over timed batches."""
+    loop_samples: list[float] = []
+
+    async def batch(n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            await op()
+        return time.perf_counter() - start
+
+    n, spent = 1, 0.0
+    while spent < BATCH_SECONDS:
+        spent = await batch(n)
+        n *= 2
+    size = max(1, int(BATCH_SECONDS / (spent / (n // 2))))
+    warm_until = time.perf_counter() + min(0.25, min_time / 2)
+    while time.perf_counter() < warm_until:
+        await batch(size)
+    total = 0.0
+    while total < min_time or len(loop_samples) < 10:
+        # GC stays on here: asyncio futures form reference cycles, and pausing collection makes
+        # the batches slower (2-3x measured), not steadier.
+        elapsed = await batch(size)
+        total += elapsed
+        loop_samples.append(elapsed / size)
+    return statistics.median(loop_samples) * 1000
+
+
+def _median(batch: Callable[[int], float], min_time: float) -> float:
+    n, spent = 1, 0.0
+    while spent < BATCH_SECONDS:  # warm up while sizing batches to about 20 ms
+        spent = batch(n)
+        n *= 2
+    size = max(1, int(BATCH_SECONDS / (spent / (n // 2))))
+    warm_until = time.perf_counter() + min(0.25, min_time / 2)
+    while time.perf_counter() < warm_until:
+        batch(size)
+    samples: list[float] = []
+    total = 0.0
+    while total < min_time or len(samples) < 10:
+        with _gc_paused():
+            elapsed = batch(size)
+        total += elapsed
+        samples.append(elapsed / size)
+    return statistics.median(samples) * 1000
+
+
+class _gc_paused:
+    """Collections would otherwise land on whichever batch happens to trigger them."""
+
+    def __enter__(self) -> None:
+        self._enabled = gc.isenabled()
+        gc.collect()
+        gc.disable()
+
+    def __exit__(self, *_: object) -> None:
+        if self._enabled:
+            gc.enable()
