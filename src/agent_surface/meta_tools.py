@@ -227,7 +227,8 @@ def _repair(value: Any, schema: Any) -> Any:
 
 
 def build_meta_tools(toolset: AgentToolset) -> list[AgentTool]:
-    from .toolset import AgentTool, Target, ToolState
+    from .catalog import Target
+    from .toolset import AgentTool, ToolState
 
     available = ToolState(True)
 

@@ -15,22 +15,32 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .catalog import EMPTY_INPUT, Target, catalog_entries, describe_prefix
 from .core.consumer import Consumer
 from .core.context import CancelSignal
 from .core.errors import RegistryDisposedError, error
 from .core.invocation import MISSING, Invocation, InvocationResult
-from .core.jsonvalue import FrozenDict, JsonValue, canonical_json, freeze
+from .core.jsonvalue import FrozenDict, JsonValue, canonical_json
 from .core.registry import AgentSurfaceRegistry, random_id
-from .core.schema import EMPTY_OBJECT_SCHEMA
-from .core.snapshot import Budget, Snapshot
-from .wire_names import WireNameEntry, assign_wire_names
+from .core.snapshot import Budget, ProcedureDescriptor, Snapshot
+from .wire_names import assign_wire_names
+
+__all__ = [
+    "EMPTY_INPUT",
+    "AgentTool",
+    "AgentToolset",
+    "Target",
+    "ToolState",
+    "capability_state",
+    "create_agent_toolset",
+    "describe_prefix",
+]
 
 log = logging.getLogger("agent_surface")
 
 Mode = Literal["direct", "meta"]
 Topology = Literal["embedded", "remote"]
 ConfirmationMode = Literal["wait", "two-phase"]
-EMPTY_INPUT: FrozenDict = freeze(dict(EMPTY_OBJECT_SCHEMA))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,14 +86,6 @@ class AgentTool:
         return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
 
 
-def describe_prefix(plane: str, effect: str, confirmation: str) -> str:
-    """Stable properties only (plane, effect, confirmation), never availability."""
-    parts = [plane, effect]
-    if confirmation == "required":
-        parts.append("requires confirmation")
-    return "[" + " · ".join(parts) + "]"
-
-
 def capability_state(tools: Sequence[AgentTool]) -> str:
     """A trailing context block listing unavailable tools and live notes ('' when none)."""
     lines = []
@@ -96,16 +98,6 @@ def capability_state(tools: Sequence[AgentTool]) -> str:
         if parts:
             lines.append(f"- {tool.name}: {' · '.join(parts)}")
     return "Current capability state:\n" + "\n".join(lines) if lines else ""
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """Where a tool call goes: the capability and the live target it was discovered on."""
-
-    capability_id: str
-    registration_id: str | None = None
-    instance_id: str | None = None
-    surface_version: str | None = None
 
 
 class AgentToolset:
@@ -191,63 +183,23 @@ class AgentToolset:
         )
 
     def _build_direct(self) -> list[AgentTool]:
-        snap = self.snapshot()
-        pending: list[tuple[WireNameEntry, Target, str, FrozenDict, ToolState, str]] = []
-        type_counts: dict[str, int] = {}
-        for component in snap.components:
-            type_counts[component.type] = type_counts.get(component.type, 0) + 1
-        version = snap.surface_version
-        for component in snap.components:
-            repeated = type_counts[component.type] > 1
-            instance = component.instance_id if repeated else None
-            for obs in component.observations:
-                pending.append(
-                    (
-                        WireNameEntry(obs.capability_id, instance, component.registration_id, repeated),
-                        Target(obs.capability_id, component.registration_id, instance, version),
-                        f"{describe_prefix('view', 'read', 'never')} {obs.description}",
-                        EMPTY_INPUT,
-                        ToolState(obs.available, obs.unavailable_reason),
-                        "observation",
-                    )
-                )
-            for act in component.actions:
-                pending.append(
-                    (
-                        WireNameEntry(act.capability_id, instance, component.registration_id, repeated),
-                        Target(act.capability_id, component.registration_id, instance, version),
-                        f"{describe_prefix('view', act.effect, act.confirmation)} {act.description}",
-                        act.input_schema,
-                        ToolState(act.available, act.unavailable_reason),
-                        "action",
-                    )
-                )
-        proc_counts: dict[str, int] = {}
-        for proc in snap.procedures:
-            proc_counts[proc.procedure_id] = proc_counts.get(proc.procedure_id, 0) + 1
-        for proc in snap.procedures:
-            repeated = proc_counts[proc.procedure_id] > 1
-            instance = proc.context[1] if repeated else None
-            pending.append(
-                (
-                    WireNameEntry(proc.procedure_id, instance, proc.registration_id, repeated),
-                    Target(proc.procedure_id, proc.registration_id, None, version),
-                    f"{describe_prefix('domain', proc.effect, proc.confirmation)} {proc.description}",
-                    proc.input_schema,
-                    ToolState(proc.available, proc.unavailable_reason, proc.contextual_note),
-                    "procedure",
-                )
-            )
-        catalog = assign_wire_names(p[0] for p in pending)
+        entries = catalog_entries(self.snapshot())
+        names = assign_wire_names(e.wire for e in entries).names
         tools = []
         wire_map: dict[str, str] = {}
-        for (_entry, target, description, schema, state, kind), name in zip(
-            pending, catalog.names, strict=True
-        ):
-            wire_map[name] = target.capability_id
+        for entry, name in zip(entries, names, strict=True):
+            d = entry.descriptor
+            note = d.contextual_note if isinstance(d, ProcedureDescriptor) else None
+            wire_map[name] = d.capability_id
             tools.append(
                 AgentTool(
-                    name, description, schema, state, kind, target.capability_id, self._executor_for(target)
+                    name,
+                    f"{entry.prefix} {d.description}",
+                    entry.input_schema,
+                    ToolState(d.available, d.unavailable_reason, note),
+                    d.kind,
+                    d.capability_id,
+                    self._executor_for(entry.target),
                 )
             )
         self._wire_map = wire_map

@@ -15,9 +15,9 @@ import logging
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..catalog import CatalogEntry, Descriptor, Target, catalog_entries
 from ..core.confirmation import PendingConfirmation
 from ..core.consumer import Consumer
 from ..core.context import CancelSignal
@@ -27,24 +27,14 @@ from ..core.jsonvalue import JsonValue, canonical_json, thaw
 from ..core.kinds import READ_ONLY_EFFECTS
 from ..core.registry import AgentSurfaceRegistry, random_id
 from ..core.schema import inline_refs
-from ..core.snapshot import ActionDescriptor, ObservationDescriptor, ProcedureDescriptor
-from ..toolset import EMPTY_INPUT, describe_prefix
-from ..wire_names import WireNameEntry, assign_wire_names
+from ..core.snapshot import ProcedureDescriptor
+from ..wire_names import assign_wire_names
 from .model_context import ModelContext, ModelContextError, ToolCall, WebMcpTool
 
 log = logging.getLogger("agent_surface.webmcp")
 
-Descriptor = ObservationDescriptor | ActionDescriptor | ProcedureDescriptor
 Curation = Callable[[Descriptor], Mapping[str, str] | None]
 ConfirmHook = Callable[[PendingConfirmation, Any], Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _Target:
-    capability_id: str
-    registration_id: str
-    instance_id: str | None
-    surface_version: str
 
 
 def content(result: InvocationResult) -> dict[str, Any]:
@@ -112,15 +102,18 @@ class WebMcpAdapter:
         self._consumer: Consumer | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._registered: dict[str, WebMcpTool] = {}
-        self._targets: dict[str, _Target] = {}
+        self._targets: dict[str, Target] = {}
         self._meta: Any = None
-        self._pending_targets: dict[str, _Target] = {}
+        self._pending_targets: dict[str, Target] = {}
         self._dirty = False
         self._running = False
         self._loop_task: asyncio.Future[None] | None = None
         self._stop_signal = CancelSignal()
         self.diagnostics: list[str] = []
         self._schema_warned: set[str] = set()
+        # Wire schemas by (registration, capability): structure is frozen per registration, so a
+        # surface change need not inline every tool's schema again.
+        self._wire_schemas: dict[tuple[str | None, str], dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -225,61 +218,30 @@ class WebMcpAdapter:
             return self._project_meta()
         snap = self._registry.snapshot(consumer=self._consumer, scope=self.scope, include_unavailable=False)
         shape = self._context.shape
-        rows: list[tuple[WireNameEntry, Descriptor, _Target, str | None, Mapping[str, Any]]] = []
-        schema: Mapping[str, Any]
-        type_counts: dict[str, int] = {}
-        for comp in snap.components:
-            type_counts[comp.type] = type_counts.get(comp.type, 0) + 1
-        for comp in snap.components:
-            repeated = type_counts[comp.type] > 1
-            instance = comp.instance_id if repeated else None
-            caps: list[ObservationDescriptor | ActionDescriptor] = [*comp.observations, *comp.actions]
-            for cap in caps:
-                schema = EMPTY_INPUT if isinstance(cap, ObservationDescriptor) else cap.input_schema
-                rows.append(
-                    (
-                        WireNameEntry(cap.capability_id, instance, comp.registration_id, repeated),
-                        cap,
-                        _Target(cap.capability_id, comp.registration_id, instance, snap.surface_version),
-                        comp.type,
-                        schema,
-                    )
-                )
-        proc_counts: dict[str, int] = {}
-        for proc in snap.procedures:
-            proc_counts[proc.procedure_id] = proc_counts.get(proc.procedure_id, 0) + 1
-        for proc in snap.procedures:
-            repeated = proc_counts[proc.procedure_id] > 1
-            instance = proc.context[1] if repeated else None
-            rows.append(
-                (
-                    WireNameEntry(proc.procedure_id, instance, proc.registration_id, repeated),
-                    proc,
-                    _Target(proc.procedure_id, proc.registration_id, None, snap.surface_version),
-                    None,
-                    proc.input_schema,
-                )
-            )
-        kept = []
-        for row in rows:
-            curated = self._curated(row[1])
-            if curated is not None:
-                kept.append((*row, curated))
-        catalog = assign_wire_names(r[0] for r in kept)
+        kept: list[tuple[CatalogEntry, str]] = []
+        for entry in catalog_entries(snap):
+            text = self._curated(entry.descriptor)
+            if text is not None:
+                kept.append((entry, text))
+        names = assign_wire_names(entry.wire for entry, _ in kept).names
         desired: dict[str, WebMcpTool] = {}
+        schemas: dict[tuple[str | None, str], dict[str, Any]] = {}
         self._pending_targets = {}
-        for (entry, descriptor, target, comp_type, schema, text), name in zip(
-            kept, catalog.names, strict=True
-        ):
-            description = f"{describe_prefix(descriptor.capability_id.split(':')[0], descriptor.effect, descriptor.confirmation)} {text}"
-            wire_schema = self._wire_schema(descriptor.capability_id, schema)
+        for (entry, text), name in zip(kept, names, strict=True):
+            descriptor, target = entry.descriptor, entry.target
+            description = f"{entry.prefix} {text}"
+            key = (target.registration_id, descriptor.capability_id)
+            wire_schema = schemas[key] = self._wire_schemas.get(key) or self._wire_schema(
+                descriptor.capability_id, entry.input_schema
+            )
             notes = annotations_for(descriptor, shape)
-            title = title_for(descriptor, comp_type, entry.qualifier)
+            title = title_for(descriptor, entry.component_type, entry.wire.qualifier)
             signature = canonical_json([name, title, description, wire_schema, notes, target.registration_id])
             desired[name] = WebMcpTool(
                 name, title, description, wire_schema, notes, self._executor(name), signature
             )
             self._pending_targets[name] = target
+        self._wire_schemas = schemas  # only what the current surface uses
         return desired
 
     def _wire_schema(self, capability_id: str, schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,86 @@
+"""One snapshot, projected as a catalog of tool entries: the part the embedded toolset and the
+WebMCP adapter share (wire-name entries, call targets, stable description prefixes, schemas)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from .core.jsonvalue import FrozenDict, freeze
+from .core.schema import EMPTY_OBJECT_SCHEMA
+from .core.snapshot import ActionDescriptor, ObservationDescriptor, ProcedureDescriptor, Snapshot
+from .wire_names import WireNameEntry
+
+Descriptor = ObservationDescriptor | ActionDescriptor | ProcedureDescriptor
+# Observations take no input; providers still want an object schema for every tool.
+EMPTY_INPUT: FrozenDict = freeze(dict(EMPTY_OBJECT_SCHEMA))
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a tool call goes: the capability and the live target it was discovered on."""
+
+    capability_id: str
+    registration_id: str | None = None
+    instance_id: str | None = None
+    surface_version: str | None = None
+
+
+def describe_prefix(plane: str, effect: str, confirmation: str) -> str:
+    """Stable properties only (plane, effect, confirmation), never availability."""
+    parts = [plane, effect]
+    if confirmation == "required":
+        parts.append("requires confirmation")
+    return "[" + " · ".join(parts) + "]"
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    """One capability of a snapshot as a tool: its naming entry, target and descriptor."""
+
+    wire: WireNameEntry
+    target: Target
+    descriptor: Descriptor
+    component_type: str | None  # None for procedures (their context is in the descriptor)
+    input_schema: FrozenDict
+
+    @property
+    def prefix(self) -> str:
+        d = self.descriptor
+        return describe_prefix(d.capability_id.split(":", 1)[0], d.effect, d.confirmation)
+
+
+def catalog_entries(snapshot: Snapshot) -> list[CatalogEntry]:
+    """Every capability of ``snapshot``, in snapshot order. A component type mounted more than
+    once, or a procedure referenced more than once, is instance-qualified in its wire name."""
+    version = snapshot.surface_version
+    type_counts = Counter(c.type for c in snapshot.components)
+    entries: list[CatalogEntry] = []
+    for comp in snapshot.components:
+        repeated = type_counts[comp.type] > 1
+        instance = comp.instance_id if repeated else None
+        for cap in comp.capabilities:
+            schema = EMPTY_INPUT if isinstance(cap, ObservationDescriptor) else cap.input_schema
+            entries.append(
+                CatalogEntry(
+                    WireNameEntry(cap.capability_id, instance, comp.registration_id, repeated),
+                    Target(cap.capability_id, comp.registration_id, instance, version),
+                    cap,
+                    comp.type,
+                    schema,
+                )
+            )
+    proc_counts = Counter(p.procedure_id for p in snapshot.procedures)
+    for proc in snapshot.procedures:
+        repeated = proc_counts[proc.procedure_id] > 1
+        instance = proc.context[1] if repeated else None
+        entries.append(
+            CatalogEntry(
+                WireNameEntry(proc.procedure_id, instance, proc.registration_id, repeated),
+                Target(proc.procedure_id, proc.registration_id, None, version),
+                proc,
+                None,
+                proc.input_schema,
+            )
+        )
+    return entries
