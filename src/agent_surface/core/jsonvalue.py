@@ -9,13 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, NoReturn, TypeAlias
 
 JsonValue: TypeAlias = (
     str | int | float | bool | list["JsonValue"] | tuple["JsonValue", ...] | dict[str, "JsonValue"] | None
 )
-JsonObject: TypeAlias = dict[str, JsonValue]
 
 
 class NotJsonError(TypeError):
@@ -73,10 +72,6 @@ def to_json_value(value: Any, *, max_depth: int = 64, _path: str = "$", _depth: 
                 raise
         return items
     raise NotJsonError(_path, f"{type(value).__name__} is not a JSON value")
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"non-JSON constant {name}")
 
 
 def canonical_json(value: Any) -> str:
@@ -166,7 +161,3 @@ def thaw(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [thaw(v) for v in value]
     return value
-
-
-def is_sequence(value: Any) -> bool:
-    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -16,7 +16,7 @@ from .contracts import (
     ObservationContract,
     ProcedureReference,
 )
-from .policy import Policy
+from .policy import Policy, PolicyScope
 
 if TYPE_CHECKING:
     from .context import CancelSignal
@@ -36,7 +36,7 @@ class CapabilityEntry:
     contract: ObservationContract | ActionContract | None
     binding: ObservationBinding | ActionBinding | None
     reference: ProcedureReference | None
-    policies: tuple[tuple[Policy, str], ...]  # (policy, scope) from registry outward in
+    policies: tuple[tuple[Policy, PolicyScope], ...]  # (policy, scope) from registry outward in
 
     @property
     def effect(self) -> str:
@@ -102,26 +102,28 @@ class Registration:
         return self.binding.contract.origin
 
 
+def _scoped(policies: Iterable[Policy], scope: PolicyScope) -> tuple[tuple[Policy, PolicyScope], ...]:
+    return tuple((policy, scope) for policy in policies)
+
+
 def build_capabilities(
     binding: ComponentBinding, registry_policies: tuple[Policy, ...]
 ) -> dict[str, CapabilityEntry]:
     contract = binding.contract
-    outer = tuple((p, "registry") for p in registry_policies) + tuple(
-        (p, "component") for p in binding.policies
-    )
+    outer = _scoped(registry_policies, "registry") + _scoped(binding.policies, "component")
     entries: dict[str, CapabilityEntry] = {}
     for name, member in contract.observations.items():
         obs = binding.observations[name]
         cid = contract.capability_id(name)
-        chain = outer + tuple((p, "capability") for p in obs.policies)
+        chain = outer + _scoped(obs.policies, "capability")
         entries[cid] = CapabilityEntry(cid, name, "observation", member, obs, None, chain)
     for name, action in contract.actions.items():
         act = binding.actions[name]
         cid = contract.capability_id(name)
-        chain = outer + tuple((p, "capability") for p in act.policies)
+        chain = outer + _scoped(act.policies, "capability")
         entries[cid] = CapabilityEntry(cid, name, "action", action, act, None, chain)
     for ref in binding.procedures:
-        chain = outer + tuple((p, "capability") for p in ref.policies)
+        chain = outer + _scoped(ref.policies, "capability")
         entries[ref.procedure_id] = CapabilityEntry(
             ref.procedure_id, ref.procedure_id.split(":", 1)[1], "procedure", None, None, ref, chain
         )
@@ -161,10 +163,6 @@ class Tombstones:
     def get(self, registration_id: str, now: float) -> Tombstone | None:
         self.prune(now)
         return self._items.get(registration_id)
-
-    def find(self, component_type: str, now: float) -> list[Tombstone]:
-        self.prune(now)
-        return [t for t in self._items.values() if t.component_type == component_type]
 
     def holding(self, capability_id: str, instance_id: str | None, now: float) -> Tombstone | None:
         """The most recent live tombstone that held ``capability_id`` (on ``instance_id``)."""
