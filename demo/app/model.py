@@ -79,6 +79,7 @@ class ConsoleState:
     drawer: str | None = None
     route: Route = "devices"
     notice: str | None = None  # a one-line message for the person ("7 devices disabled")
+    notice_tone: Literal["ok", "info"] = "ok"
     listeners: list[Callable[[], None]] = field(default_factory=list)
 
     def subscribe(self, listener: Callable[[], None]) -> None:
@@ -113,7 +114,7 @@ class ConsoleState:
         visible = {d.id for d in self.visible()}
         self.selected = [i for i in self.selected if i in visible]  # selection follows what is shown
         if notice is not None:
-            self.notice = notice
+            self.notice, self.notice_tone = notice, "ok"
         self.changed()
 
     def set_filters(self, filters: Filters) -> None:

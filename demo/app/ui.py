@@ -226,6 +226,7 @@ class ConsoleUI:
         if self.registry.confirmations.resolve(cid, approved=decision == "approve") and pending is not None:
             verdict = "Approved" if decision == "approve" else "You denied"
             self.state.notice = f"{verdict}: {pending.summary}"
+            self.state.notice_tone = "ok" if decision == "approve" else "info"
             self.state.changed()
 
     # ------------------------------------------------------------------ rendering
@@ -298,6 +299,7 @@ class ConsoleUI:
         notice = by_id("notice")
         notice.hidden = not self.state.notice
         notice.textContent = self.state.notice or ""
+        notice.classList.toggle("info", self.state.notice_tone == "info")
 
     def _render_drawer(self) -> None:
         drawer = by_id("drawer")
