@@ -148,7 +148,6 @@ class AgentToolset:
         self._listeners: list[Callable[[list[AgentTool]], None]] = []
         self._waits: set[CancelSignal] = set()
         self._disposed = False
-        self._wire_map: dict[str, str] = {}
         # Change-feed baseline: the signature listeners last saw, or the catalog tools() returned
         # first, kept as is and serialized only if a listener ever needs the comparison.
         self._signature: str | None = None
@@ -171,11 +170,14 @@ class AgentToolset:
         return tools
 
     def wire_name_map(self) -> Mapping[str, str]:
-        """Wire name → canonical capability id for the catalog ``tools()`` last built (empty in
-        meta mode). The only way back from a provider's tool name."""
-        if self.mode == "direct" and not self._wire_map:
-            self._build_direct()
-        return dict(self._wire_map)
+        """Wire name → canonical capability id for the current catalog (empty in meta mode).
+        The only way back from a provider's tool name. Computed from the live snapshot on every
+        call: a map cached from an earlier catalog would still resolve unregistered tools."""
+        if self.mode != "direct":
+            return {}
+        entries = catalog_entries(self.snapshot())
+        names = assign_wire_names(e.wire for e in entries).names
+        return {name: e.descriptor.capability_id for e, name in zip(entries, names, strict=True)}
 
     def snapshot(self, scope: Sequence[str] | None = None, budget: Budget | None = None) -> Snapshot:
         return self.registry.snapshot(
@@ -186,11 +188,9 @@ class AgentToolset:
         entries = catalog_entries(self.snapshot())
         names = assign_wire_names(e.wire for e in entries).names
         tools = []
-        wire_map: dict[str, str] = {}
         for entry, name in zip(entries, names, strict=True):
             d = entry.descriptor
             note = d.contextual_note if isinstance(d, ProcedureDescriptor) else None
-            wire_map[name] = d.capability_id
             tools.append(
                 AgentTool(
                     name,
@@ -202,7 +202,6 @@ class AgentToolset:
                     self._executor_for(entry.target),
                 )
             )
-        self._wire_map = wire_map
         return tools
 
     def _executor_for(self, target: Target) -> Executor:
