@@ -452,9 +452,3 @@ def test_a_component_without_description_is_refused() -> None:
     assert "component 'demo.bare' description must be a non-empty string" in str(_error(build))
 
 
-def test_a_component_without_capabilities_is_refused() -> None:
-    def build() -> None:
-        class Empty(AgentComponent, type="demo.empty", description="Nothing"):
-            pass
-
-    assert "at least one capability" in str(_error(build))

@@ -264,11 +264,6 @@ def test_duplicate_capability_across_observations_and_actions() -> None:
     assert error.path == "devices.table"
 
 
-def test_component_needs_at_least_one_capability() -> None:
-    error = _definition_error("INVALID_DEFINITION", ComponentContract, type="devices.table", description="Devices")
-    assert "at least one capability" in str(error)
-
-
 def test_capability_names_in_a_component_follow_the_grammar() -> None:
     error = _definition_error(
         "INVALID_ID",

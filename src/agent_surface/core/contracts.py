@@ -376,10 +376,8 @@ class ComponentContract:
                     )
                 seen.add(name)
             object.__setattr__(self, group, FrozenDict(members))
-        if not seen:
-            raise DefinitionError(
-                "INVALID_DEFINITION", "a component must declare at least one capability", path=self.type
-            )
+        # No capability of its own is fine: a toolbar may host only procedure references, and
+        # a component may mount before it declares anything.
         if not isinstance(self.priority, int) or isinstance(self.priority, bool):
             raise DefinitionError("INVALID_DEFINITION", "priority must be an integer", path=self.type)
         if not isinstance(self.origin, str) or not self.origin:
