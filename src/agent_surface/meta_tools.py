@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from .core.errors import CapabilityError, RegistryDisposedError, error
 from .core.invocation import MISSING, InvocationResult
-from .core.jsonvalue import FrozenDict, freeze, thaw
+from .core.jsonvalue import FrozenDict, JsonValue, freeze, thaw
+from .core.pointer import ROOT, json_pointer
 from .core.registry import random_id
 from .core.snapshot import ActionDescriptor, ObservationDescriptor, Snapshot
 
@@ -127,21 +128,26 @@ def intersect_scope(floor: Sequence[str] | None, requested: Sequence[str] | None
 
 
 def _envelope_error(
-    verb: str, schema: Mapping[str, Any], value: Any, exempt: tuple[str, ...] = ()
+    verb: str,
+    schema: Mapping[str, Any],
+    value: Any,
+    exempt: tuple[str, ...] = (),
+    arguments: Misplaced | None = None,
 ) -> CapabilityError | None:
-    """Strict verb envelope: object, known keys, required keys, string-typed fields."""
+    """Strict verb envelope: object, known keys, required keys, string-typed fields. An unknown
+    key that ``arguments`` recognises as the target's own argument is said to belong in ``input``."""
     if value is MISSING or value is None:
         value = {}
     if not isinstance(value, Mapping):
         return error(
             "INVALID_INPUT",
             f"{verb} takes a JSON object.",
-            issues=[{"path": "/", "message": "expected an object"}],
+            issues=[{"path": ROOT, "message": "expected an object"}],
         )
     props = schema.get("properties", {})
-    issues = [{"path": f"/{k}", "message": f"unknown property {k!r}"} for k in value if k not in props]
+    issues = [_unknown(k, arguments) for k in value if k not in props]
     issues += [
-        {"path": f"/{k}", "message": f"missing required property {k!r}"}
+        {"path": json_pointer((k,)), "message": f"missing required property {k!r}"}
         for k in schema.get("required", ())
         if k not in value
     ]
@@ -149,14 +155,43 @@ def _envelope_error(
         if key in value and key not in exempt:
             item = value[key]
             if spec.get("type") == "string" and not isinstance(item, str):
-                issues.append({"path": f"/{key}", "message": "expected a string"})
+                issues.append({"path": json_pointer((key,)), "message": "expected a string"})
             if spec.get("type") == "array" and not (
                 isinstance(item, list) and all(isinstance(i, str) for i in item)
             ):
-                issues.append({"path": f"/{key}", "message": "expected an array of strings"})
+                issues.append({"path": json_pointer((key,)), "message": "expected an array of strings"})
     if not issues:
         return None
     return error("INVALID_INPUT", f"{verb}: {issues[0]['message']} at {issues[0]['path']}.", issues=issues)
+
+
+@dataclass(frozen=True, slots=True)
+class Misplaced:
+    """The argument names of the capability a ``surface_act`` call targets."""
+
+    capability_id: str
+    names: frozenset[str]
+
+
+def _unknown(key: Any, arguments: Misplaced | None) -> dict[str, JsonValue]:
+    path = json_pointer((str(key),))
+    if arguments is not None and key in arguments.names:
+        # The commonest provider slip: the capability's arguments flattened beside ``input``.
+        message = f"{key!r} is an argument of {arguments.capability_id}; put it inside input"
+        return {"path": path, "message": message}
+    return {"path": path, "message": f"unknown property {key!r}"}
+
+
+def _arguments_of(snapshot: Snapshot, request: Mapping[str, Any]) -> Misplaced | None:
+    """The target's argument names, when the request names exactly one live target."""
+    capability_id, instance_id = request.get("capabilityId"), request.get("instanceId")
+    if not isinstance(capability_id, str) or not isinstance(instance_id, (str, type(None))):
+        return None
+    _registration, schema = _find(snapshot, capability_id, instance_id)
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return None
+    return Misplaced(capability_id, frozenset(properties))
 
 
 def _failure(
@@ -268,7 +303,12 @@ def build_meta_tools(toolset: AgentToolset) -> list[AgentTool]:
             refused = error(
                 "INVALID_INPUT",
                 f"surface_read runs observations only; call surface_act for {req['capabilityId']}.",
-                issues=[{"path": "/capabilityId", "message": "not an observation; use surface_act"}],
+                issues=[
+                    {
+                        "path": json_pointer(("capabilityId",)),
+                        "message": "not an observation; use surface_act",
+                    }
+                ],
             )
             return _failure("meta:surface.read", req["capabilityId"], refused, toolset, tool_call_id)
         registration_id, _schema = _find(snap, req["capabilityId"], req.get("instanceId"))
@@ -278,11 +318,12 @@ def build_meta_tools(toolset: AgentToolset) -> list[AgentTool]:
     async def act(
         input: Any = MISSING, *, tool_call_id: str | None = None, confirmation_id: str | None = None
     ) -> InvocationResult:
-        invalid = _envelope_error("surface_act", ACT_SCHEMA, input, exempt=("input",))
         req = input if isinstance(input, Mapping) else {}
+        snap = toolset.snapshot()
+        arguments = _arguments_of(snap, req)
+        invalid = _envelope_error("surface_act", ACT_SCHEMA, input, exempt=("input",), arguments=arguments)
         if invalid is not None:
             return _failure("meta:surface.act", req.get("capabilityId"), invalid, toolset, tool_call_id)
-        snap = toolset.snapshot()
         registration_id, schema = _find(snap, req["capabilityId"], req.get("instanceId"))
         value = req.get("input", MISSING)
         repaired = _repair(value, schema)

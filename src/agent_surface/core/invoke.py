@@ -33,6 +33,7 @@ from .identity import DedupeCache
 from .invocation import MISSING, Invocation, InvocationResult, PreconditionFailure
 from .jsonvalue import JsonValue, NotJsonError, canonical_json, digest, json_size, to_json_value
 from .kinds import VERSION_GUARDED_EFFECTS
+from .pointer import ROOT, json_pointer
 from .policies import AuditPolicy
 from .policy import Policy, PolicyContext, as_decision
 from .registration import CapabilityEntry, Registration
@@ -148,7 +149,7 @@ class Invoker:
                 error(
                     "INVALID_INPUT",
                     f"{malformed} must be a string. Fix the request and retry.",
-                    issues=[{"path": "/", "message": f"{malformed} must be a string"}],
+                    issues=[{"path": ROOT, "message": f"{malformed} must be a string"}],
                 ),
             )
         try:
@@ -161,7 +162,7 @@ class Invoker:
                 error(
                     "INVALID_INPUT",
                     "The input is not plain JSON or is nested too deeply. Fix it and retry.",
-                    issues=[{"path": "/", "message": "value is not JSON or is nested too deeply"}],
+                    issues=[{"path": ROOT, "message": "value is not JSON or is nested too deeply"}],
                 ),
             )
         key = f"{who.key} {invocation_id}"
@@ -552,12 +553,12 @@ class Invoker:
             try:
                 raw = to_json_value(raw, max_depth=32)
             except NotJsonError as exc:
-                raise _invalid([Issue(_pointer_of(exc.path), exc.reason)]) from None
+                raise _invalid([Issue(json_pointer(exc.parts), exc.reason)]) from None
             if json_size(raw) > MAX_INPUT_BYTES:
-                raise _invalid([Issue("/", f"input exceeds {MAX_INPUT_BYTES} bytes")])
+                raise _invalid([Issue(ROOT, f"input exceeds {MAX_INPUT_BYTES} bytes")])
         if entry.kind == "observation":
             if raw not in (MISSING, None, {}):
-                raise _invalid([Issue("/", "observations take no input")])
+                raise _invalid([Issue(ROOT, "observations take no input")])
             call.value, call.effective = None, None
             return
         if entry.kind == "action":
@@ -568,14 +569,17 @@ class Invoker:
         assert ref is not None
         agent = {} if raw in (MISSING, None) else raw
         if not isinstance(agent, dict):
-            raise _invalid([Issue("/", "expected an object")])
+            raise _invalid([Issue(ROOT, "expected an object")])
         locked = sorted(f for f in ref.locked_fields if f in agent)
         if locked:
             raise _Stop(
                 error(
                     "INVALID_INPUT",
                     "Some fields are bound to what the user has on screen; do not supply them.",
-                    issues=[{"path": f"/{f}", "message": "bound to UI state; remove it"} for f in locked],
+                    issues=[
+                        {"path": json_pointer((f,)), "message": "bound to UI state; remove it"}
+                        for f in locked
+                    ],
                     lockedFields=locked,
                 )
             )
@@ -1059,7 +1063,7 @@ class Invoker:
 
 
 def _invalid(issues: list[Issue]) -> _Stop:
-    first = issues[0] if issues else Issue("/", "invalid")
+    first = issues[0] if issues else Issue(ROOT, "invalid")
     return _Stop(
         error(
             "INVALID_INPUT",
@@ -1089,12 +1093,6 @@ def _malformed_envelope(req: Invocation) -> str | None:
         if value is not None and not isinstance(value, str):
             return _WIRE_NAMES[name]
     return None
-
-
-def _pointer_of(path: str) -> str:
-    # "$.a[0].b" → "/a/0/b"
-    out = path.replace("$", "", 1).replace("[", ".").replace("]", "")
-    return "/" + "/".join(p for p in out.split(".") if p) if out else "/"
 
 
 def _untrack(call: _Call, reg: Registration) -> None:

@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .errors import DefinitionError
 from .jsonvalue import FrozenDict, JsonValue, NotJsonError, freeze, json_size, thaw, to_json_value
+from .pointer import ROOT, json_pointer
 
 MAX_SCHEMA_BYTES = 16_384
 MAX_SCHEMA_DEPTH = 8
@@ -260,10 +261,6 @@ class Schema(Protocol):
     def validate(self, value: JsonValue) -> ValidationResult: ...
 
 
-def _pointer(parts: tuple[Any, ...] | list[Any]) -> str:
-    return "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in parts) or "/"
-
-
 class ModelSchema:
     """A schema from a pydantic model or type hint, validated by pydantic-core."""
 
@@ -286,12 +283,12 @@ class ModelSchema:
         try:
             text = json.dumps(value, allow_nan=False)
         except (TypeError, ValueError):
-            return Invalid((Issue("/", "value is not JSON"),))
+            return Invalid((Issue(ROOT, "value is not JSON"),))
         try:
             parsed = self._adapter.validate_json(text, strict=self._strict)
         except ValidationError as exc:
             issues = tuple(
-                Issue(_pointer(e["loc"]), e["msg"]) for e in exc.errors(include_input=False)[:MAX_ISSUES]
+                Issue(json_pointer(e["loc"]), e["msg"]) for e in exc.errors(include_input=False)[:MAX_ISSUES]
             )
             return Invalid(issues)
         return Valid(parsed, to_json_value(self._adapter.dump_python(parsed, mode="json")))
@@ -304,9 +301,14 @@ class ModelSchema:
             parsed = self._adapter.validate_python(value)
             plain = to_json_value(self._adapter.dump_python(parsed, mode="json"))
         except ValidationError as exc:
-            return Invalid(tuple(Issue(_pointer(e["loc"]), e["msg"]) for e in exc.errors(include_input=False)[:MAX_ISSUES]))
+            return Invalid(
+                tuple(
+                    Issue(json_pointer(e["loc"]), e["msg"])
+                    for e in exc.errors(include_input=False)[:MAX_ISSUES]
+                )
+            )
         except (NotJsonError, ValueError, TypeError) as exc:
-            return Invalid((Issue("/", f"not JSON: {exc}"),))
+            return Invalid((Issue(ROOT, f"not JSON: {exc}"),))
         return Valid(parsed, plain)
 
 
@@ -334,7 +336,7 @@ class JsonSchemaSchema:
         try:
             plain = to_json_value(value)
         except NotJsonError as exc:
-            return Invalid((Issue(exc.pointer, exc.reason),))
+            return Invalid((Issue(json_pointer(exc.parts), exc.reason),))
         errors = sorted(self._validator.iter_errors(plain), key=lambda e: list(e.absolute_path))
         if not errors:
             return Valid(plain, plain)
@@ -348,7 +350,7 @@ def _describe(err: Any) -> Issue:
     """An agent-safe message: built from the failing keyword, never echoing the value."""
     keyword = err.validator
     constraint = err.validator_value
-    path = _pointer(list(err.absolute_path))
+    path = json_pointer(err.absolute_path)
     if keyword == "type":
         message = f"expected {' or '.join(constraint) if isinstance(constraint, list) else constraint}"
     elif keyword == "required":
