@@ -187,7 +187,8 @@ class TestCodec:
             "view:Devices.x",
             "other:a.b",
             "view:a",
-            "domain:a_b.c",
+            "domain:",
+            "domain:a b",
         ],
     )
     def test_AS_ID_002_ids_outside_the_grammar_are_refused(self, bad_id: str) -> None:

@@ -10,11 +10,15 @@ rule (reference doc 09, "Wire names"):
   appended (instance ids are already in the provider alphabet, so they are appended verbatim);
 * a name that would exceed 64 characters keeps a prefix and ends in ``_0_`` + a base-36 hash of
   the full identity (54 + 3 + 7 = 64 characters);
+* a ``domain:`` id the rule cannot carry faithfully (its opaque path holds ``_``, which would
+  make ``domain:a_.b`` and ``domain:a._b`` meet, or a character outside the provider alphabet)
+  gets the hashed form too, with the prefix's foreign characters replaced by ``-``;
 * when two entries of one catalog still end up with the same name, both are re-encoded with a
   longer hash (2 more characters per level), so the result depends only on the set of entries.
 
 The names, the hash (32-bit FNV-1a over UTF-16 code units, re-seeded per 7 characters) and the
-escalation rule are those of the TypeScript implementation, so both emit identical catalogs.
+escalation rule are those of the TypeScript implementation, so both emit identical catalogs for
+every id it can name (it has no rule for characters outside the alphabet).
 
 Only ``WireNameCatalog.wire_name_map()`` reverses a name reliably. ``decode_wire_name`` is a
 convenience for plain names: it answers ``None`` for anything it cannot prove, never a wrong id.
@@ -50,8 +54,9 @@ MAX_WIRE_NAME_LENGTH = 64
 WIRE_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """The provider alphabet and length (use with ``fullmatch``)."""
 
-# A faithful encoding of a grammar-valid id never contains "_0_": no segment or capability
-# name may start with a digit. The marker therefore makes shortening visible to the decoder.
+# Ends every hashed name. A faithful encoding may contain the text too (``domain:a.0.b`` ->
+# ``domain_a__0__b``), but never as a lone "_" before the hash digits: the decoder tells them
+# apart by re-encoding, not by looking for the marker.
 _SHORTENED_MARKER = "_0_"
 _INSTANCE_MARKER = "_at_"
 _BASE_HASH_LENGTH = 7
@@ -96,6 +101,16 @@ def _hash36(text: str, length: int) -> str:
     return out[:length]
 
 
+# What a faithful (unhashed) encoding may contain, before ":" and "." are replaced.
+_FAITHFUL_ID_RE = re.compile(r"[A-Za-z0-9:.-]+")
+_FOREIGN_CHAR_RE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _faithful(capability_id: str) -> bool:
+    """Whether the plain rule carries ``capability_id`` injectively and within the alphabet."""
+    return _FAITHFUL_ID_RE.fullmatch(capability_id) is not None
+
+
 def _raw_encoding(capability_id: str, instance_id: str | None) -> str:
     encoded = capability_id.replace(":", "_", 1).replace(".", "__")
     return encoded if instance_id is None else f"{encoded}{_INSTANCE_MARKER}{instance_id}"
@@ -123,13 +138,14 @@ def encode_wire_name(capability_id: str, instance_id: str | None = None, *, leve
 def _encode(capability_id: str, instance_id: str | None, level: int) -> str:
     """:func:`encode_wire_name` for inputs already validated."""
     raw = _raw_encoding(capability_id, instance_id)
-    if level == 0 and len(raw) <= MAX_WIRE_NAME_LENGTH:
+    if level == 0 and len(raw) <= MAX_WIRE_NAME_LENGTH and _faithful(capability_id):
         return raw
     hash_length = _BASE_HASH_LENGTH + _HASH_GROWTH_PER_LEVEL * level
     keep = MAX_WIRE_NAME_LENGTH - len(_SHORTENED_MARKER) - hash_length
     # The hash covers the instance and the level, so qualified and escalated names differ too.
     digest = _hash36(f"{capability_id}#{instance_id or ''}#{level}", hash_length)
-    return f"{raw[:keep]}{_SHORTENED_MARKER}{digest}"
+    prefix = _FOREIGN_CHAR_RE.sub("-", raw[:keep])  # only a reading aid: the hash identifies
+    return f"{prefix}{_SHORTENED_MARKER}{digest}"
 
 
 def encode_capability_id(capability_id: str) -> str:
@@ -153,7 +169,12 @@ def decode_wire_name(name: str) -> str | None:
     plane, sep, rest = name.partition("_")
     if not sep or plane not in ("view", "domain"):
         return None
-    candidate = f"{plane}:{rest.replace('__', '.')}"
+    path = rest.replace("__", ".")
+    # Refused like the TypeScript decoder does: long underscore runs and empty segments, where
+    # the opaque domain plane makes a name ambiguous between implementations.
+    if "___" in rest or "" in path.split("."):
+        return None
+    candidate = f"{plane}:{path}"
     # Any "_" left over came from a marker or an odd underscore run, never from a "." .
     if "_" in candidate or not is_valid_capability_id(candidate):
         return None

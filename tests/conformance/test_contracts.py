@@ -139,7 +139,7 @@ def test_unknown_effects_are_invalid_definitions(effect: Any) -> None:
 
 def test_procedure_ids_must_be_domain_ids() -> None:
     _definition_error("PLANE_VIOLATION", disable_procedure, id="view:devices.table.disable")
-    _definition_error("INVALID_ID", disable_procedure, id="domain:Devices.disable")
+    _definition_error("INVALID_ID", disable_procedure, id="domain:devices disable")
     _definition_error("INVALID_ID", disable_procedure, id="devices.disable")
 
 

@@ -139,8 +139,9 @@ def test_AS_ID_001_procedure_id_must_use_the_domain_plane() -> None:
         ("view:Devices.table.selectRows", "component type 'Devices.table'"),
         ("view:devices.table.select_rows", "capability name 'select_rows'"),
         ("view:devices.table.", "capability name"),
-        ("domain:devices_x.disable", "procedure path 'devices_x.disable'"),
-        ("domain:Devices.disable", "procedure path 'Devices.disable'"),
+        ("domain:", "procedure path must be a non-empty string"),
+        ("domain:devices.disable all", "procedure path 'devices.disable all'"),
+        ("domain:devices.\tdisable", "procedure path 'devices.\\tdisable'"),
     ],
 )
 def test_AS_ID_001_rejects_garbage_ids_naming_the_bad_part(value: str, names: str) -> None:

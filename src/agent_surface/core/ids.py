@@ -5,7 +5,10 @@ Grammar (reference doc 01):
     component-type  = segment *( "." segment ); segment = [a-z][a-z0-9-]*
     capability-name = [a-z][A-Za-z0-9]*            (camelCase, no dots, no underscores)
     instance-id     = [A-Za-z0-9_-]+
-For ``domain:`` ids the part after the prefix is an opaque dot path of segments.
+For ``domain:`` ids the part after the prefix is the backend's procedure path and is opaque
+(``domain:ping``, ``domain:devices.disable_all``): non-empty, no whitespace or control characters,
+and the whole id within the 128-char cap. Paths the wire encoding cannot carry verbatim get a
+hashed wire name (see ``agent_surface.wire_names``), never a refusal.
 """
 
 from __future__ import annotations
@@ -25,19 +28,27 @@ _SEGMENT = r"[a-z][a-z0-9-]*"
 _COMPONENT_TYPE_RE = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})*")
 _CAPABILITY_NAME_RE = re.compile(r"[a-z][A-Za-z0-9]*")
 _INSTANCE_ID_RE = re.compile(r"[A-Za-z0-9_-]+")
-_PROCEDURE_PATH_RE = re.compile(rf"{_SEGMENT}(?:\.[a-z][A-Za-z0-9-]*)*")
 
 
 @dataclass(frozen=True, slots=True)
 class CapabilityId:
-    """A parsed ``plane:type.name`` id. ``str()`` gives the canonical form back."""
+    """A parsed id; ``str()`` gives the canonical form back.
+
+    A ``view:`` id has a component type and a capability name. A ``domain:`` id is opaque: its
+    ``component_type`` is empty and ``name`` holds the whole procedure path (see ``path``).
+    """
 
     plane: Plane
     component_type: str
     name: str
 
+    @property
+    def path(self) -> str:
+        """Everything after ``plane:``."""
+        return f"{self.component_type}.{self.name}" if self.plane == "view" else self.name
+
     def __str__(self) -> str:
-        return format_capability_id(self.plane, self.component_type, self.name)
+        return f"{self.plane}:{self.path}"
 
 
 def _check_length(value: str, what: str) -> None:
@@ -97,18 +108,19 @@ def validate_instance_id(value: object) -> str:
 
 
 def validate_procedure_path(value: object) -> str:
+    """A backend procedure path: opaque, but printable and free of whitespace."""
     if not isinstance(value, str) or not value:
         raise DefinitionError("INVALID_ID", f"procedure path must be a non-empty string, got {value!r}")
-    if "_" in value:
-        raise DefinitionError(
-            "INVALID_ID", f"procedure path {value!r} contains '_': underscores are reserved"
-        )
-    if not _PROCEDURE_PATH_RE.fullmatch(value):
-        raise DefinitionError(
-            "INVALID_ID",
-            f"procedure path {value!r} must be dot-separated segments starting with a "
-            "lowercase letter, e.g. 'devices.disable'",
-        )
+    _check_length(value, "procedure path")
+    for char in value:
+        # isprintable() is false for control, format and surrogate code points; a path with
+        # those, or with whitespace, cannot be told apart from its neighbours by a reader.
+        if char.isspace() or not char.isprintable():
+            raise DefinitionError(
+                "INVALID_ID",
+                f"procedure path {value!r} contains {char!r}: whitespace and control characters "
+                "are not allowed",
+            )
     return value
 
 
@@ -119,6 +131,7 @@ def format_capability_id(plane: Plane, component_type: str, name: str) -> str:
         validate_capability_name(name)
         value = f"view:{component_type}.{name}"
     elif plane == "domain":
+        # The two parts are joined into one opaque path, e.g. ("devices", "disable").
         value = f"domain:{validate_procedure_path(f'{component_type}.{name}')}"
     else:
         raise DefinitionError("INVALID_ID", f"plane must be 'view' or 'domain', got {plane!r}")
@@ -140,6 +153,8 @@ def parse_capability_id(value: object) -> CapabilityId:
         raise DefinitionError(
             "INVALID_ID", f"capability id {value!r} has plane {plane!r}; expected 'view' or 'domain'"
         )
+    if plane == "domain":
+        return CapabilityId("domain", "", validate_procedure_path(rest))
     component_type, dot, name = rest.rpartition(".")
     if not dot or not component_type:
         raise DefinitionError(
@@ -147,12 +162,9 @@ def parse_capability_id(value: object) -> CapabilityId:
             f"capability id {value!r} needs a component type and a capability name "
             "separated by '.', e.g. 'view:devices.table.selectRows'",
         )
-    if plane == "view":
-        validate_component_type(component_type)
-        validate_capability_name(name)
-        return CapabilityId("view", component_type, name)
-    validate_procedure_path(rest)
-    return CapabilityId("domain", component_type, name)
+    validate_component_type(component_type)
+    validate_capability_name(name)
+    return CapabilityId("view", component_type, name)
 
 
 def parse_procedure_id(value: object) -> str:
