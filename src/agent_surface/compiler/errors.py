@@ -1,0 +1,43 @@
+"""Why a compile cannot produce a complete contract. Every problem is reported, none dropped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+ProblemCode: TypeAlias = Literal[
+    "invalid-config",
+    "import-failed",
+    "dynamic-declaration",
+    "external-declaration",
+    "duplicate-declaration",
+    "invalid-declaration",
+    "invalid-contract",
+    "git-failed",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One reason the contract is incomplete; ``where`` is a module or ``module:name``."""
+
+    code: ProblemCode
+    message: str
+    where: str = ""
+
+    def __str__(self) -> str:
+        return (
+            f"{self.where}: {self.message} [{self.code}]" if self.where else f"{self.message} [{self.code}]"
+        )
+
+
+class CompileError(Exception):
+    """The compiler could not prove the contract complete (the CLI exits 2)."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = sorted(problems, key=lambda p: (p.where, p.code, p.message))
+        super().__init__("; ".join(str(p) for p in self.problems))
+
+
+class ContractFileError(Exception):
+    """A contract file (committed or at a git base) is missing, unreadable or not a contract."""
