@@ -7,8 +7,16 @@ and launch at most one Chromium per variant:
     plain    no WebMCP flag                   (absence, or the polyfill's shape A)
 
 Every page gets a fresh browser context whose requests to anything but the local server are
-aborted and recorded; a test that caused one fails. Console errors and page errors are collected.
-On failure a screenshot goes to e2e/artifacts/. Timings recorded with ``record_timing`` are printed
+aborted and recorded; a test that caused one fails. On failure a screenshot goes to e2e/artifacts/.
+
+Page errors fail the test, centrally: every context made from the shared browsers (``open_page``
+and any class-scoped page a test module builds itself) is watched, and after each e2e test's
+teardown (:func:`pytest_runtest_teardown`) anything recorded since the previous test fails it:
+an uncaught page error, a console error (or failed console.assert), a crashed page, or a PyScript
+error box (``div.py-error``, which PyScript shows for Python's stderr without necessarily logging
+to the console). A test that provokes errors on purpose says which, with
+``@pytest.mark.allow_page_errors(regex, ...)``: every recorded error must match one of its
+patterns, and every pattern must match at least one error (a stale allowance fails too). Timings recorded with ``record_timing`` are printed
 at the end of the run.
 
 Set AGENT_SURFACE_E2E_SKIP_BUILD=1 to reuse an existing web/dist.
@@ -16,6 +24,7 @@ Set AGENT_SURFACE_E2E_SKIP_BUILD=1 to reuse an existing web/dist.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -65,10 +74,146 @@ VARIANTS = {
 PAGE_TIMEOUT_MS = 120_000  # a cold Pyodide boot takes ~5 s here; leave room for slow machines
 
 _report_key = pytest.StashKey[dict[str, pytest.TestReport]]()
+ALLOW_MARKER = "allow_page_errors"
 _timings: list[tuple[str, dict[str, Any]]] = []
 
 
+# --------------------------------------------------------------------------- page-error guard
+
+# Installed in every watched context before any page script runs: reports each PyScript error box
+# (PyScript appends ``div.py-error`` to the body) through an exposed binding.
+_PY_ERROR_BOX_OBSERVER = """(() => {
+  const report = (node) => {
+    if (node.nodeType === 1 && node.classList.contains("py-error")) {
+      window.__agentSurfaceE2EPyErrorBox(node.textContent || "");
+    }
+  };
+  new MutationObserver((records) => {
+    for (const record of records) record.addedNodes.forEach(report);
+  }).observe(document, {childList: true, subtree: true});
+})();"""
+
+
+@dataclass(frozen=True)
+class PageProblem:
+    kind: str  # "pageerror" | "console.error" | "console.assert" | "pyscript-error-box" | "crash"
+    text: str
+    url: str
+
+    def __str__(self) -> str:
+        return f"[{self.kind}] {self.text} (at {self.url})"
+
+
+class PageErrorGuard:
+    """Records every problem of every watched page until the running test drains them."""
+
+    def __init__(self) -> None:
+        self.problems: list[PageProblem] = []
+        self._pages: list[Page] = []
+
+    def watch_context(self, context: BrowserContext) -> None:
+        context.expose_binding(
+            "__agentSurfaceE2EPyErrorBox",
+            lambda source, text: self._record("pyscript-error-box", str(text), source["page"].url),
+        )
+        context.add_init_script(_PY_ERROR_BOX_OBSERVER)
+        context.on("page", self.watch_page)
+        for page in context.pages:
+            self.watch_page(page)
+
+    def watch_page(self, page: Page) -> None:
+        self._pages.append(page)
+        page.on("pageerror", lambda error: self._record("pageerror", str(error), page.url))
+        page.on("crash", lambda crashed: self._record("crash", "the page crashed", crashed.url))
+
+        def on_console(message: Any) -> None:
+            if message.type in ("error", "assert"):
+                self._record(f"console.{message.type}", message.text, page.url)
+
+        page.on("console", on_console)
+        page.on("close", lambda closed: self._pages.remove(closed) if closed in self._pages else None)
+
+    def _record(self, kind: str, text: str, url: str) -> None:
+        self.problems.append(PageProblem(kind, text, url))
+
+    def drain(self) -> list[PageProblem]:
+        """Everything recorded so far. A round trip to each open page first, so that events the
+        browser already sent (console messages, error boxes) have been dispatched to us."""
+        for page in list(self._pages):
+            # Bounded: a page that is busy or hung must not hang the teardown; a closed, crashed
+            # or busy page has nothing more to pump.
+            with contextlib.suppress(Exception):
+                page.wait_for_function("() => true", timeout=5_000)
+        problems, self.problems = self.problems, []
+        return problems
+
+
+_guard = PageErrorGuard()
+
+
+def unexpected_problems(problems: list[PageProblem], allowed: tuple[str, ...], ran: bool) -> list[str]:
+    """Why these problems fail a test allowing ``allowed`` (regexes searched in the text); an
+    allowance nothing matched is stale if the test body ``ran``."""
+    patterns = [re.compile(pattern) for pattern in allowed]
+    failures = [
+        f"unexpected {problem}"
+        for problem in problems
+        if not any(pattern.search(problem.text) for pattern in patterns)
+    ]
+    if ran:
+        failures += [
+            f"allowed error never happened (stale allowance): {pattern.pattern!r}"
+            for pattern in patterns
+            if not any(pattern.search(problem.text) for problem in problems)
+        ]
+    return failures
+
+
+class GuardedBrowser:
+    """A Browser whose every new context (and page) is watched by the page-error guard."""
+
+    def __init__(self, browser: Browser) -> None:
+        self._browser = browser
+
+    def new_context(self, **options: Any) -> BrowserContext:
+        context = self._browser.new_context(**options)
+        _guard.watch_context(context)
+        return context
+
+    def new_page(self, **options: Any) -> Page:
+        return self.new_context(**options).new_page()
+
+    def close(self) -> None:
+        self._browser.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._browser, name)
+
+
 # --------------------------------------------------------------------------- hooks
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{ALLOW_MARKER}(*patterns): regexes for the page/console errors this e2e test provokes on "
+        "purpose; each error must match one, and each must match an error",
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """After all of the test's teardown (its pages closed, class pages maybe too): fail it on any
+    page problem recorded since the previous test, except the ones it explicitly allows."""
+    try:
+        return (yield)
+    finally:
+        marker = item.get_closest_marker(ALLOW_MARKER)
+        allowed = tuple(marker.args) if marker is not None else ()
+        ran = "call" in item.stash.get(_report_key, {})  # not skipped, setup succeeded
+        failures = unexpected_problems(_guard.drain(), allowed, ran)
+        if failures:
+            pytest.fail("page errors during this test:\n  " + "\n  ".join(failures), pytrace=False)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -154,15 +299,17 @@ class Browsers:
     def __init__(self, playwright: Playwright, executable: str) -> None:
         self._playwright = playwright
         self._executable = executable
-        self._browsers: dict[str, Browser] = {}
+        self._browsers: dict[str, GuardedBrowser] = {}
 
-    def get(self, variant: str) -> Browser:
+    def get(self, variant: str) -> GuardedBrowser:
         if variant not in VARIANTS:
             raise ValueError(f"unknown browser variant {variant!r}; known: {sorted(VARIANTS)}")
         if variant not in self._browsers:
-            self._browsers[variant] = self._playwright.chromium.launch(
-                executable_path=self._executable,
-                args=CHROMIUM_FLAGS + VARIANTS[variant],
+            self._browsers[variant] = GuardedBrowser(
+                self._playwright.chromium.launch(
+                    executable_path=self._executable,
+                    args=CHROMIUM_FLAGS + VARIANTS[variant],
+                )
             )
         return self._browsers[variant]
 

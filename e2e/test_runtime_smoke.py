@@ -122,6 +122,10 @@ def test_without_webmcp_the_page_boots_quietly(open_page, record_timing):
     assert run.console_errors == []
 
 
+@pytest.mark.allow_page_errors(
+    r"^Failed to load resource: the server responded with a status of 404",
+    r"^agent-surface failed to start: TypeError: Failed to fetch dynamically imported module: .*/pyodide\.mjs$",
+)
 def test_loader_failure_rejects_ready_and_dispatches_error(open_page):
     def break_pyodide(run):
         run.page.route("**/pyodide.mjs", lambda route: route.fulfill(status=404, body="gone"))
@@ -157,6 +161,11 @@ def test_pyscript_runs_agent_surface_and_pydantic(open_page, record_timing, page
     assert run.console_errors == []
 
 
+@pytest.mark.allow_page_errors(
+    r"^Failed to find a valid digest in the 'integrity' attribute for resource '.*/agent_surface-",
+    r"^Fetch API cannot load .*/agent_surface-.*SRI's integrity checks failed",
+    r"^agent-surface failed to start: Error: could not load agent-surface",
+)
 def test_lock_integrity_blocks_a_tampered_wheel(open_page, web_dist):
     wheel = next((web_dist / "wheels").glob("agent_surface-*.whl"))
     tampered = wheel.read_bytes() + b"\0"  # still a readable zip, but not the locked bytes
