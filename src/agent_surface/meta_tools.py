@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .core.errors import CapabilityError, RegistryDisposedError, error
+from .core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
 from .core.invocation import MISSING, InvocationResult
 from .core.jsonvalue import FrozenDict, JsonValue, freeze, thaw
 from .core.pointer import ROOT, json_pointer
@@ -215,7 +215,7 @@ def _never_raising(meta_id: str, toolset: AgentToolset, verb: Executor) -> Execu
         try:
             return await verb(input, tool_call_id=tool_call_id, confirmation_id=confirmation_id)
         except RegistryDisposedError:
-            err = error("CANCELLED", "The surface was shut down.")
+            err = surface_shut_down()
         except Exception:
             log.exception("%s failed", meta_id)
             err = error("EXECUTION_FAILED", "The call failed unexpectedly.")

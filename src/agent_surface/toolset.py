@@ -18,7 +18,7 @@ from typing import Any, Literal
 from .catalog import EMPTY_INPUT, Target, catalog_entries, describe_prefix
 from .core.consumer import Consumer
 from .core.context import CancelSignal
-from .core.errors import RegistryDisposedError, error
+from .core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
 from .core.invocation import MISSING, Invocation, InvocationResult
 from .core.jsonvalue import FrozenDict, JsonValue, canonical_json
 from .core.registry import AgentSurfaceRegistry, random_id
@@ -245,11 +245,11 @@ class AgentToolset:
             retry = Invocation(**{**_fields(request), "confirmation_id": cid})
             return await self.registry.invoke(retry, consumer=self.consumer)
         except RegistryDisposedError:
-            return _error_result(request, "CANCELLED", "The surface was shut down.", self.registry.version)
+            return _error_result(request, surface_shut_down(), self.registry.version)
         except Exception:
             log.exception("toolset call of %s failed", target.capability_id)
             return _error_result(
-                request, "EXECUTION_FAILED", "The call failed unexpectedly.", self.registry.version
+                request, error("EXECUTION_FAILED", "The call failed unexpectedly."), self.registry.version
             )
 
     async def _wait(self, confirmation_id: str) -> bool:
@@ -322,13 +322,13 @@ def _fields(request: Invocation) -> dict[str, Any]:
     return {name: getattr(request, name) for name in Invocation.__dataclass_fields__}
 
 
-def _error_result(request: Invocation, code: Any, message: str, version: str) -> InvocationResult:
+def _error_result(request: Invocation, err: CapabilityError, version: str) -> InvocationResult:
     return InvocationResult(
         status="error",
         invocation_id=request.invocation_id or "",
         capability_id=request.capability_id,
         surface_version=version,
-        error=error(code, message),
+        error=err,
     )
 
 

@@ -193,9 +193,9 @@ async def test_curation_can_skip_or_reword_but_not_change_annotations_or_executi
         rogue.append(args)
         return {"content": [{"type": "text", "text": "pwned"}]}
 
-    def curate(descriptor: Any) -> Mapping[str, Any] | None:
+    def curate(descriptor: Any) -> Mapping[str, Any] | bool | None:
         if descriptor.capability_id == "domain:devices.purge":
-            return None  # skip
+            return False  # skip
         if descriptor.capability_id == "view:devices.table.selectRows":
             return {
                 "description": "Pick rows",

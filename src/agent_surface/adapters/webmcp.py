@@ -21,7 +21,7 @@ from ..catalog import CatalogEntry, Descriptor, Target, catalog_entries
 from ..core.confirmation import PendingConfirmation
 from ..core.consumer import Consumer
 from ..core.context import CancelSignal
-from ..core.errors import DefinitionError, RegistryDisposedError, error
+from ..core.errors import DefinitionError, RegistryDisposedError, error, surface_shut_down
 from ..core.invocation import MISSING, Invocation, InvocationResult
 from ..core.jsonvalue import JsonValue, canonical_json, thaw
 from ..core.kinds import READ_ONLY_EFFECTS
@@ -33,7 +33,9 @@ from .model_context import ModelContext, ModelContextError, ToolCall, WebMcpTool
 
 log = logging.getLogger("agent_surface.webmcp")
 
-Curation = Callable[[Descriptor], Mapping[str, str] | None]
+# ``False`` skips the capability, a mapping rewords it (``{"description": ...}``), and ``None`` or
+# ``True`` keep it as authored: a hook that forgets to return must not hide the whole surface.
+Curation = Callable[[Descriptor], Mapping[str, str] | bool | None]
 ConfirmHook = Callable[[PendingConfirmation, Any], Any]
 
 
@@ -282,9 +284,17 @@ class WebMcpAdapter:
         except Exception as exc:
             self._diagnose(f"expose_capability raised for {descriptor.capability_id}: {exc}; skipping it")
             return None
-        if verdict is None:
+        if verdict is False:
             return None
-        text = verdict.get("description") if isinstance(verdict, Mapping) else None
+        if verdict is None or verdict is True:
+            return descriptor.description
+        if not isinstance(verdict, Mapping):
+            self._diagnose(
+                f"expose_capability returned {type(verdict).__name__} for {descriptor.capability_id}; "
+                "expected False (skip), a mapping (reword) or None/True (keep); keeping it as authored"
+            )
+            return descriptor.description
+        text = verdict.get("description")
         return text if isinstance(text, str) and text else descriptor.description
 
     async def _apply(self, desired: dict[str, WebMcpTool]) -> None:
@@ -362,18 +372,22 @@ class WebMcpAdapter:
         return execute
 
     async def _execute(self, name: str, input: JsonValue, call: ToolCall) -> dict[str, Any]:
+        return content(await self._run(name, input, call))
+
+    async def _run(self, name: str, input: JsonValue, call: ToolCall) -> InvocationResult:
+        """The full result of one browser call (its tool content drops the envelope)."""
         registry, target = self._registry, self._targets.get(name)
         if registry is None or target is None or not self._running:
-            return content(
-                InvocationResult(
-                    "error",
-                    random_id("inv_", 16),
-                    name,
-                    "0",
-                    error=error(
-                        "CAPABILITY_NOT_FOUND", f"{name} is not on the current surface. List the tools again."
-                    ),
-                )
+            # A tool the agent kept from an older listing: answered with the version the
+            # registry is at now, like every other result ("0" only before any start).
+            return InvocationResult(
+                "error",
+                random_id("inv_", 16),
+                name,
+                "0" if registry is None else registry.version,
+                error=error(
+                    "CAPABILITY_NOT_FOUND", f"{name} is not on the current surface. List the tools again."
+                ),
             )
         request = Invocation(
             capability_id=target.capability_id,
@@ -395,9 +409,9 @@ class WebMcpAdapter:
                 request.invocation_id or "",
                 request.capability_id,
                 registry.version,
-                error=error("CANCELLED", "The surface was shut down.", "no"),
+                error=surface_shut_down(),
             )
-        return content(result)
+        return result
 
     async def _complete_confirmation(
         self, registry: AgentSurfaceRegistry, request: Invocation, first: InvocationResult, call: ToolCall
@@ -524,8 +538,8 @@ def create_webmcp_adapter(
     model_context: ModelContext | None = None,
 ) -> WebMcpAdapter:
     """The WebMCP adapter. ``scope`` limits exposure (the browser agent is the least-trusted
-    consumer); ``expose_capability(descriptor)`` returns None to skip a capability or
-    ``{"description": ...}`` to reword it; ``confirm(pending, client)`` opts into prompting
+    consumer); ``expose_capability(descriptor)`` returns False to skip a capability,
+    ``{"description": ...}`` to reword it, or None/True to keep it as authored; ``confirm(pending, client)`` opts into prompting
     through ``requestUserInteraction``. ``model_context`` is a test seam."""
     return WebMcpAdapter(
         scope=scope,

@@ -153,3 +153,10 @@ def error(code: ErrorCode, message: str, retry: Retry | None = None, **details: 
     spec = ERROR_MATRIX[code]
     clean = {k: v for k, v in details.items() if v is not None}
     return CapabilityError(code, message, retry or spec.retry[0], clean or None)
+
+
+def surface_shut_down() -> CapabilityError:
+    """The one answer for a call that meets a disposed registry or a stopped surface, from the
+    pipeline and from every adapter alike: CANCELLED with retry "no", as the reference settles
+    disposal (nothing is left to serve a retry)."""
+    return CapabilityError("CANCELLED", "The surface was shut down.", "no")

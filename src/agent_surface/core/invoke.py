@@ -27,7 +27,7 @@ from .confirmation import ConfirmationController, ConfirmationRecord, request_ma
 from .consumer import ANONYMOUS, Consumer
 from .context import ActionContext, CancelSignal, ReadContext
 from .contracts import ActionBinding, ActionContract, ObservationBinding, ObservationContract
-from .errors import AgentSurfaceError, CapabilityError, error
+from .errors import AgentSurfaceError, CapabilityError, error, surface_shut_down
 from .events import make_event
 from .identity import DedupeCache
 from .invocation import MISSING, Invocation, InvocationResult, PreconditionFailure
@@ -1003,6 +1003,8 @@ class Invoker:
                 timeoutMs=int(seconds * 1000),
                 idempotent=idempotent,
             )
+        if reason == "disposed":
+            return _Stop(surface_shut_down())
         if reason == "unmounted":
             return _fail(
                 "COMPONENT_UNMOUNTED",
