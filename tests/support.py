@@ -99,10 +99,19 @@ def disable_procedure(**overrides: Any) -> ProcedureContract:
     return ProcedureContract(**options)
 
 
+def echo_backend(procedure_id: str, value: Any, ctx: Any) -> dict[str, Any]:
+    """A backend that answers every procedure with what it received."""
+    return {"procedureId": procedure_id, "input": value}
+
+
 def registry_for(contracts: Iterable[Any], **options: Any) -> AgentSurfaceRegistry:
-    """A registry whose authority approves exactly ``contracts``."""
-    authority = create_capability_authority(compile_manifest(list(contracts)))
-    return create_registry(authority=authority, **options)
+    """A registry whose authority approves exactly ``contracts``; when they include procedures,
+    ``echo_backend`` is their executor (a reference needs one at registration)."""
+    items = list(contracts)
+    registry = create_registry(authority=create_capability_authority(compile_manifest(items)), **options)
+    if any(isinstance(item, ProcedureContract) for item in items):
+        registry.set_procedure_executor(echo_backend)
+    return registry
 
 
 class FakeClock:

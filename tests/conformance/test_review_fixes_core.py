@@ -20,6 +20,7 @@ from agent_surface import (
     create_capability_authority,
     create_registry,
 )
+from agent_surface.core.audit import MemoryAuditSink
 from agent_surface.core.ids import parse_capability_id, parse_procedure_id
 from agent_surface.toolset import create_agent_toolset
 from agent_surface.wire_names import (
@@ -197,3 +198,61 @@ def test_every_accepted_domain_path_gets_a_valid_wire_name_that_never_decodes_wr
     name = encode_capability_id(procedure_id)
     assert is_wire_name(name)
     assert decode_wire_name(name) in (None, procedure_id)
+
+
+# --------------------------------------------------------------------------- item 3
+
+
+def test_every_registration_writes_a_registration_audit_record() -> None:
+    contract = _toolbar_contract()
+    audit = MemoryAuditSink()
+    registry = create_registry(
+        authority=create_capability_authority(compile_manifest([contract])), audit=audit
+    )
+    first = registry.register(contract.bind(instance_id="top"))
+    second = registry.register(contract.bind(instance_id="bottom"))
+    records = [(e.type, e.registration_id, e.detail) for e in audit.events()]
+    assert records == [
+        ("registration", first.registration_id, "app.toolbar@top"),
+        ("registration", second.registration_id, "app.toolbar@bottom"),
+    ]
+    first.unregister()
+    assert [e.type for e in audit.events()][-1] == "unregistration"
+
+
+def test_a_refused_registration_writes_no_registration_record() -> None:
+    contract = _toolbar_contract()
+    audit = MemoryAuditSink()
+    registry = create_registry(
+        authority=create_capability_authority(compile_manifest([contract])), audit=audit
+    )
+    registry.register(contract.bind())
+    assert registry.register(contract.bind()).status == "rejected"  # duplicate instance
+    assert [e.type for e in audit.events()] == ["registration", "registration-rejected"]
+
+
+# --------------------------------------------------------------------------- item 8
+
+
+def test_a_procedure_reference_without_an_executor_is_refused_at_registration() -> None:
+    contract = _toolbar_contract()
+    registry = create_registry(authority=create_capability_authority(compile_manifest([contract, PING])))
+    with pytest.raises(DefinitionError, match="no procedure executor") as info:
+        registry.register(contract.bind(procedures=[PING.reference()]))
+    assert info.value.code == "PLANE_VIOLATION"
+    assert "domain:app.ping" in str(info.value) and "set_procedure_executor" in str(info.value)
+    assert registry.registrations() == [] and registry.version == "0"  # nothing registered
+
+
+def test_a_class_based_component_with_references_and_no_executor_is_refused_too() -> None:
+    registry = create_registry(authority=create_capability_authority(compile_manifest([Toolbar, PING])))
+    with pytest.raises(DefinitionError, match="no procedure executor"):
+        registry.register(Toolbar())
+    registry.set_procedure_executor(_echo_executor)
+    assert registry.register(Toolbar()).status == "active"
+
+
+def test_a_component_without_references_needs_no_executor() -> None:
+    contract = _toolbar_contract()
+    registry = create_registry(authority=create_capability_authority(compile_manifest([contract, PING])))
+    assert registry.register(contract.bind()).status == "active"

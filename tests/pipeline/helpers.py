@@ -34,6 +34,8 @@ from agent_surface import (
 from agent_surface.core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE
 from agent_surface.core.events import SurfaceEvent
 
+from ..support import echo_backend
+
 REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference"
 
 RETRY_VALUES = frozenset({"no", "yes", "after-refresh", "after-delay", "with-confirmation", "with-changes"})
@@ -114,14 +116,20 @@ def make_registry(
     **options: Any,
 ) -> AgentSurfaceRegistry:
     """A registry on a ManualClock whose authority approves exactly ``contracts``."""
-    authority = create_capability_authority(compile_manifest(list(contracts)))
+    items = list(contracts)
+    authority = create_capability_authority(compile_manifest(items))
     options.setdefault("environment", "test")
-    return create_registry(
+    registry = create_registry(
         authority=authority,
         clock=clock if clock is not None else ManualClock(),
         audit=audit if audit is not None else MemoryAuditSink(),
         **options,
     )
+    if any(isinstance(item, ProcedureContract) for item in items):
+        # A procedure reference needs an executor at registration; tests that exercise the
+        # backend install their own over this one.
+        registry.set_procedure_executor(echo_backend)
+    return registry
 
 
 def manual(registry: AgentSurfaceRegistry) -> ManualClock:

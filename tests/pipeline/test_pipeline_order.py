@@ -368,13 +368,14 @@ async def test_AS_BIND_002_binding_is_read_live_at_every_invocation() -> None:
 # --------------------------------------------------------------------------- executor
 
 
-async def test_procedure_without_executor_fails_execution_failed() -> None:
+async def test_procedure_whose_executor_was_removed_fails_execution_failed() -> None:
     state = DevicesState()
     state.selected = ["d1"]
     proc = disable_procedure(effect="server-query")
     tb = toolbar()
     registry = make_registry([tb, proc])
     registry.register(bind_toolbar(tb, state, proc))
+    registry.set_procedure_executor(None)  # the host withdrew it after registration
     result = await registry.invoke({"capabilityId": "domain:devices.disable", "input": {}})
     assert result.code == "EXECUTION_FAILED"
     assert details_of(result) == {"reason": "transport"}

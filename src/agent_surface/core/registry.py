@@ -229,6 +229,7 @@ class AgentSurfaceRegistry:
             binding = binding.bind()
         verified = self.authority.verify_binding(binding)
         contract = verified.contract
+        self._check_executor(verified)
         collisions = self._check_suffix_collisions(verified)
         key = (contract.type, verified.instance_id)
         if not self._guard_accepts(verified):
@@ -251,6 +252,7 @@ class AgentSurfaceRegistry:
         self._by_key[key] = reg
         for cid in reg.capabilities:
             insort(self._holders.setdefault(cid, []), reg, key=sort_key)
+        self._audit("registration", registration_id=reg.registration_id, detail=f"{contract.type}@{verified.instance_id}")
         self._bump(
             [
                 *collisions,  # dispatched after the mutation, like every other event
@@ -265,6 +267,17 @@ class AgentSurfaceRegistry:
             else []
         )
         return RegistrationHandle(self, reg.registration_id, reg)
+
+    def _check_executor(self, binding: ComponentBinding) -> None:
+        """A procedure reference is a structural promise that domain calls can run: refuse it
+        now rather than let the first agent call find out."""
+        if binding.procedures and (self._invoker is None or self._invoker.executor is None):
+            raise DefinitionError(
+                "PLANE_VIOLATION",
+                f"{binding.contract.type}@{binding.instance_id} references "
+                f"{', '.join(ref.procedure_id for ref in binding.procedures)} but this registry has no "
+                "procedure executor: call registry.set_procedure_executor(...) before registering",
+            )
 
     def _guard_accepts(self, binding: ComponentBinding) -> bool:
         if self._on_register is None:
