@@ -6,7 +6,7 @@ The pytest plugin (installed with the package) adds ``test_surface_factory`` and
 ``surface_snapshot`` fixtures; see the README.
 """
 
-from .harness import CapturedRef, InvocationFailed, TestSurface, create_test_surface
+from .harness import CapturedRef, ImpureObservation, InvocationFailed, TestSurface, create_test_surface
 from .matchers import (
     assert_exposes,
     assert_exposes_unavailable,
@@ -19,6 +19,7 @@ from .matchers import (
 
 __all__ = [
     "CapturedRef",
+    "ImpureObservation",
     "InvocationFailed",
     "TestSurface",
     "assert_exposes",

@@ -39,6 +39,36 @@ class InvocationFailed(AssertionError):
         self.result = result
 
 
+@dataclass(frozen=True, slots=True)
+class SurfaceState:
+    """What an observation must leave as it found it: the surface version and registrations."""
+
+    version: str
+    registrations: tuple[str, ...]
+
+
+class ImpureObservation(AssertionError):
+    """An observation changed the surface (mounted, unmounted, updated or invalidated something)."""
+
+    def __init__(self, capability_id: str, before: SurfaceState, after: SurfaceState) -> None:
+        changes = []
+        if after.version != before.version:
+            changes.append(f"surface version {before.version} -> {after.version}")
+        added = sorted(set(after.registrations) - set(before.registrations))
+        removed = sorted(set(before.registrations) - set(after.registrations))
+        if added:
+            changes.append(f"registered {', '.join(added)}")
+        if removed:
+            changes.append(f"unregistered {', '.join(removed)}")
+        super().__init__(
+            f"observation {capability_id} changed the surface while it ran ({'; '.join(changes)}); "
+            "observations must only read"
+        )
+        self.capability_id = capability_id
+        self.before = before
+        self.after = after
+
+
 class TestConfirmations:
     """The host's side of confirmations, as a user clicking in a dialog would act."""
 
@@ -174,11 +204,20 @@ class TestSurface:
         return await self.registry.invoke(request, consumer=consumer or self.consumer)
 
     async def observe(self, capability_id: str, *, instance_id: str | None = None) -> Any:
-        """Run an observation and return its output; raises InvocationFailed on an error result."""
+        """Run an observation and return its output; raises InvocationFailed on an error result,
+        and ImpureObservation if the surface changed while it ran (observations only read)."""
+        before = self._surface_state()
         result = await self.invoke(capability_id, instance_id=instance_id)
+        after = self._surface_state()
+        if after != before:
+            raise ImpureObservation(capability_id, before, after)
         if not result.ok:
             raise InvocationFailed(result)
         return result.output
+
+    def _surface_state(self) -> SurfaceState:
+        registry = self.registry
+        return SurfaceState(registry.version, tuple(r.registration_id for r in registry.registrations()))
 
     # ------------------------------------------------------------------ records
 
