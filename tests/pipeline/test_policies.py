@@ -278,16 +278,22 @@ async def test_AS_POLICY_004_tenant_boundary_compares_host_and_internal_tenant()
     assert len(state.select_calls) == 1
 
 
-async def test_AS_POLICY_004_environment_restricts_to_listed_environments() -> None:
-    registry, box, _state = host_registry({"environment": "staging"}, [environment(["development", "test"])])
-    assert ids(registry) == []
-    result = await select(registry)
+async def test_AS_POLICY_004_environment_restricts_to_the_registry_environment() -> None:
+    def registry_in(env: str, host: dict[str, Any]) -> Any:
+        contract = devices_table()
+        registry = make_registry(
+            [contract], environment=env, context=lambda: host, policies=[environment(["development", "test"])]
+        )
+        registry.register(bind_table(contract, DevicesState()))
+        return registry
+
+    production = registry_in("production", {"environment": "test"})  # the host has no say
+    assert ids(production) == []
+    result = await select(production)
     assert result.code == "CAPABILITY_NOT_FOUND"  # indistinguishable from absence
-    box["host"] = {"environment": "test"}
-    assert (await select(registry)).ok
-    custom = environment(["prod"], current=lambda host: host.get("env"))
-    registry2, _box2, _state2 = host_registry({"env": "prod"}, [custom])
-    assert SELECT in ids(registry2)
+    testing = registry_in("test", {"environment": "production"})
+    assert SELECT in ids(testing)
+    assert (await select(testing)).ok
 
 
 async def test_AS_POLICY_004_rate_limit_is_per_consumer_and_capability() -> None:

@@ -65,13 +65,20 @@ def tenant_boundary(
     current: Callable[[Mapping[str, Any]], str | None],
     expected: Callable[[PolicyContext], str | None],
 ) -> Policy:
-    """Hides unless ``current(host) == expected(ctx)`` (e.g. the tenant in ``internal`` metadata)."""
+    """Hides unless ``current(host) == expected(ctx)`` (e.g. the tenant in ``internal`` metadata).
+
+    A component with no expected tenant (``expected`` gives ``None``) is tenant-agnostic and
+    stays visible: navigation and toolbars must not vanish under a registry-level boundary.
+    """
 
     def allowed(ctx: PolicyContext) -> bool:
         try:
-            mine, theirs = current(ctx.host), expected(ctx)
+            theirs = expected(ctx)
+            if theirs is None:
+                return True
+            mine = current(ctx.host)
         except Exception:
-            return False
+            return False  # a failing selector denies
         return mine is not None and mine == theirs
 
     return _Gate(
@@ -81,13 +88,15 @@ def tenant_boundary(
     )
 
 
-def environment(allowed: Sequence[str], *, current: Callable[[Mapping[str, Any]], str | None] | None = None) -> Policy:
-    """Only in the listed environments (read from ``host['environment']`` by default); hidden elsewhere."""
+def environment(allowed: Sequence[str]) -> Policy:
+    """Only in the listed environments of the registry (``create_registry(environment=...)``);
+    hidden elsewhere. The host context has no say: it is not where the environment lives."""
+    if isinstance(allowed, str):  # "test" would read as the characters 't', 'e', 's'
+        raise TypeError(f"environment() takes a list of environment names, got {allowed!r}")
     names = frozenset(allowed)
-    read = current or (lambda host: host.get("environment"))
     return _Gate(
         "environment",
-        lambda ctx: read(ctx.host) in names,
+        lambda ctx: ctx.environment in names,
         lambda: AgentSurfaceError(error("CAPABILITY_NOT_FOUND", "This capability is not on the current surface.")),
     )
 

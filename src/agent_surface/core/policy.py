@@ -29,7 +29,8 @@ EXPOSE = Decision("expose")
 
 @dataclass(frozen=True, slots=True)
 class PolicyContext:
-    """What a policy sees. ``effective_input`` is set only for the invoke phase."""
+    """What a policy sees. ``effective_input`` is set only for the invoke phase;
+    ``environment`` is the registry's (``development``, ``production`` or ``test``)."""
 
     consumer: Consumer
     capability_id: str
@@ -44,6 +45,7 @@ class PolicyContext:
     internal: Mapping[str, Any] = field(default_factory=dict)
     effective_input: Any = None
     invocation_id: str | None = None
+    environment: str | None = None
 
 
 class Policy:

@@ -76,6 +76,8 @@ class Registration:
     # Snapshot order (priority desc, type, instance id): fixed for a registration, so computed
     # once instead of on every comparison of every sort.
     order: tuple[int, str, str] = (0, "", "")
+    # The registry's environment, handed to policies (the environment() gate reads it).
+    environment: str | None = None
 
     def __post_init__(self) -> None:
         contract = self.binding.contract

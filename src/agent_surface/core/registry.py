@@ -245,6 +245,7 @@ class AgentSurfaceRegistry:
             registered_at=self.now(),
             enabled=verified.enabled,
             capabilities=build_capabilities(verified, self._policies),
+            environment=self.environment,
         )
         build_static(reg)
         reg.published = {cid: availability(reg, e)[0] for cid, e in reg.capabilities.items()}

@@ -289,6 +289,7 @@ def policy_context(
         host=host,
         now=now,
         internal=reg.binding.internal,
+        environment=reg.environment,
     )
 
 
