@@ -4,13 +4,19 @@ every call and trusts nothing the browser (or an agent in it) says.
 Every call goes through the same phases, in this order, and stops at the first refusal:
 
 1. authenticate (``Authorization: Bearer <token>``)          → 401 NOT_AUTHENTICATED
-2. rate limit (per token; per client address when anonymous) → 429 RATE_LIMITED
+2. rate limit (per user, with a separate budget for the user's agent, whose calls carry
+   ``X-Agent-Invocation-Id``; per client address when anonymous) → 429 RATE_LIMITED
 3. resolve the route and its method                           → 404 CAPABILITY_NOT_FOUND, 405 INVALID_INPUT
 4. authorize the caller's role                                → 403 NOT_AUTHORIZED {origin: "server"}
 5. read and validate the input (size, JSON, types, keys)      → 413/415/400 INVALID_INPUT {issues}
 6. execute in one transaction, scoped to the caller's tenant; ids that are not the tenant's
    (nonexistent or another tenant's, indistinguishably)       → 404 PRECONDITION_FAILED {reason: "unknown-device"}
-7. audit: every call, accepted or refused, gets one row; an accepted change and its row commit together.
+7. audit: every authenticated call, accepted or refused, gets one row; an accepted change and its
+   row commit together. Refused anonymous calls are counted, not listed: one row per outcome and
+   operation per minute, whose ``attempts`` says how many calls it stands for (so an anonymous
+   caller cannot grow the database at will).
+
+A request that breaks an assumption of the code above still gets a typed 500 and its audit row.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol, TypeAlias
 from urllib.parse import parse_qsl, urlsplit
@@ -160,6 +166,48 @@ class RateLimiter:
                 del self._buckets[key]
 
 
+def rate_limit_key(principal: Principal | None, client: str, headers: Mapping[str, str]) -> str:
+    """Whose budget a call spends. The page's agent executor marks its calls with
+    ``X-Agent-Invocation-Id``; they get their own budget so the agent never starves the person."""
+    if principal is None:
+        return f"anon:{client}"
+    return f"agent:{principal.user_id}" if "x-agent-invocation-id" in headers else f"user:{principal.user_id}"
+
+
+# ---------------------------------------------------------------------------------------- anonymous audit
+
+
+class AnonymousRefusals:
+    """Folds refused anonymous calls into one audit row per (outcome, operation) per window.
+
+    The first refusal of a window writes a row; later ones add to its ``attempts``. Operations are
+    the API's own names (unknown routes share one), so the rows per window are bounded.
+    """
+
+    WINDOW_SECONDS = 60.0
+    UNKNOWN_ROUTE = "unknown-route"
+
+    def __init__(self, monotonic: Callable[[], float]) -> None:
+        self._monotonic = monotonic
+        self._window_start: float | None = None
+        self._rows: dict[tuple[str, str], int] = {}  # (outcome, operation) -> audit row id
+        self._lock = threading.Lock()
+
+    def record(self, store: Store, entry: AuditEntry, known_route: bool) -> None:
+        operation = entry.operation if known_route else self.UNKNOWN_ROUTE
+        key = (entry.outcome, operation)
+        with self._lock:  # one writer at a time, so two threads never open two rows for one key
+            now = self._monotonic()
+            if self._window_start is None or now - self._window_start >= self.WINDOW_SECONDS:
+                self._window_start, self._rows = now, {}
+            row_id = self._rows.get(key)
+            with store.transaction() as tx:
+                if row_id is None:
+                    self._rows[key] = tx.audit(replace(entry, operation=operation, input=None))
+                else:
+                    tx.count_attempt(row_id)
+
+
 # ---------------------------------------------------------------------------------------- requests
 
 
@@ -234,6 +282,7 @@ class Api:
     ) -> None:
         self.store = store
         self._limiter = RateLimiter(rate_limit or RateLimit(), monotonic)
+        self._anonymous = AnonymousRefusals(monotonic)
         self._clock = clock
 
     def handle(self, request: ApiRequest) -> ApiResponse:
@@ -242,15 +291,21 @@ class Api:
         operation, method, route = self._resolve(path)
         call = _Call(request, operation or _operation_label(request.method, path), query)
         try:
-            call.principal = self._authenticate(request)
+            self._authenticate(call)
             if route is None:
                 raise route_not_found(sorted(PROCEDURES))
             if request.method != method:
                 raise method_not_allowed(method)
             payload = route(call)
         except ApiError as error:
-            self._audit_refusal(call, error)
+            self._audit_refusal(call, error, known_route=route is not None)
             return ApiResponse(error.status, error.body(), error.headers)
+        except Exception:  # a defect: still answer (typed) and audit, never drop the connection
+            log.exception("unexpected error in %s", call.operation)
+            failure = execution_failed(transient=False)
+            call.input = None
+            self._audit_refusal(call, failure, known_route=route is not None)
+            return ApiResponse(failure.status, failure.body(), failure.headers)
         return ApiResponse(200, payload)
 
     # ---------------------------------------------------------------- phases
@@ -266,19 +321,20 @@ class Api:
             return procedure.name, "POST", lambda call: self._procedure(procedure, call)
         return None, "", None
 
-    def _authenticate(self, request: ApiRequest) -> Principal:
+    def _authenticate(self, call: _Call) -> None:
+        """Identify the caller (kept on ``call``, so a rate-limited user is audited as that user),
+        then spend one call of its budget."""
+        request = call.request
         scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
         token = token.strip()
-        principal = None
         if scheme.lower() == "bearer" and TOKEN.fullmatch(token):
             with self.store.transaction() as tx:
-                principal = tx.principal_by_token(token)
-        wait = self._limiter.take(f"user:{principal.user_id}" if principal else f"anon:{request.client}")
+                call.principal = tx.principal_by_token(token)
+        wait = self._limiter.take(rate_limit_key(call.principal, request.client, request.headers))
         if wait is not None:
             raise rate_limited(wait)
-        if principal is None:
+        if call.principal is None:
             raise not_authenticated()
-        return principal
 
     @staticmethod
     def _authorize(who: Principal, operation: str, needed: Role) -> None:
@@ -376,9 +432,13 @@ class Api:
             confirmation_id=_correlation(headers.get("x-agent-confirmation-id")),
         )
 
-    def _audit_refusal(self, call: _Call, error: ApiError) -> None:
+    def _audit_refusal(self, call: _Call, error: ApiError, *, known_route: bool) -> None:
+        entry = self._entry(call, error.code, error.status, error.reason)
         try:
-            with self.store.transaction() as tx:
-                tx.audit(self._entry(call, error.code, error.status, error.reason))
-        except sqlite3.Error:
+            if call.principal is None:
+                self._anonymous.record(self.store, entry, known_route)
+            else:
+                with self.store.transaction() as tx:
+                    tx.audit(entry)
+        except (sqlite3.Error, ValueError):  # ValueError: text SQLite cannot store (lone surrogates)
             log.exception("could not audit a refused call to %s", call.operation)

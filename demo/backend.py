@@ -20,8 +20,8 @@ from io import BytesIO
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
+from scripts.serve import LISTEN_BACKLOG, server_url
 from scripts.serve import Handler as StaticHandler
-from scripts.serve import server_url
 
 from .api import Api, ApiRequest, ApiResponse, RateLimit
 from .db import MEMORY, canonical_json
@@ -71,6 +71,7 @@ class DemoServer(ThreadingHTTPServer):
     """A threaded HTTP server that owns the API (and through it the database)."""
 
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], handler: Callable[..., DemoHandler], api: Api,
                  private_files: frozenset[Path] = frozenset()) -> None:
@@ -186,15 +187,16 @@ class DemoHandler(StaticHandler):
         return super().send_head()
 
     def _is_private(self) -> bool:
-        """Dot-files and dot-directories (.git, .venv, ...) and database files are never served."""
+        """Dot-files and dot-directories (.git, .venv, ...) and database files are never served,
+        nor paths the file system cannot name (NUL bytes, unencodable escapes)."""
         target = Path(self.translate_path(self.path))
         try:
             parts = target.relative_to(self.directory).parts
-        except ValueError:
+            if any(part.startswith(".") for part in parts) or parts[:2] == ("demo", "data"):
+                return True
+            return target.name.endswith(PRIVATE_SUFFIXES) or target.resolve() in self.server.private_files
+        except (ValueError, OSError):
             return True
-        if any(part.startswith(".") for part in parts) or parts[:2] == ("demo", "data"):
-            return True
-        return target.name.endswith(PRIVATE_SUFFIXES) or target.resolve() in self.server.private_files
 
 
 def make_demo_server(
@@ -208,8 +210,11 @@ def make_demo_server(
     rate_limit: RateLimit | None = None,
     clock: Callable[[], datetime] | None = None,
 ) -> DemoServer:
-    """Open (and seed on first use) the database and bind the server; call ``serve_forever()``."""
-    store = open_seeded_store(db, reset=reset)
+    """Open (and seed on first use) the database and bind the server; call ``serve_forever()``.
+
+    ``clock`` (default: the current time) also dates the seeded data.
+    """
+    store = open_seeded_store(db, reset=reset, now=None if clock is None else clock())
     api = Api(store, rate_limit=rate_limit) if clock is None else Api(store, rate_limit=rate_limit, clock=clock)
     handler = type("QuietDemoHandler" if quiet else "DemoHandler", (DemoHandler,), {"quiet": quiet})
     private = frozenset() if str(db) == MEMORY else frozenset({Path(db).resolve()})

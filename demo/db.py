@@ -67,9 +67,18 @@ CREATE TABLE IF NOT EXISTS audit (
     http_status     INTEGER NOT NULL,
     reason          TEXT,
     invocation_id   TEXT,
-    confirmation_id TEXT
+    confirmation_id TEXT,
+    attempts        INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 );
 """
+# Columns added after the first release, for database files created before them.
+MIGRATIONS: tuple[tuple[str, str, str], ...] = (
+    ("audit", "attempts", "ALTER TABLE audit ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1"),
+)
 
 DEVICE_COLUMNS = "id, tenant, name, model, city, status, last_seen, disabled_reason, updated_at"
 
@@ -140,6 +149,7 @@ class AuditEntry:
     reason: str | None = None
     invocation_id: str | None = None
     confirmation_id: str | None = None
+    attempts: int = 1  # > 1 for one row that stands for many refused anonymous calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,10 +277,11 @@ class Tx:
         return Change(cursor.rowcount, self.devices_by_id(tenant, ids))
 
     # ---------------------------------------------------------------- audit
-    def audit(self, entry: AuditEntry) -> None:
-        self._conn.execute(
+    def audit(self, entry: AuditEntry) -> int:
+        """Write ``entry``; returns the row's id."""
+        cursor = self._conn.execute(
             "INSERT INTO audit (at, user_id, tenant, operation, input, outcome, http_status, reason,"
-            " invocation_id, confirmation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " invocation_id, confirmation_id, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 entry.at,
                 entry.user_id,
@@ -282,7 +293,24 @@ class Tx:
                 entry.reason,
                 entry.invocation_id,
                 entry.confirmation_id,
+                entry.attempts,
             ),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def count_attempt(self, row_id: int) -> None:
+        """One more call stands behind the aggregated audit row ``row_id``."""
+        self._conn.execute("UPDATE audit SET attempts = attempts + 1 WHERE id = ?", (row_id,))
+
+    # ---------------------------------------------------------------- metadata
+    def meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
         )
 
     # ---------------------------------------------------------------- raw access (seeding, inspection)
@@ -342,7 +370,14 @@ def open_store(path: str | Path = DEFAULT_DB_PATH, *, reset: bool = False) -> St
     if target != MEMORY:
         conn.execute("PRAGMA journal_mode = WAL")
     conn.executescript(SCHEMA)
+    _migrate(conn)
     return Store(conn, target)
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    for table, column, statement in MIGRATIONS:
+        if column not in {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(statement)
 
 
 def canonical_json(value: object) -> str:

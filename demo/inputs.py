@@ -8,6 +8,7 @@ offending value. Property names appear in pointers only when they look like iden
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -195,7 +196,8 @@ def parse_enable(body: Json) -> EnableInput:
 
 
 def parse_json_body(raw: bytes) -> Json:
-    """Strict JSON: UTF-8, no duplicate keys, no NaN/Infinity, bounded nesting."""
+    """Strict JSON: UTF-8 text that stays UTF-8 once parsed (no lone surrogates from ``\\ud800``
+    escapes), no duplicate keys, only finite numbers, bounded nesting."""
 
     def no_duplicates(pairs: list[tuple[str, Json]]) -> dict[str, Json]:
         out: dict[str, Json] = {}
@@ -208,6 +210,12 @@ def parse_json_body(raw: bytes) -> Json:
     def no_constants(_name: str) -> Json:
         raise ValueError("non-finite number")
 
+    def finite(text: str) -> float:
+        number = float(text)
+        if not math.isfinite(number):  # 1e400 parses to inf
+            raise ValueError("non-finite number")
+        return number
+
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -215,14 +223,27 @@ def parse_json_body(raw: bytes) -> Json:
     if not text.strip():
         raise invalid_input([Issue("/", "a JSON object body is required")])
     try:
-        value: Json = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constants)
+        value: Json = json.loads(
+            text, object_pairs_hook=no_duplicates, parse_constant=no_constants, parse_float=finite
+        )
     except _DuplicateKey as exc:
         raise invalid_input([Issue(key_path(exc.key), "duplicate property")]) from None
     except json.JSONDecodeError as exc:
         raise invalid_input([Issue("/", f"is not valid JSON (line {exc.lineno}, column {exc.colno})")]) from None
     except (ValueError, RecursionError):
         raise invalid_input([Issue("/", "is not acceptable JSON (non-finite number or nesting too deep)")]) from None
+    if not _encodable(value):
+        raise invalid_input([Issue("/", "a string holds an escaped lone surrogate (not valid Unicode text)")])
     return value
+
+
+def _encodable(value: Json) -> bool:
+    """Whether every string (keys included) encodes as UTF-8, so it can be stored and sent back."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return False
+    return True
 
 
 class _DuplicateKey(ValueError):

@@ -1,7 +1,12 @@
 """Deterministic demo data: two tenants, their users (with fixed demo tokens) and their devices.
 
-The same rows come out on every run (a fixed random seed, a fixed reference time and fixed
-per-city counts), so a demo script and the tests can rely on the facts in :data:`FACTS`.
+The same rows come out for the same seeding instant (a fixed random seed and fixed per-city
+counts; times are ages before that instant), so a demo script and the tests can rely on the facts
+in :data:`FACTS`. The instant is the current time unless a clock is injected: online devices read
+"last seen a few minutes ago", not weeks ago.
+
+The devices are simulated, so their ages are kept as seeded: reopening a database later moves every
+``last_seen`` forward by the time that passed (see :func:`keep_ages_current`).
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from pathlib import Path
 from .db import DEFAULT_DB_PATH, Role, Status, Store, Tx, hash_token, iso, open_store
 
 RANDOM_SEED = 20261102
-REFERENCE_TIME = datetime(2026, 11, 2, 9, 0, 0, tzinfo=UTC)
-"""'Now' for the seeded data: every ``last_seen`` is relative to this instant."""
+CLOCK_KEY = "devices-clock"
+"""Meta key: the instant the devices' ``last_seen`` ages are counted from."""
+LEGACY_CLOCK = datetime(2026, 11, 2, 9, 0, 0, tzinfo=UTC)
+"""What databases seeded before the clock was recorded were seeded relative to."""
 
 TENANTS: tuple[tuple[str, str], ...] = (
     ("acme", "Acme Air Monitoring"),
@@ -105,7 +112,7 @@ class SeedFacts:
 FACTS = SeedFacts()
 
 
-def _device_rows(rng: random.Random, tenant: str, first_number: int) -> list[tuple[object, ...]]:
+def _device_rows(rng: random.Random, tenant: str, first_number: int, now: datetime) -> list[tuple[object, ...]]:
     slots: list[tuple[str, Status]] = []
     offline: list[Status] = ["offline"]
     disabled: list[Status] = ["disabled"]
@@ -124,12 +131,12 @@ def _device_rows(rng: random.Random, tenant: str, first_number: int) -> list[tup
         seen_names[base] = seen_names.get(base, 0) + 1
         name = base if seen_names[base] == 1 else f"{base} {seen_names[base]}"
         if status == "online":
-            last_seen = REFERENCE_TIME - timedelta(seconds=rng.randint(20, 600))
+            last_seen = now - timedelta(seconds=rng.randint(20, 600))
         elif status == "offline":
-            last_seen = REFERENCE_TIME - timedelta(minutes=rng.randint(3 * 60, 9 * 24 * 60))
+            last_seen = now - timedelta(minutes=rng.randint(3 * 60, 9 * 24 * 60))
         else:
-            last_seen = REFERENCE_TIME - timedelta(days=rng.randint(12, 40), minutes=rng.randint(0, 1439))
-        updated_at = min(last_seen, REFERENCE_TIME - timedelta(days=rng.randint(1, 60)))
+            last_seen = now - timedelta(days=rng.randint(12, 40), minutes=rng.randint(0, 1439))
+        updated_at = min(last_seen, now - timedelta(days=rng.randint(1, 60)))
         rows.append((
             f"dev-{first_number + offset:04d}",
             tenant,
@@ -145,8 +152,8 @@ def _device_rows(rng: random.Random, tenant: str, first_number: int) -> list[tup
     return rows
 
 
-def seed(tx: Tx) -> None:
-    """Insert the demo data into an empty database."""
+def seed(tx: Tx, now: datetime) -> None:
+    """Insert the demo data into an empty database, with ages counted back from ``now``."""
     rng = random.Random(RANDOM_SEED)
     tx.executemany("INSERT INTO tenants (id, name) VALUES (?, ?)", TENANTS)
     tx.executemany(
@@ -155,26 +162,62 @@ def seed(tx: Tx) -> None:
     )
     number = 1
     for tenant, _ in TENANTS:
-        rows = _device_rows(rng, tenant, number)
+        rows = _device_rows(rng, tenant, number, now)
         tx.executemany(
             "INSERT INTO devices (id, tenant, name, model, city, status, last_seen, disabled_reason,"
             " status_before_disable, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
         number += len(rows)
+    tx.set_meta(CLOCK_KEY, iso(now))
 
 
-def seed_store(store: Store) -> bool:
-    """Seed ``store`` if it holds no data yet. Returns whether it seeded."""
+def keep_ages_current(tx: Tx, now: datetime) -> None:
+    """Move every ``last_seen`` forward by the time passed since the devices' clock (never back)."""
+    recorded = tx.meta(CLOCK_KEY)
+    since = LEGACY_CLOCK if recorded is None else _parse_iso(recorded)
+    elapsed = now.replace(microsecond=0) - since
+    if elapsed <= timedelta(0):
+        return
+    rows = tx.execute("SELECT id, last_seen FROM devices").fetchall()
+    tx.executemany(
+        "UPDATE devices SET last_seen = ? WHERE id = ?",
+        [(iso(_parse_iso(row["last_seen"]) + elapsed), row["id"]) for row in rows],
+    )
+    tx.set_meta(CLOCK_KEY, iso(now))
+
+
+def _parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def seed_store(store: Store, now: datetime | None = None) -> bool:
+    """Seed ``store`` if it holds no data yet, else bring its ages up to ``now`` (default: the
+    current time). Returns whether it seeded."""
+    moment = now if now is not None else _utc_now()
     with store.transaction() as tx:
         if tx.execute("SELECT 1 FROM tenants LIMIT 1").fetchone() is not None:
+            keep_ages_current(tx, moment)
             return False
-        seed(tx)
+        seed(tx, moment)
         return True
 
 
-def open_seeded_store(path: str | Path = DEFAULT_DB_PATH, *, reset: bool = False) -> Store:
-    """Open the database at ``path`` (``":memory:"`` for a private one), seeding it on first use."""
+def open_seeded_store(
+    path: str | Path = DEFAULT_DB_PATH, *, reset: bool = False, now: datetime | None = None
+) -> Store:
+    """Open the database at ``path`` (``":memory:"`` for a private one), seeding it on first use.
+
+    ``now`` (default: the current time) is the instant the seeded ages are counted back from.
+    """
     store = open_store(path, reset=reset)
-    seed_store(store)
+    try:
+        seed_store(store, now)
+    except BaseException:
+        store.close()
+        raise
     return store

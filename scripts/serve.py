@@ -16,9 +16,12 @@ import functools
 import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from io import BytesIO
 from pathlib import Path
+from typing import BinaryIO
 
 ROOT = Path(__file__).resolve().parent.parent
+LISTEN_BACKLOG = 128  # the stdlib's 5 drops connections when a page opens many at once
 
 MIME_TYPES = {
     ".wasm": "application/wasm",  # required for WebAssembly.instantiateStreaming
@@ -45,18 +48,28 @@ class Handler(SimpleHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         super().end_headers()
 
+    def send_head(self) -> BytesIO | BinaryIO | None:
+        try:
+            return super().send_head()
+        except ValueError:  # a path the file system cannot name (%00, unencodable escapes)
+            self.send_error(404, "File not found")
+            return None
+
     def log_message(self, format: str, *args: object) -> None:
         if not self.quiet:
             super().log_message(format, *args)
+
+
+class StaticServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
 
 def make_server(
     root: Path | str = ROOT, port: int = 8000, host: str = "127.0.0.1", quiet: bool = False
 ) -> ThreadingHTTPServer:
     handler = type("QuietHandler" if quiet else "Handler", (Handler,), {"quiet": quiet})
-    server = ThreadingHTTPServer((host, port), functools.partial(handler, directory=str(root)))
-    server.daemon_threads = True
-    return server
+    return StaticServer((host, port), functools.partial(handler, directory=str(root)))
 
 
 def server_url(server: ThreadingHTTPServer) -> str:
@@ -69,7 +82,8 @@ def start_server(
 ) -> tuple[ThreadingHTTPServer, str]:
     """Serve ``root`` from a daemon thread. Returns the server and its base URL (no slash)."""
     server = make_server(root, port, host, quiet)
-    threading.Thread(target=server.serve_forever, name="static-server", daemon=True).start()
+    # A short poll interval keeps shutdown() quick (tests start and stop one server per test).
+    threading.Thread(target=server.serve_forever, args=(0.05,), name="static-server", daemon=True).start()
     return server, server_url(server)
 
 

@@ -57,3 +57,38 @@ def test_invalid_limits_are_rejected() -> None:
         RateLimiter(RateLimit(burst=0))
     with pytest.raises(ValueError):
         RateLimiter(RateLimit(per_second=0))
+
+
+AGENT = {"X-Agent-Invocation-Id": "inv-1"}
+
+
+def test_agent_calls_do_not_spend_the_persons_budget(tight: DemoServer) -> None:
+    client = Client(tight)
+    for _ in range(3):
+        assert client.call("devices.query", {}, token=OPERATOR, headers=AGENT).status == 200
+    assert_error(client.call("devices.query", {}, token=OPERATOR, headers=AGENT), 429, "RATE_LIMITED")
+    assert client.call("devices.query", {}, token=OPERATOR).status == 200  # the person's own button
+    assert client.get("/api/session", token=OPERATOR).status == 200
+
+
+def test_the_persons_calls_do_not_spend_the_agents_budget(tight: DemoServer) -> None:
+    client = Client(tight)
+    for _ in range(3):
+        assert client.get("/api/devices", token=OPERATOR).status == 200
+    assert_error(client.get("/api/devices", token=OPERATOR), 429, "RATE_LIMITED")
+    assert client.call("devices.query", {}, token=OPERATOR, headers=AGENT).status == 200
+
+
+def test_an_agent_refused_by_the_rate_limit_is_audited_with_its_invocation(tight: DemoServer) -> None:
+    client = Client(tight)
+    for n in range(4):
+        client.call("devices.query", {}, token=OPERATOR, headers={"X-Agent-Invocation-Id": f"inv-{n}"})
+    row = audit_rows(tight)[-1]
+    assert (row["outcome"], row["user_id"], row["invocation_id"]) == ("RATE_LIMITED", "u-acme-operator", "inv-3")
+
+
+def test_an_agent_invocation_header_that_is_not_an_id_still_uses_the_agents_budget(tight: DemoServer) -> None:
+    client = Client(tight)
+    for _ in range(4):
+        client.call("devices.query", {}, token=OPERATOR, headers={"X-Agent-Invocation-Id": "<not an id>"})
+    assert client.call("devices.query", {}, token=OPERATOR).status == 200

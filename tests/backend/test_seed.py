@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from demo.backend import start_demo_server
 from demo.db import DEFAULT_DB_PATH, open_store
-from demo.seed import FACTS, MODELS, REFERENCE_TIME, USERS, open_seeded_store, seed_store
+from demo.seed import FACTS, MODELS, USERS, open_seeded_store, seed_store
+
+from .helpers import FIXED_NOW, Client
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def rows(path: str | Path = ":memory:") -> list[tuple[object, ...]]:
-    store = open_seeded_store(path)
+def rows(path: str | Path = ":memory:", now: datetime = FIXED_NOW) -> list[tuple[object, ...]]:
+    store = open_seeded_store(path, now=now)
     try:
         return [tuple(r) for r in store.fetch_all("SELECT * FROM devices ORDER BY id")]
     finally:
@@ -49,15 +52,19 @@ def test_seed_facts() -> None:
     store.close()
 
 
+def parse(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
 def test_devices_look_real() -> None:
-    store = open_seeded_store(":memory:")
+    store = open_seeded_store(":memory:", now=FIXED_NOW)
     devices = [dict(r) for r in store.fetch_all("SELECT * FROM devices")]
     store.close()
     assert {d["model"] for d in devices} <= {m for m, _ in MODELS}
     assert len({d["model"] for d in devices}) >= 5
     for d in devices:
-        seen = datetime.fromisoformat(d["last_seen"].replace("Z", "+00:00"))
-        age = REFERENCE_TIME - seen
+        seen = parse(d["last_seen"])
+        age = FIXED_NOW - seen
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", d["last_seen"])
         if d["status"] == "online":
             assert age <= timedelta(minutes=10)
@@ -79,19 +86,85 @@ def test_users_and_tokens() -> None:
         assert {u.role for u in USERS if u.tenant == tenant} == {"viewer", "operator", "admin"}
 
 
+def ages(devices: list[dict[str, str]], now: datetime) -> dict[str, timedelta]:
+    return {d["id"]: now - parse(d["last_seen"]) for d in devices}
+
+
+def test_seeded_ages_count_back_from_the_current_time() -> None:
+    """Without an injected clock, online devices were last seen minutes ago, not weeks ago."""
+    before = datetime.now(UTC)
+    store = open_seeded_store(":memory:")
+    after = datetime.now(UTC)
+    online = [parse(r[0]) for r in store.fetch_all("SELECT last_seen FROM devices WHERE status = 'online'")]
+    store.close()
+    assert online
+    for seen in online:
+        assert before - timedelta(minutes=10, seconds=1) <= seen <= after
+
+
+def test_seeding_under_an_injected_clock_is_deterministic_and_relative_to_it() -> None:
+    later = FIXED_NOW + timedelta(days=400, hours=5)
+    early, late = rows(now=FIXED_NOW), rows(now=later)
+    assert early == rows(now=FIXED_NOW)
+    assert [r[:6] for r in early] == [r[:6] for r in late]  # same devices, same statuses
+    assert [parse(str(r[6])) + timedelta(days=400, hours=5) for r in early] == [parse(str(r[6])) for r in late]
+
+
+def test_server_with_a_clock_serves_recent_online_devices(tmp_path: Path) -> None:
+    later = FIXED_NOW + timedelta(days=28)
+    server, _ = start_demo_server(tmp_path, clock=lambda: later)
+    try:
+        reply = Client(server).get("/api/devices?status=online")
+    finally:
+        server.shutdown()
+        server.server_close()
+    devices = reply.json["devices"]
+    assert devices
+    assert all(timedelta(0) < later - parse(d["lastSeen"]) <= timedelta(minutes=10) for d in devices)
+
+
+def test_reopening_a_database_later_keeps_the_seeded_ages(tmp_path: Path) -> None:
+    path = tmp_path / "devices.sqlite3"
+    store = open_seeded_store(path, now=FIXED_NOW)
+    seeded = ages([dict(r) for r in store.fetch_all("SELECT id, last_seen FROM devices")], FIXED_NOW)
+    store.close()
+    later = FIXED_NOW + timedelta(days=28, minutes=3)
+    reopened = open_seeded_store(path, now=later)
+    assert ages([dict(r) for r in reopened.fetch_all("SELECT id, last_seen FROM devices")], later) == seeded
+    reopened.close()
+    earlier = open_seeded_store(path, now=FIXED_NOW)  # a clock that went back moves nothing
+    assert ages([dict(r) for r in earlier.fetch_all("SELECT id, last_seen FROM devices")], later) == seeded
+    earlier.close()
+
+
+def test_database_seeded_before_the_clock_was_recorded_is_brought_up_to_date(tmp_path: Path) -> None:
+    """Files seeded by earlier versions were relative to 2026-11-02T09:00Z and recorded no clock."""
+    path = tmp_path / "devices.sqlite3"
+    legacy = datetime(2026, 11, 2, 9, 0, 0, tzinfo=UTC)
+    store = open_seeded_store(path, now=legacy)
+    with store.transaction() as tx:
+        tx.execute("DELETE FROM meta")
+    store.close()
+    later = legacy + timedelta(days=28)
+    reopened = open_seeded_store(path, now=later)
+    online = [parse(r[0]) for r in reopened.fetch_all("SELECT last_seen FROM devices WHERE status = 'online'")]
+    reopened.close()
+    assert all(later - seen <= timedelta(minutes=10) for seen in online)
+
+
 def test_file_database_is_created_seeded_once_and_reset(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "devices.sqlite3"
-    store = open_seeded_store(path)
+    store = open_seeded_store(path, now=FIXED_NOW)
     with store.transaction() as tx:
         tx.execute("UPDATE devices SET name = 'changed' WHERE id = 'dev-0001'")
     store.close()
     assert path.exists()
     reopened = open_store(path)
-    assert seed_store(reopened) is False  # already seeded: kept as is
+    assert seed_store(reopened, FIXED_NOW) is False  # already seeded: kept as is
     assert reopened.fetch_all("SELECT name FROM devices WHERE id = 'dev-0001'")[0][0] == "changed"
     reopened.close()
     assert rows(path) != rows()
-    reset = open_seeded_store(path, reset=True)
+    reset = open_seeded_store(path, reset=True, now=FIXED_NOW)
     reset.close()
     assert rows(path) == rows()
 

@@ -1,0 +1,95 @@
+"""Refused anonymous calls cannot grow the audit table at will: they are folded into one counted row
+per outcome and operation per window, while authenticated refusals keep one row each."""
+
+from __future__ import annotations
+
+import http.client
+import io
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+from demo.api import AnonymousRefusals, Api, ApiRequest, RateLimit
+from demo.backend import DemoServer, RequestBody, start_demo_server
+from demo.seed import open_seeded_store
+
+from .helpers import FIXED_NOW, OPERATOR, VIEWER, Client, audit_rows
+
+ANONYMOUS_CALLS = 1_000
+
+
+@pytest.fixture
+def limited() -> Iterator[DemoServer]:
+    """The default-sized budget: anonymous callers run into 429s well before a thousand calls."""
+    srv, _ = start_demo_server(rate_limit=RateLimit(burst=60, per_second=1.0), clock=lambda: FIXED_NOW)
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_a_thousand_anonymous_requests_add_a_bounded_number_of_rows(limited: DemoServer) -> None:
+    conn = http.client.HTTPConnection(urlsplit(limited.url).netloc, timeout=10)
+    targets = ["/api/session", "/api/devices", "/api/nothing-here", "/api/x/%s"]
+    statuses: set[int] = set()
+    try:
+        for n in range(ANONYMOUS_CALLS):
+            target = targets[n % len(targets)].replace("%s", str(n))  # distinct unknown routes too
+            conn.request("GET", target, headers={"Authorization": f"Bearer guess-{n}"})
+            response = conn.getresponse()
+            response.read()
+            statuses.add(response.status)
+    finally:
+        conn.close()
+    assert statuses == {401, 429}
+    rows = audit_rows(limited)
+    # at most: 2 outcomes x 3 operations (session, devices.list, unknown-route), and a second window
+    assert len(rows) <= 12, [(r["operation"], r["outcome"], r["attempts"]) for r in rows]
+    assert sum(r["attempts"] for r in rows) == ANONYMOUS_CALLS
+    assert {r["operation"] for r in rows} <= {"session", "devices.list", AnonymousRefusals.UNKNOWN_ROUTE}
+    assert all(r["user_id"] is None and r["input"] is None for r in rows)
+
+
+def test_authenticated_refusals_are_still_audited_one_row_each(client: Client, server: DemoServer) -> None:
+    for _ in range(20):
+        client.call("devices.disable", {"deviceIds": ["dev-0003"]}, token=VIEWER)
+        client.call("devices.disable", {"deviceIds": ["dev-0999"]}, token=OPERATOR)
+    rows = audit_rows(server)
+    assert len(rows) == 40
+    assert all(r["attempts"] == 1 for r in rows)
+    assert [r["outcome"] for r in rows] == ["NOT_AUTHORIZED", "PRECONDITION_FAILED"] * 20
+
+
+def test_authenticated_rate_limit_refusals_are_audited_one_row_each(limited: DemoServer) -> None:
+    client = Client(limited)
+    for _ in range(70):
+        client.get("/api/session", token=OPERATOR)
+    rows = audit_rows(limited)
+    assert len(rows) == 70
+    assert [r["outcome"] for r in rows].count("RATE_LIMITED") == 10
+
+
+def test_a_new_window_starts_a_new_counted_row() -> None:
+    seconds = [0.0]
+    store = open_seeded_store(":memory:", now=FIXED_NOW)
+    api = Api(store, rate_limit=RateLimit(burst=10_000, per_second=1.0), clock=lambda: FIXED_NOW,
+              monotonic=lambda: seconds[0])
+
+    def anonymous(path: str) -> int:
+        request = ApiRequest("GET", path, {}, "127.0.0.1", RequestBody(io.BytesIO(), 0))
+        return api.handle(request).status
+
+    try:
+        for _ in range(5):
+            assert anonymous("/api/session") == 401
+        seconds[0] = AnonymousRefusals.WINDOW_SECONDS - 1
+        assert anonymous("/api/session") == 401
+        seconds[0] = AnonymousRefusals.WINDOW_SECONDS + 1
+        for _ in range(3):
+            assert anonymous("/api/session") == 401
+        rows = [dict(r) for r in store.fetch_all("SELECT operation, outcome, attempts FROM audit ORDER BY id")]
+    finally:
+        store.close()
+    assert rows == [
+        {"operation": "session", "outcome": "NOT_AUTHENTICATED", "attempts": 6},
+        {"operation": "session", "outcome": "NOT_AUTHENTICATED", "attempts": 3},
+    ]
