@@ -1,0 +1,35 @@
+"""The page side of the procedure bridge: one backend URL as the registry's procedure executor.
+
+::
+
+    bridge = BackendBridge("/api/agent", headers=lambda: {"Authorization": f"Bearer {token()}"})
+    manifest = await bridge.connect(CONTRACTS)        # the backend manifest is the ceiling
+    registry = create_registry(authority=create_capability_authority(manifest))
+    registry.set_procedure_executor(bridge)
+
+In the page the transport is ``pyfetch`` (with an AbortController); under CPython it is httpx
+(``pip install 'agent-surface[bridge]'``). The server side is :mod:`agent_surface.server`.
+"""
+
+from __future__ import annotations
+
+from .agreement import BackendContractError, ContractDisagreement
+from .executor import BackendBridge, BackendUnavailableError, Headers
+from .transport import HttpxTransport, Transport, TransportError, TransportResponse, default_transport
+from .wire import MANIFEST_PATH, ManifestFormatError, ServedProcedureInfo
+
+__all__ = [
+    "MANIFEST_PATH",
+    "BackendBridge",
+    "BackendContractError",
+    "BackendUnavailableError",
+    "ContractDisagreement",
+    "Headers",
+    "HttpxTransport",
+    "ManifestFormatError",
+    "ServedProcedureInfo",
+    "Transport",
+    "TransportError",
+    "TransportResponse",
+    "default_transport",
+]

@@ -1,0 +1,475 @@
+"""The procedure server: an ASGI application (Starlette) serving procedure contracts.
+
+Every call goes through the same steps and stops at the first refusal, answered as typed JSON:
+
+1. authenticate through the app's hook                       → 401 NOT_AUTHENTICATED
+2. rate limit per caller (per address when anonymous)         → 429 RATE_LIMITED
+3. resolve the procedure                                      → 404 CAPABILITY_NOT_FOUND
+4. authorize by the procedure's declared permissions          → 403 NOT_AUTHORIZED {origin: server}
+5. read the envelope (size, type, UTF-8, JSON, depth) and re-validate the input with the
+   contract's own schema                                      → 400/413/415 INVALID_INPUT {issues}
+6. server-side approval, when the procedure requires it       → 428 CONFIRMATION_REQUIRED {origin: server}
+7. apply once per (caller, invocation id), in one transaction with its record
+                                                              → replay, or 409 INVOCATION_CONFLICT
+
+Nothing the page asserts is trusted: the caller comes from the hook, the input is re-validated,
+the tenant is the caller's. Messages are agent-safe; internals are logged, never sent.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+import sqlite3
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeAlias
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from .. import AgentSurfaceError, DefinitionError
+from ..bridge.wire import (
+    DOMAIN_PREFIX,
+    MANIFEST_PATH,
+    MAX_CONFIRMATION_ID,
+    MAX_INVOCATION_ID,
+    PROCEDURES_PREFIX,
+    error_body,
+    http_status,
+    manifest_json,
+)
+from ..core.jsonvalue import canonical_json, digest, to_json_value
+from .body import check_content_type, parse_json, read_limited
+from .errors import (
+    Refusal,
+    capability_error,
+    execution_failed,
+    invalid_input,
+    not_authenticated,
+    not_authorized,
+    not_found,
+    rate_limited,
+    sanitized,
+)
+from .procedures import Caller, ConfirmationEvidence, ProcedureCall, ServedProcedure
+from .ratelimit import RateLimit, RateLimiter
+from .store import InvocationKey, InvocationStore, Outcome, Settlement
+
+log = logging.getLogger("agent_surface.server")
+
+Authenticate: TypeAlias = Callable[[Request], "Caller | Awaitable[Caller | None] | None"]
+VerifyConfirmation: TypeAlias = Callable[[Caller, str, ConfirmationEvidence], bool]
+PRINTABLE_ID = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no whitespace
+ENVELOPE_KEYS = frozenset({"invocationId", "input", "confirmation"})
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLimits:
+    max_body_bytes: int = 65_536
+    max_depth: int = 32
+    confirmation_max_age: float = 600.0  # seconds an approval stays usable on the server
+    clock_skew: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One call as the app's audit hook sees it (accepted, replayed or refused)."""
+
+    at: datetime
+    procedure_id: str
+    caller: Caller | None
+    invocation_id: str | None
+    outcome: str  # "ok" or an error code
+    status: int
+    replayed: bool = False
+    input: str | None = None  # canonical JSON of what was sent, once it parsed
+    confirmation_id: str | None = None
+
+
+Audit: TypeAlias = Callable[[CallRecord, Any], None]
+
+
+@dataclass(slots=True)
+class _Call:
+    """A request on its way through the steps, and what its audit record will say."""
+
+    procedure_id: str
+    caller: Caller | None = None
+    invocation_id: str | None = None
+    input: str | None = None
+    confirmation: ConfirmationEvidence | None = None
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class ProcedureServer:
+    """Serves ``procedures`` as an ASGI app; mount it (``Mount("/api/agent", server)``) or run
+    it with uvicorn directly. The store holds the invocation records and the app's tables."""
+
+    def __init__(
+        self,
+        procedures: Iterable[ServedProcedure],
+        *,
+        authenticate: Authenticate,
+        store: InvocationStore,
+        rate_limit: RateLimit | None = None,
+        limits: ServerLimits | None = None,
+        audit: Audit | None = None,
+        verify_confirmation: VerifyConfirmation | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self.procedures: dict[str, ServedProcedure] = {}
+        for served in procedures:
+            if not isinstance(served, ServedProcedure):
+                raise DefinitionError("INVALID_DEFINITION", f"{served!r} was not made by serve()")
+            if served.id in self.procedures:
+                raise DefinitionError("DUPLICATE_CAPABILITY", f"{served.id!r} is served twice")
+            self.procedures[served.id] = served
+        if not callable(authenticate):
+            raise DefinitionError("INVALID_DEFINITION", "authenticate must be callable")
+        self._authenticate_hook = authenticate
+        self.store = store
+        self.limits = limits or ServerLimits()
+        self._limiter = RateLimiter(rate_limit) if rate_limit is not None else None
+        self._audit = audit
+        self._verify_confirmation = verify_confirmation
+        self._clock = clock
+        self.manifest = manifest_json([p.info() for p in self.procedures.values()])
+        self.app = Starlette(
+            routes=[
+                Route(MANIFEST_PATH, self._manifest, methods=["GET"]),
+                Route(PROCEDURES_PREFIX + "{path:path}", self._call, methods=["POST"]),
+            ],
+            exception_handlers={HTTPException: self._http_error, Exception: self._internal_error},
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+    # ------------------------------------------------------------------ routes
+
+    async def _manifest(self, request: Request) -> Response:
+        return JSONResponse(self.manifest, headers={"Cache-Control": "no-cache"})
+
+    async def _call(self, request: Request) -> Response:
+        call = _Call(DOMAIN_PREFIX + str(request.path_params["path"]))
+        try:
+            served = await self._admit(request, call)
+            value = await self._read_input(request, call, served)
+            self._check_confirmation(call, served)
+            settlement = await run_in_threadpool(self._apply, call, served, value)
+        except Refusal as refusal:
+            await self._audit_refusal(call, refusal)
+            return JSONResponse(error_body(refusal.error, call.invocation_id), refusal.status, headers=_headers(refusal))
+        if settlement.kind == "conflict":
+            conflict = Refusal(
+                capability_error(
+                    "INVOCATION_CONFLICT",
+                    "This invocation id was already used with a different input. Use a new id.",
+                    reason="input-mismatch",
+                )
+            )
+            await self._audit_refusal(call, conflict)
+            return JSONResponse(error_body(conflict.error, call.invocation_id), conflict.status)
+        outcome = settlement.outcome
+        assert outcome is not None
+        if settlement.kind == "replayed":
+            await self._audit_replay(call, outcome)
+            return JSONResponse({**outcome.body, "replayed": True}, outcome.status)
+        return JSONResponse(outcome.body, outcome.status)
+
+    # ------------------------------------------------------------------ steps
+
+    async def _admit(self, request: Request, call: _Call) -> ServedProcedure:
+        """Steps 1-4: who is calling, how often, what, and whether they may."""
+        caller = await self._authenticate(request)
+        call.caller = caller
+        if self._limiter is not None:
+            client = request.client.host if request.client else "unknown"
+            wait = self._limiter.take(f"caller:{caller.scope}" if caller else f"anon:{client}")
+            if wait is not None:
+                raise Refusal(rate_limited(wait))
+        if caller is None:
+            raise Refusal(not_authenticated())
+        served = self.procedures.get(call.procedure_id)
+        if served is None:
+            raise Refusal(not_found())
+        if not served.permissions <= caller.permissions:
+            raise Refusal(not_authorized())
+        return served
+
+    async def _authenticate(self, request: Request) -> Caller | None:
+        try:
+            hook = self._authenticate_hook
+            if inspect.iscoroutinefunction(hook):
+                caller = await hook(request)
+            else:
+                caller = await run_in_threadpool(hook, request)
+                if inspect.isawaitable(caller):
+                    caller = await caller
+        except Exception:
+            log.exception("the authenticate hook failed")
+            raise Refusal(execution_failed(transient=False)) from None
+        if caller is not None and not isinstance(caller, Caller):
+            log.error("the authenticate hook returned %r, not a Caller or None", type(caller).__name__)
+            raise Refusal(execution_failed(transient=False))
+        return caller
+
+    async def _read_input(self, request: Request, call: _Call, served: ServedProcedure) -> Any:
+        """Step 5: the envelope, strictly parsed; the input re-validated by the contract."""
+        limit = self.limits.max_body_bytes
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise Refusal(
+                invalid_input(
+                    f"The request body is larger than {limit} bytes; send fewer or shorter values.",
+                    [("/", f"the body must be at most {limit} bytes")],
+                ),
+                status=413,
+            )
+        check_content_type(request.headers.get("content-type"))
+        envelope = parse_json(await read_limited(request.stream(), limit), max_depth=self.limits.max_depth)
+        if not isinstance(envelope, dict):
+            raise Refusal(invalid_input("The request body must be a JSON object.", [("/", "must be an object")]))
+        unknown = sorted(set(envelope) - ENVELOPE_KEYS)
+        if unknown:
+            raise Refusal(
+                invalid_input(
+                    "The request envelope has unknown fields.",
+                    [(f"/{key}"[:80], "unknown field") for key in unknown[:20]],
+                )
+            )
+        invocation_id = envelope.get("invocationId")
+        if not (
+            isinstance(invocation_id, str)
+            and len(invocation_id) <= MAX_INVOCATION_ID
+            and PRINTABLE_ID.fullmatch(invocation_id)
+        ):
+            raise Refusal(
+                invalid_input(
+                    "invocationId must be 1 to 256 printable characters.",
+                    [("/invocationId", "must be 1 to 256 printable ASCII characters, no spaces")],
+                )
+            )
+        call.invocation_id = invocation_id
+        call.confirmation = self._evidence(envelope.get("confirmation"))
+        if "input" not in envelope:
+            raise Refusal(invalid_input("The call has no input.", [("/input", "is required")]))
+        raw = envelope["input"]
+        call.input = canonical_json(raw)
+        result = served.contract.input.validate(raw)
+        issues = getattr(result, "issues", None)
+        if issues is not None:
+            first = issues[0]
+            raise Refusal(
+                invalid_input(
+                    f"The input is invalid at {first.path}: {first.message}. Fix it and retry.",
+                    [(i.path, i.message) for i in issues],
+                )
+            )
+        return result.value
+
+    def _evidence(self, value: Any) -> ConfirmationEvidence | None:
+        if value is None:
+            return None
+        ident = value.get("id") if isinstance(value, dict) else None
+        approved = value.get("approvedAt") if isinstance(value, dict) else None
+        when = _parse_instant(approved) if isinstance(approved, str) else None
+        if (
+            not isinstance(ident, str)
+            or len(ident) > MAX_CONFIRMATION_ID
+            or not PRINTABLE_ID.fullmatch(ident)
+            or when is None
+            or set(value) - {"id", "approvedAt"}
+        ):
+            raise Refusal(
+                capability_error(
+                    "CONFIRMATION_INVALID",
+                    "The confirmation evidence is malformed; ask the user to confirm again.",
+                    "with-confirmation",
+                    reason="malformed",
+                )
+            )
+        return ConfirmationEvidence(ident, when)
+
+    def _check_confirmation(self, call: _Call, served: ServedProcedure) -> None:
+        """Step 6: a procedure that requires approval needs fresh evidence of it."""
+        evidence = call.confirmation
+        if not served.require_confirmation:
+            return
+        if evidence is None:
+            raise Refusal(
+                capability_error(
+                    "CONFIRMATION_REQUIRED",
+                    "The server requires the user's confirmation for this call. Ask the user to confirm, then retry.",
+                    effect=served.contract.effect,
+                    origin="server",
+                )
+            )
+        now = self._clock()
+        age = now - evidence.approved_at
+        if age > timedelta(seconds=self.limits.confirmation_max_age) or age < -timedelta(
+            seconds=self.limits.clock_skew
+        ):
+            raise Refusal(
+                capability_error(
+                    "CONFIRMATION_INVALID",
+                    "The confirmation has expired; ask the user to confirm again.",
+                    "with-confirmation",
+                    reason="expired",
+                )
+            )
+        assert call.caller is not None
+        verify = self._verify_confirmation
+        if verify is not None and not _safe_bool(verify, call.caller, served.id, evidence):
+            raise Refusal(
+                capability_error(
+                    "CONFIRMATION_INVALID",
+                    "The server did not accept this confirmation; ask the user to confirm again.",
+                    "with-confirmation",
+                    reason="rejected",
+                )
+            )
+
+    def _apply(self, call: _Call, served: ServedProcedure, value: Any) -> Settlement:
+        """Step 7 (in a worker thread): run once, in one transaction with the record and audit."""
+        caller, invocation_id = call.caller, call.invocation_id
+        assert caller is not None and invocation_id is not None and call.input is not None
+        recorded = served.contract.effect != "server-query"  # reads are safe to run again
+
+        def work(db: Any) -> Outcome:
+            ctx = ProcedureCall(served.id, caller, invocation_id, db, self._clock(), call.confirmation)
+            try:
+                output = self._output(served, served.implementation(ctx, value))
+            except AgentSurfaceError as exc:
+                # A refusal applied nothing: it is not recorded, so a retry gets a fresh answer.
+                error = sanitized(exc.error)
+                return Outcome(http_status(error), error_body(error, invocation_id), keep=False, record=False)
+            body: dict[str, Any] = {"ok": True, "invocationId": invocation_id, "output": output}
+            return Outcome(200, body, True, recorded)
+
+        def finish(db: Any, outcome: Outcome) -> None:
+            self._write_audit(self._record(call, outcome), db)
+
+        try:
+            if recorded:
+                key = InvocationKey(caller.scope, invocation_id, served.id)
+                fingerprint = digest({"procedure": served.id, "input": call.input})
+                return self.store.execute_once(key, fingerprint, work, finish)
+
+            def read(db: Any) -> Outcome:
+                outcome = work(db)
+                finish(db, outcome)
+                return outcome
+
+            return Settlement("applied", self.store.run(read))
+        except sqlite3.OperationalError:
+            log.exception("storage busy or unavailable in %s", served.id)
+            raise Refusal(execution_failed(transient=True)) from None
+        except Exception:
+            log.exception("%s failed; nothing was applied", served.id)
+            raise Refusal(execution_failed(transient=False)) from None
+
+    @staticmethod
+    def _output(served: ServedProcedure, raw: Any) -> Any:
+        schema = served.contract.output
+        if schema is None:
+            return to_json_value(raw)
+        check = getattr(schema, "validate_output", schema.validate)
+        result = check(raw)
+        if getattr(result, "issues", None) is not None:
+            raise _InvalidOutput(f"{served.id} returned output its contract does not allow: {result.issues}")
+        return result.json
+
+    # ------------------------------------------------------------------ audit
+
+    def _record(self, call: _Call, outcome: Outcome, *, replayed: bool = False) -> CallRecord:
+        error = outcome.body.get("error")
+        code = error.get("code") if isinstance(error, dict) else None
+        return CallRecord(
+            at=self._clock(),
+            procedure_id=call.procedure_id,
+            caller=call.caller,
+            invocation_id=call.invocation_id,
+            outcome=str(code) if code else "ok",
+            status=outcome.status,
+            replayed=replayed,
+            input=call.input,
+            confirmation_id=call.confirmation.id if call.confirmation else None,
+        )
+
+    def _write_audit(self, record: CallRecord, db: Any) -> None:
+        if self._audit is not None:
+            self._audit(record, db)  # inside the call's transaction: a failure undoes the call
+
+    async def _audit_refusal(self, call: _Call, refusal: Refusal) -> None:
+        outcome = Outcome(refusal.status, error_body(refusal.error), keep=False, record=False)
+        await self._audit_outside(self._record(call, outcome))
+
+    async def _audit_replay(self, call: _Call, outcome: Outcome) -> None:
+        await self._audit_outside(self._record(call, outcome, replayed=True))
+
+    async def _audit_outside(self, record: CallRecord) -> None:
+        audit = self._audit
+        if audit is None:
+            return
+        try:
+            await run_in_threadpool(self.store.run, lambda db: audit(record, db))
+        except Exception:
+            log.exception("could not audit a call to %s", record.procedure_id)
+
+    # ------------------------------------------------------------------ HTTP-level errors
+
+    async def _http_error(self, request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        if status == 405:
+            error = invalid_input("This path does not accept that method.", [("/", "method not allowed")])
+        elif status == 404:
+            error = not_found()
+        else:
+            error = execution_failed(transient=False)
+        return JSONResponse(error_body(error), status)
+
+    async def _internal_error(self, request: Request, exc: Exception) -> Response:
+        log.error("unhandled error in the procedure server", exc_info=exc)
+        return JSONResponse(error_body(execution_failed(transient=False)), 500)
+
+
+class _InvalidOutput(Exception):
+    pass
+
+
+def _headers(refusal: Refusal) -> Mapping[str, str] | None:
+    retry_after = (refusal.error.details or {}).get("retryAfterMs")
+    if refusal.error.code == "RATE_LIMITED" and isinstance(retry_after, int):
+        return {"Retry-After": str(max(1, -(-retry_after // 1000)))}
+    return None
+
+
+def _parse_instant(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+def _safe_bool(check: VerifyConfirmation, caller: Caller, procedure_id: str, evidence: ConfirmationEvidence) -> bool:
+    try:
+        return check(caller, procedure_id, evidence) is True
+    except Exception:
+        log.exception("the verify_confirmation hook failed")
+        return False
+
+
+__all__ = ["Audit", "Authenticate", "CallRecord", "ProcedureServer", "ServerLimits", "VerifyConfirmation"]

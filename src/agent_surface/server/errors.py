@@ -1,0 +1,87 @@
+"""Typed refusals the server answers with: the closed code set, agent-safe messages only.
+
+Implementations refuse by raising ``AgentSurfaceError`` (e.g. ``precondition_failed(...)``);
+anything else they raise becomes a sanitized EXECUTION_FAILED and is logged, never sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .. import AgentSurfaceError, CapabilityError
+from ..bridge.wire import SERVER_CODES, allowed_retry, http_status
+from ..core.errors import ERROR_MATRIX, ErrorCode
+from ..core.jsonvalue import JsonValue
+
+
+class Refusal(Exception):
+    """A refusal on its way to the HTTP response (``status`` overrides the code's default)."""
+
+    def __init__(self, error: CapabilityError, *, status: int | None = None) -> None:
+        super().__init__(f"{error.code}: {error.message}")
+        self.error = error
+        self.status = status if status is not None else http_status(error)
+
+
+def capability_error(code: ErrorCode, message: str, retry: str | None = None, **details: JsonValue) -> CapabilityError:
+    clean: dict[str, JsonValue] = {k: v for k, v in details.items() if v is not None}
+    return CapabilityError(code, message, allowed_retry(code, retry), clean or None)
+
+
+def invalid_input(message: str, issues: Sequence[tuple[str, str]]) -> CapabilityError:
+    listed: list[JsonValue] = [{"path": path, "message": text} for path, text in issues]
+    return capability_error("INVALID_INPUT", message, issues=listed)
+
+
+def not_found() -> CapabilityError:
+    return capability_error("CAPABILITY_NOT_FOUND", "This procedure is not served here. Refresh the tool list.")
+
+
+def not_authenticated() -> CapabilityError:
+    return capability_error("NOT_AUTHENTICATED", "The server did not recognize the caller. Ask the user to sign in.")
+
+
+def not_authorized() -> CapabilityError:
+    return capability_error(
+        "NOT_AUTHORIZED", "The server does not permit this call for the current user.", origin="server"
+    )
+
+
+def precondition_failed(reason: str, message: str) -> AgentSurfaceError:
+    """For implementations: ``raise precondition_failed("unknown-device", "...")``."""
+    return AgentSurfaceError(capability_error("PRECONDITION_FAILED", message, reason=reason))
+
+
+def rate_limited(retry_after_ms: int) -> CapabilityError:
+    return capability_error(
+        "RATE_LIMITED",
+        f"Too many calls; wait {retry_after_ms} ms before the next one.",
+        reason="server-rate-limit",
+        retryAfterMs=retry_after_ms,
+    )
+
+
+def execution_failed(*, transient: bool) -> CapabilityError:
+    if transient:
+        return capability_error(
+            "EXECUTION_FAILED",
+            "The server is busy and applied nothing; retry shortly.",
+            "after-delay",
+            reason="server-busy",
+            transient=True,
+            retryAfterMs=1000,
+        )
+    return capability_error(
+        "EXECUTION_FAILED", "The server could not complete the call; nothing was applied.", reason="server-error"
+    )
+
+
+def sanitized(error: CapabilityError) -> CapabilityError:
+    """What an implementation raised, kept only if it is a server code with matrix details."""
+    if error.code not in SERVER_CODES:
+        return execution_failed(transient=False)
+    allowed = set(ERROR_MATRIX[error.code].details)
+    details = {k: v for k, v in (error.details or {}).items() if k in allowed}
+    if "origin" in allowed and error.code in ("NOT_AUTHORIZED", "CONFIRMATION_REQUIRED"):
+        details["origin"] = "server"
+    return CapabilityError(error.code, error.message, error.retry, details or None)

@@ -1,0 +1,113 @@
+"""What a server serves: a procedure contract plus its implementation and its server-side rules.
+
+The contract is the same object the page imports (same id, schemas, effect); the server adds
+who may call it (``permissions``), whether it needs the page's confirmation evidence, and the
+implementation, which runs inside the call's database transaction.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .. import DefinitionError, ProcedureContract
+from ..bridge.wire import ServedProcedureInfo, schema_hash
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The authenticated caller, as the app's ``authenticate`` hook established it.
+
+    ``tenant`` scopes the invocation ids and is what implementations filter by; ``data`` is the
+    app's own principal object, passed through untouched.
+    """
+
+    id: str
+    tenant: str | None = None
+    permissions: frozenset[str] = frozenset()
+    data: Any = None
+
+    @property
+    def scope(self) -> str:
+        return f"{self.tenant or ''}\x1f{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmationEvidence:
+    """The page's record that a person approved this call (well-formed; the server cannot
+    prove the approval, only require it and bind it to the call in its audit)."""
+
+    id: str
+    approved_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ProcedureCall:
+    """What an implementation receives beside the validated input."""
+
+    procedure_id: str
+    caller: Caller
+    invocation_id: str
+    db: Any  # the store's connection, inside this call's transaction
+    now: datetime
+    confirmation: ConfirmationEvidence | None = None
+
+
+Implementation = Callable[[ProcedureCall, Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ServedProcedure:
+    contract: ProcedureContract
+    implementation: Implementation
+    permissions: frozenset[str] = field(default_factory=frozenset)
+    require_confirmation: bool = False
+
+    @property
+    def id(self) -> str:
+        return self.contract.id
+
+    def info(self) -> ServedProcedureInfo:
+        output = self.contract.output
+        return ServedProcedureInfo(
+            id=self.contract.id,
+            effect=self.contract.effect,
+            input_schema_hash=schema_hash(self.contract.input.json_schema),
+            output_schema_hash=None if output is None else schema_hash(output.json_schema),
+            requires_confirmation=self.require_confirmation,
+        )
+
+
+def serve(
+    contract: ProcedureContract,
+    implementation: Implementation,
+    *,
+    permissions: Iterable[str] = (),
+    require_confirmation: bool = False,
+) -> ServedProcedure:
+    """Serve ``contract`` with ``implementation(call, input) -> output``.
+
+    ``permissions``: every one must be in the caller's permissions. ``require_confirmation``:
+    refuse with CONFIRMATION_REQUIRED (origin ``server``) unless the page sends its confirmation
+    evidence. The implementation is synchronous (it runs in a worker thread, inside the
+    transaction); it refuses by raising ``AgentSurfaceError``.
+    """
+    if not isinstance(contract, ProcedureContract):
+        raise DefinitionError("INVALID_DEFINITION", f"{contract!r} is not a ProcedureContract")
+    if not callable(implementation):
+        raise DefinitionError("INVALID_DEFINITION", "the implementation must be callable", path=contract.id)
+    if inspect.iscoroutinefunction(implementation):
+        raise DefinitionError(
+            "INVALID_DEFINITION",
+            "the implementation must be synchronous: it runs inside a database transaction in a worker thread",
+            path=contract.id,
+        )
+    perms = frozenset(permissions) if not isinstance(permissions, str) else frozenset((permissions,))
+    if any(not isinstance(p, str) or not p for p in perms):
+        raise DefinitionError("INVALID_DEFINITION", "permissions must be non-empty strings", path=contract.id)
+    if not isinstance(require_confirmation, bool):
+        raise DefinitionError("INVALID_DEFINITION", "require_confirmation must be a bool", path=contract.id)
+    return ServedProcedure(contract, implementation, perms, require_confirmation)

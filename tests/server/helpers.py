@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import itertools
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from agent_surface.bridge.wire import call_url
+from agent_surface.core.errors import ERROR_MATRIX
+
+_ids = itertools.count(1)
+
+
+def new_id() -> str:
+    return f"inv_test_{next(_ids)}"
+
+
+def approved_now() -> dict[str, str]:
+    return {"id": "cnf_1", "approvedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+async def call(
+    http: httpx.AsyncClient,
+    procedure: str,
+    input: Any,
+    *,
+    token: str | None = "tok-alice",
+    invocation_id: str | None = None,
+    confirmation: dict[str, str] | None = None,
+    base: str = "",
+) -> httpx.Response:
+    envelope: dict[str, Any] = {"invocationId": invocation_id or new_id(), "input": input}
+    if confirmation is not None:
+        envelope["confirmation"] = confirmation
+    return await post_raw(http, procedure, json.dumps(envelope).encode(), token=token, base=base)
+
+
+async def post_raw(
+    http: httpx.AsyncClient,
+    procedure: str,
+    body: bytes,
+    *,
+    token: str | None = "tok-alice",
+    content_type: str = "application/json",
+    base: str = "",
+) -> httpx.Response:
+    headers = {"Content-Type": content_type}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return await http.post(call_url(base, procedure), content=body, headers=headers)
+
+
+def error_of(response: httpx.Response) -> dict[str, Any]:
+    """The typed error of a refusal, checked against the error matrix."""
+    body = response.json()
+    assert body["ok"] is False, body
+    error = body["error"]
+    spec = ERROR_MATRIX[error["code"]]
+    assert error["retry"] in spec.retry
+    assert set(error.get("details", {})) <= set(spec.details), error
+    assert isinstance(error["message"], str) and error["message"]
+    return dict(error)
