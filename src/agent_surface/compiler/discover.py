@@ -111,8 +111,11 @@ def _import_targets(config: ProjectConfig, problems: list[Problem]) -> None:
 
 
 def _failure(exc: BaseException) -> str:
-    last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-    line = f" (line {last[0].lineno} of {Path(last[0].filename).name})" if last else ""
+    if isinstance(exc, SyntaxError):
+        return f"the module does not compile: {exc}"
+    # The innermost frame in a real file (importlib's own frames are '<frozen ...>').
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]
+    line = f" (line {frames[-1].lineno} of {Path(frames[-1].filename).name})" if frames else ""
     return f"the module does not import under CPython: {type(exc).__name__}: {exc}{line}"
 
 

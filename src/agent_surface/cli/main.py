@@ -1,0 +1,135 @@
+"""Argument parsing and dispatch for the ``agent-surface`` command."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TextIO, cast
+
+from ..compiler.errors import CompileError
+from .commands import SNAPSHOT_HINT, build_report, write_snapshot
+from .render import Format, Verbosity, print_human, render_github, render_json, render_md
+from .report import POLICIES, Policy, Report
+
+FORMATS = {"human": "human", "json": "json", "md": "md", "markdown": "md", "github": "github"}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agent-surface", description="Review and gate what agents may do in your app."
+    )
+    parser.add_argument("--root", type=Path, default=None, help="app root (default: nearest pyproject.toml)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def report_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--base", metavar="REF", help="also compare with the contract committed at this git ref"
+        )
+        sub.add_argument("--format", choices=sorted(FORMATS), default="human")
+        sub.add_argument(
+            "--json", dest="format", action="store_const", const="json", help="same as --format json"
+        )
+        sub.add_argument("--verbosity", choices=("min", "normal", "detail"), default="normal")
+        sub.add_argument("--detail", dest="verbosity", action="store_const", const="detail")
+        sub.add_argument("--plain", action="store_true", help="no colour, even at a terminal")
+
+    inspect = commands.add_parser("inspect", help="the capability inventory, integrity and drift")
+    report_options(inspect)
+    check = commands.add_parser("check", help="gate: integrity vs the committed contract, drift vs --base")
+    report_options(check)
+    check.add_argument(
+        "--policy", choices=POLICIES, default="all", help="which drift findings fail (default all)"
+    )
+    snapshot = commands.add_parser(
+        "snapshot", help="write the canonical contract (.agent-surface/contract.json)"
+    )
+    snapshot.add_argument(
+        "--output", type=Path, help="where to write (default: the configured contract path)"
+    )
+    bundle = commands.add_parser(
+        "bundle", help="write the app and the offline browser runtime to a static folder"
+    )
+    bundle.add_argument("--out", type=Path, required=True, help="output directory")
+    bundle.add_argument(
+        "--runtime",
+        type=Path,
+        help="an already built runtime directory (web/dist) to reuse instead of building",
+    )
+    bundle.add_argument(
+        "--cache", type=Path, help="where the runtime is built (default: a user cache directory)"
+    )
+    bundle.add_argument("--offline", action="store_true", help="fail instead of downloading anything")
+    return parser
+
+
+def _use_color(stream: TextIO, plain: bool) -> bool:
+    if plain or os.environ.get("NO_COLOR") or os.environ.get("CI"):
+        return False
+    return stream.isatty()
+
+
+def _root(given: Path | None) -> Path:
+    from ..compiler.config import find_project_root
+
+    return given.resolve() if given is not None else find_project_root(Path.cwd())
+
+
+def emit(report: Report, fmt: Format, verbosity: Verbosity, plain: bool, out: TextIO) -> None:
+    if fmt == "json":
+        out.write(render_json(report))
+    elif fmt == "md":
+        out.write(render_md(report))
+    elif fmt == "github":
+        out.write(render_github(report))
+    else:
+        from rich.console import Console
+
+        color = _use_color(out, plain)
+        console = Console(
+            file=out,
+            force_terminal=color,
+            no_color=not color,
+            color_system="standard" if color else None,
+            width=None if color else 120,
+            highlight=False,
+            emoji=False,
+            soft_wrap=False,
+        )
+        print_human(report, console, verbosity, color)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    out, err = sys.stdout, sys.stderr
+    try:
+        root = _root(args.root)
+        if args.command == "snapshot":
+            path, changed = write_snapshot(root, args.output)
+            shown = path.relative_to(root) if path.is_relative_to(root) else path
+            print(f"{'wrote' if changed else 'unchanged'} {shown}", file=out)
+            return 0
+        if args.command == "bundle":
+            from .bundle import BundleError, bundle
+
+            try:
+                bundle(root, args.out, runtime=args.runtime, cache=args.cache, offline=args.offline, log=err)
+            except BundleError as exc:
+                print(f"agent-surface bundle: {exc}", file=err)
+                return 2
+            return 0
+    except CompileError as exc:
+        print("agent-surface: the contract cannot be proven complete:", file=err)
+        for problem in exc.problems:
+            print(f"  {problem}", file=err)
+        return 2
+    policy = cast(Policy, getattr(args, "policy", "all"))
+    report = build_report(args.command, root, args.base, policy)
+    emit(report, cast(Format, FORMATS[args.format]), args.verbosity, args.plain, out)
+    if report.integrity is not None and report.integrity.status != "current" and args.command == "check":
+        print(
+            f"agent-surface: the committed contract is {report.integrity.status}; run: {SNAPSHOT_HINT}",
+            file=err,
+        )
+    return report.exit_code
