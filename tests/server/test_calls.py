@@ -271,7 +271,7 @@ async def test_the_apps_confirmation_hook_can_reject_evidence(db_path: Path) -> 
 
     def verify(caller: Any, procedure_id: str, evidence: Any) -> bool:
         seen.append(f"{caller.id} {procedure_id} {evidence.id}")
-        return evidence.id == "cnf_ok"
+        return bool(evidence.id == "cnf_ok")
 
     server = ProcedureServer(
         served_procedures(),

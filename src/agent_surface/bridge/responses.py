@@ -142,7 +142,7 @@ def _body(response: TransportResponse) -> Any:
 def output_of(response: TransportResponse) -> JsonValue:
     """The call's output from a server answer, or raise AgentSurfaceError for a refusal."""
     body = _body(response)
-    if isinstance(body, Mapping) and body.get("ok") is True and 200 <= response.status < 300:
+    if isinstance(body, Mapping) and body.get("ok") is True and "output" in body and 200 <= response.status < 300:
         try:
             return to_json_value(body.get("output"))
         except NotJsonError:

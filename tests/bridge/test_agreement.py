@@ -1,0 +1,104 @@
+"""Contract agreement at page start: the backend manifest (fetched over HTTP from a real uvicorn)
+is the exposure ceiling; drift is caught before anything is registered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_surface import (
+    AuthorityError,
+    Consumer,
+    ProcedureContract,
+    create_capability_authority,
+    create_registry,
+)
+from agent_surface.bridge import BackendBridge, BackendContractError, BackendUnavailableError
+
+from ..server.domain import DISABLE, NOTE, QUERY, RENAME, make_server, served_procedures
+from ..server.live import serving
+from .page import PAGE_CONTRACTS, DevicesPage, SearchBox, variant
+
+AGENT = Consumer("agent", "embedded")
+
+
+async def test_agreeing_contracts_are_all_exposed(bridge: BackendBridge) -> None:
+    manifest = await bridge.connect(PAGE_CONTRACTS)
+    registry = create_registry(authority=create_capability_authority(manifest))
+    registry.set_procedure_executor(bridge)
+    registry.register(DevicesPage(["acme-1"]))
+    registry.register(SearchBox())
+    exposed = {p.procedure_id for p in registry.snapshot(consumer=AGENT).procedures}
+    assert exposed == {DISABLE.id, RENAME.id, NOTE.id, QUERY.id}
+    assert bridge.unserved == ()
+    assert all(bridge.serves(c) for c in (DISABLE, RENAME, NOTE, QUERY))
+
+
+@pytest.mark.parametrize(
+    ("drifted", "problem", "words"),
+    [
+        (variant(RENAME, input={**RENAME.input.json_schema, "required": ["deviceId"]}), "input-schema",
+         "the input schema differs between the page"),
+        (variant(NOTE, effect="destructive"), "effect",
+         "declares effect 'destructive' but the backend serves it as 'server-mutation'"),
+        (variant(QUERY, output={"type": "object"}), "output-schema", "the output schema differs"),
+    ],
+)
+async def test_schema_or_effect_drift_is_caught_at_page_start(
+    bridge: BackendBridge, drifted: ProcedureContract, problem: str, words: str
+) -> None:
+    others = [c for c in (DISABLE, RENAME, NOTE, QUERY) if c.id != drifted.id]
+    with pytest.raises(BackendContractError) as caught:
+        await bridge.connect([*others, drifted])
+    error = caught.value
+    assert isinstance(error, AuthorityError)  # a definition problem, raised, never agent-facing
+    assert [(d.procedure_id, d.problem) for d in error.disagreements] == [(drifted.id, problem)]
+    assert words in str(error) and drifted.id in str(error)
+
+
+async def test_a_procedure_missing_on_the_server_is_not_exposed(db_path: Path) -> None:
+    without_query = [p for p in served_procedures() if p.id != QUERY.id]
+    with serving(make_server(db_path, procedures=without_query)) as base:
+        bridge = BackendBridge(base, headers={"Authorization": "Bearer tok-alice"})
+        manifest = await bridge.connect(PAGE_CONTRACTS)
+        await bridge.aclose()
+    assert [str(d) for d in bridge.unserved] == [
+        "domain:devices.query is not served by the backend (absent from its manifest), so it is not exposed"
+    ]
+    assert not bridge.serves(QUERY)
+    registry = create_registry(authority=create_capability_authority(manifest))
+    registry.set_procedure_executor(bridge)
+    registry.register(DevicesPage(["acme-1"]))
+    with pytest.raises(AuthorityError, match=r"domain:devices\.query"):
+        registry.register(SearchBox())  # its only procedure is not served: refused at registration
+    exposed = {p.procedure_id for p in registry.snapshot(consumer=AGENT).procedures}
+    assert QUERY.id not in exposed and RENAME.id in exposed
+    result = await registry.invoke({"capabilityId": QUERY.id, "input": {}}, consumer=AGENT)
+    assert result.code == "CAPABILITY_NOT_FOUND"
+
+
+async def test_the_executor_refuses_a_procedure_the_backend_does_not_serve(db_path: Path) -> None:
+    from agent_surface import ActionContext, AgentSurfaceError, CancelSignal
+
+    without_query = [p for p in served_procedures() if p.id != QUERY.id]
+    with serving(make_server(db_path, procedures=without_query)) as base:
+        bridge = BackendBridge(base, headers={"Authorization": "Bearer tok-alice"})
+        await bridge.load_manifest()
+        ctx = ActionContext(QUERY.id, "reg_1", AGENT, "inv_1", CancelSignal())
+        with pytest.raises(AgentSurfaceError) as caught:
+            await bridge(QUERY.id, {}, ctx)
+        await bridge.aclose()
+    assert caught.value.error.code == "CAPABILITY_NOT_FOUND"
+
+
+async def test_an_unreachable_or_foreign_backend_fails_page_start_loudly(backend: str) -> None:
+    with serving(make_server(":memory:")) as base:
+        closed = base  # the port is free again once the block ends
+    for url, words in ((closed, "could not fetch"), (backend + "/procedures", "answered HTTP")):
+        bridge = BackendBridge(url, timeout=5)
+        with pytest.raises(BackendUnavailableError, match=words):
+            await bridge.load_manifest()
+        await bridge.aclose()
+    with pytest.raises(BackendUnavailableError, match="load the backend manifest first"):
+        BackendBridge(backend).ceiling(PAGE_CONTRACTS)
