@@ -56,8 +56,15 @@ DIALOG_OPEN = (
 
 
 PAGES = [
+    IdlePage("demo console", "/index.html", "webmcp", DEMO_READY, demo=True),
     IdlePage(
-        "demo console", "/index.html", "webmcp", "() => document.body.dataset.ready === 'true'", demo=True
+        "demo console, confirmation open",
+        "/index.html",
+        "webmcp",
+        DEMO_READY,
+        demo=True,
+        then=DEMO_PENDING_CONFIRMATION,
+        until=DIALOG_OPEN,
     ),
     IdlePage("adapter, native", "/e2e/pages/adapter.html", "webmcp", STATUS_READY),
     IdlePage("adapter, polyfill", "/e2e/pages/adapter-polyfill.html", "plain", STATUS_READY),
