@@ -44,7 +44,7 @@ def test_error_matrix_matches_the_reference_exactly() -> None:
         assert list(spec.phases) == row["phases"], code
         assert list(spec.retry) == row["retry"], code
         assert spec.cacheable is row["cacheable"], code
-        assert list(spec.details) == row["details"], code
+        assert list(spec.reference_details) == row["details"], code
 
 
 def test_capability_error_defaults_retry_and_drops_empty_details() -> None:

@@ -159,11 +159,13 @@ class App:
             self.calls["wait"] += 1
             waiter = asyncio.ensure_future(self.release_wait.wait())
             aborted = asyncio.ensure_future(ctx.signal.wait())
-            await asyncio.wait({waiter, aborted}, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
-            aborted.cancel()
-            if ctx.signal.aborted:
-                self.wait_cancelled.append(ctx.signal.reason or "")
+            try:  # a call given up on is stopped at this await: clean up in finally
+                await asyncio.wait({waiter, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+                aborted.cancel()
+                if ctx.signal.aborted:
+                    self.wait_cancelled.append(ctx.signal.reason or "")
             return "released"
 
         binding = TABLE.bind(

@@ -297,11 +297,14 @@ async def test_AS_CONC_010_unmount_during_execute_unmount_wins_and_late_settleme
     result = await pending
     assert result.code == "COMPONENT_UNMOUNTED"
     assert details_of(result) == {"phase": "mid-flight"}
-    assert late_events(sink) == []
+    await spin()
+    # The handler was stopped when the call settled; its end is audited, never returned.
+    (late,) = late_events(sink)
+    assert late.invocation_id == result.invocation_id and late.detail == "unmounted"
+    assert late.status == "cancelled" and slow.finished == 0
     slow.release_all()
     await spin()
-    (late,) = late_events(sink)
-    assert late.invocation_id == result.invocation_id and late.status == "ok" and late.detail == "unmounted"
+    assert len(late_events(sink)) == 1 and slow.finished == 0
 
 
 # --------------------------------------------------------------------------- AS-CONC-011
@@ -321,13 +324,16 @@ async def test_AS_CONC_011_timeout_with_late_resolution() -> None:
     result = await pending
     assert result.code == "TIMEOUT"
     assert result.error is not None and result.error.retry == "no"  # not idempotent: verify first
-    assert details_of(result) == {"timeoutMs": 10_000, "idempotent": False}
+    assert details_of(result) == {"timeoutMs": 10_000, "idempotent": False, "handler": "stopped"}
     assert "verify" in result.error.message.lower()
-    assert late_events(sink) == []
+    await spin()
+    # The handler was stopped at the deadline: its end is audited, and releasing it later
+    # lands nothing.
+    (late,) = late_events(sink)
+    assert late.detail == "timeout" and late.status == "cancelled"
     slow.release_all()
     await spin()
-    (late,) = late_events(sink)
-    assert late.detail == "timeout" and late.status == "ok"
+    assert len(late_events(sink)) == 1 and slow.finished == 0
     # The late resolution never overwrote the terminal result.
     replay = await registry.invoke(
         {"invocationId": result.invocation_id, "capabilityId": "view:conc.widget.slow", "input": {}}
@@ -356,7 +362,7 @@ async def test_AS_CONC_011_idempotent_timeout_says_retry_and_signal_is_aborted()
     result = await pending
     assert result.code == "TIMEOUT"
     assert result.error is not None and result.error.retry == "yes"
-    assert details_of(result) == {"timeoutMs": 2000, "idempotent": True}
+    assert details_of(result) == {"timeoutMs": 2000, "idempotent": True, "handler": "stopped"}
     assert seen[0].aborted and seen[0].reason == "timeout"
 
 
@@ -508,6 +514,8 @@ class Gauge:
 
     async def settle_one(self, value: float = 42) -> None:
         waiters = self.gate._waiters
+        while waiters and waiters[0].done():  # reads stopped on timeout or cancel
+            waiters.pop(0)
         if waiters:
             waiters.pop(0).set_result(value)
         await spin()
@@ -592,7 +600,7 @@ async def test_AS_OBS_003_timeout_and_cancellation_release_slots() -> None:
     await advance(g.registry, 5.0)  # default observation timeout
     assert (await hung1).code == "TIMEOUT"
     assert (await hung2).code == "TIMEOUT"
-    assert details_of(await hung1) == {"timeoutMs": 5000, "idempotent": True}
+    assert details_of(await hung1) == {"timeoutMs": 5000, "idempotent": True, "handler": "stopped"}
     assert g.gate.entered == 3  # the queued read was dispatched
     signal = CancelSignal()
     cancelled = asyncio.ensure_future(
@@ -601,9 +609,7 @@ async def test_AS_OBS_003_timeout_and_cancellation_release_slots() -> None:
     await spin()
     signal.abort()
     assert (await cancelled).code == "CANCELLED"
-    await g.settle_one(7)  # hung1's abandoned read finishing late changes nothing
-    await g.settle_one(7)
-    await g.settle_one(7)
+    await g.settle_one(7)  # the timed-out and cancelled reads were stopped: only queued waits
     assert (await queued).ok
     assert g.registry.invoker.observations.active == 0
     assert g.registry.invoker.observations.queued == 0

@@ -16,6 +16,10 @@ class CancelSignal:
 
     Handlers check ``signal.aborted``, call ``signal.raise_if_aborted()``, or ``await
     signal.wait()``; the registry aborts it on timeout, external cancellation or unmount.
+    Right after the abort the registry also cancels an async handler's task (it stops at its
+    next ``await``; put cleanup in ``finally``) so that no effect lands after the call settled.
+    A sync handler runs inline on the event loop: it cannot be interrupted, and it always
+    finishes before its deadline can even be observed, so its result reports what it did.
     """
 
     __slots__ = ("_callbacks", "_event", "reason")

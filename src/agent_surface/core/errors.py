@@ -48,7 +48,12 @@ class ErrorSpec:
     phases: tuple[int, ...]
     retry: tuple[Retry, ...]
     cacheable: bool
-    details: tuple[str, ...]
+    details: tuple[str, ...]  # every agent-safe details key: the reference's, then ``extensions``
+    extensions: tuple[str, ...] = ()  # keys this library adds beyond the reference matrix
+
+    @property
+    def reference_details(self) -> tuple[str, ...]:
+        return tuple(key for key in self.details if key not in self.extensions)
 
 
 ERROR_MATRIX: dict[ErrorCode, ErrorSpec] = {
@@ -70,7 +75,9 @@ ERROR_MATRIX: dict[ErrorCode, ErrorSpec] = {
     ),
     "CONFIRMATION_INVALID": ErrorSpec((6,), ("no", "with-confirmation"), True, ("reason",)),
     "RATE_LIMITED": ErrorSpec((4, 6, 8), ("after-delay",), False, ("reason", "retryAfterMs")),
-    "TIMEOUT": ErrorSpec((9,), ("no", "yes"), True, ("timeoutMs", "idempotent")),
+    # "handler": whether the timed-out handler was stopped ("stopped") or may still be running
+    # ("unknown"); the agent needs it to know whether an effect can still land.
+    "TIMEOUT": ErrorSpec((9,), ("no", "yes"), True, ("timeoutMs", "idempotent", "handler"), ("handler",)),
     "CANCELLED": ErrorSpec((8, 9), ("yes", "no"), True, ()),
     "EXECUTION_FAILED": ErrorSpec(
         (9, 10), ("no", "after-delay"), True, ("reason", "transient", "retryAfterMs")

@@ -8,7 +8,8 @@
  6 invoke policy    input-aware policies and confirmation over the validated effective input
  7 precondition     author's state check against live state
  8 admission        action queue / observation pool
- 9 execution        handler or procedure executor with signal and timeout
+ 9 execution        handler or procedure executor with signal and timeout; a call given up on
+                    stops its handler's task (signal, cancel, short grace) before settling
 10 settlement       output checks, terminal cache, events and audit
 """
 
@@ -19,7 +20,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .admission import ActionQueues, ObservationAdmission, QueueFull, Release
 from .audit import AuditEvent, AuditSink
@@ -47,6 +48,10 @@ log = logging.getLogger("agent_surface")
 
 ProcedureExecutor = Callable[[str, JsonValue, ActionContext], Awaitable[JsonValue] | JsonValue]
 MAX_INPUT_BYTES = 262_144
+# Seconds a handler whose call was given up on (timeout, cancel, unmount, disposal) has to unwind
+# after its task is cancelled, before the call settles saying whether it stopped.
+HANDLER_STOP_GRACE = 0.25
+HandlerFate = Literal["stopped", "unknown"]
 
 
 class _HandlerCancelled(Exception):
@@ -939,6 +944,9 @@ class Invoker:
         )
 
     async def _await_or_abort(self, call: _Call, outcome: Awaitable[Any]) -> Any:
+        # Only a coroutine runs in a task we own: cancelling it stops it at its next await. Any
+        # other awaitable (a JS promise, a future from elsewhere) keeps running if we cancel ours.
+        stoppable = inspect.iscoroutine(outcome)
         task = asyncio.ensure_future(outcome)
         if call.settle.aborted:
             reason = call.settle.reason or "cancelled"
@@ -957,6 +965,7 @@ class Invoker:
                 await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
             except asyncio.CancelledError:
                 call.settle.abort("cancelled")
+                task.cancel()  # our caller is gone: stop the handler too, without waiting
                 task.add_done_callback(lambda t: self._late(call, t, "cancelled"))
                 raise
             finally:
@@ -966,8 +975,34 @@ class Invoker:
                     raise _HandlerCancelled()
                 return task.result()
             reason = aborted.result()
+        handler = await self._stop_handler(task, stoppable)
         task.add_done_callback(lambda t: self._late(call, t, reason))
-        raise self._aborted(call, reason, during_execution=True)
+        raise self._aborted(call, reason, during_execution=True, handler=handler)
+
+    async def _stop_handler(self, task: asyncio.Future[Any], stoppable: bool) -> HandlerFate:
+        """Stop a handler the call has given up on, so that its effect cannot land after the
+        agent was told the call ended. Its signal has already fired; now its task is cancelled
+        and given ``HANDLER_STOP_GRACE`` seconds (registry clock) to unwind. "stopped": it is
+        no longer running; "unknown": it may still be running (it ignored the cancellation, or
+        it is not a coroutine this loop can stop)."""
+        if task.done():
+            return "stopped"
+        task.cancel()
+        if not stoppable:
+            return "unknown"
+        grace: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def grace_over() -> None:
+            if not grace.done():
+                grace.set_result(None)
+
+        cancel_timer = self.registry.clock.call_later(HANDLER_STOP_GRACE, grace_over)
+        try:
+            await asyncio.wait({task, grace}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancel_timer()
+            grace.cancel()
+        return "stopped" if task.done() else "unknown"
 
     def _late(self, call: _Call, task: asyncio.Future[Any], reason: str) -> None:
         status = "cancelled" if task.cancelled() else ("error" if task.exception() is not None else "ok")
@@ -981,7 +1016,9 @@ class Invoker:
             detail=reason,
         )
 
-    def _aborted(self, call: _Call, reason: str, *, during_execution: bool) -> _Stop:
+    def _aborted(
+        self, call: _Call, reason: str, *, during_execution: bool, handler: HandlerFate | None = None
+    ) -> _Stop:
         entry = call.entry
         assert entry is not None
         if reason == "timeout":
@@ -991,17 +1028,25 @@ class Invoker:
                 else getattr(entry.contract, "idempotent", False)
             )
             seconds = call.timeout or self._timeout(entry)
-            message = (
-                "The call timed out; it is safe to retry."
-                if idempotent
-                else "The call timed out; its effect may or may not have been applied. Verify state before repeating."
-            )
+            if idempotent:
+                message = "The call timed out; it is safe to retry."
+            elif handler == "unknown":
+                message = (
+                    "The call timed out and could not be stopped; its effect may still be applied. "
+                    "Verify state before repeating."
+                )
+            else:
+                message = (
+                    "The call timed out and was stopped; part of its effect may have been applied. "
+                    "Verify state before repeating."
+                )
             return _fail(
                 "TIMEOUT",
                 message,
                 "yes" if idempotent else "no",
                 timeoutMs=int(seconds * 1000),
                 idempotent=idempotent,
+                handler=handler,
             )
         if reason == "disposed":
             return _Stop(surface_shut_down())
@@ -1012,6 +1057,13 @@ class Invoker:
                 if during_execution
                 else "The component was unmounted before the call ran. Refresh the surface.",
                 phase="mid-flight" if during_execution else "resolve",
+            )
+        if handler == "unknown":  # a retry could apply the effect twice
+            return _fail(
+                "CANCELLED",
+                "The invocation was cancelled but could not be stopped; its effect may still be "
+                "applied. Verify state before repeating.",
+                "no",
             )
         return _fail("CANCELLED", "The invocation was cancelled.", "yes")
 
