@@ -161,3 +161,24 @@ async def test_a_sync_handler_runs_to_completion_and_reports_what_it_did() -> No
     result = await registry.invoke(WRITE)
     assert result.ok and result.output == {"wrote": "yes"}  # its effect is reported, not hidden
     assert writes == ["landed"]
+
+
+async def test_a_cancelled_call_whose_handler_will_not_stop_is_not_safe_to_retry() -> None:
+    gate = asyncio.Event()
+
+    async def stubborn(value: Any, ctx: Any) -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await gate.wait()
+
+    registry = writer(stubborn)
+    signal = CancelSignal()
+    pending = asyncio.ensure_future(registry.invoke(WRITE, signal=signal))
+    await spin()
+    signal.abort("agent gave up")
+    await advance(registry, HANDLER_STOP_GRACE)
+    result = assert_matrix_compliant(await pending)
+    assert result.code == "CANCELLED" and result.error is not None
+    assert result.error.retry == "no" and "could not be stopped" in result.error.message
+    gate.set()
