@@ -1,0 +1,173 @@
+"""``agent-surface bundle --out DIR``: the app plus the offline browser runtime, as static files.
+
+    DIR/agent-surface.js          the embed script (boots Pyodide from ./dist)
+    DIR/dist/pyodide/             Pyodide, with a pyodide-lock.json that also lists the app's wheel
+    DIR/dist/pyscript/            PyScript
+    DIR/dist/wheels/              agent-surface, its dependencies, and <app>-<version>-py3-none-any.whl
+    DIR/contract.json             the committed, reviewed contract (the page's authority)
+    DIR/<files>                   the app's static files ([tool.agent-surface] files)
+
+The app's Python (the top-level packages of its configured modules) ships as a wheel built with
+fixed timestamps and listed in the lock with its sha256, so a page loads it by name
+(``data-packages="<app>"``), integrity-checked. A contract that does not match the source is
+refused: bundle ships only what was reviewed. Idempotent: the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import tomllib
+import zipfile
+from pathlib import Path
+from typing import TextIO
+
+from ..compiler.config import ProjectConfig
+from ..compiler.errors import CompileError
+from .commands import compile_at
+from .runtime_build import (
+    BuildError,
+    RuntimeLayout,
+    build,
+    canonical,
+    lock_entry,
+    record_hash,
+    source_checkout,
+    sync_file,
+    sync_tree,
+)
+
+RUNTIME_PARTS = ("pyodide", "pyscript", "wheels")
+EMBED_SCRIPT = "agent-surface.js"
+
+
+class BundleError(Exception):
+    """The bundle cannot be written (no runtime, stale contract, compile failure, missing file)."""
+
+
+def _runtime(given: Path | None, offline: bool) -> Path:
+    """A built runtime directory: ``agent-surface.js`` beside ``dist/``."""
+    if given is None:
+        checkout = source_checkout()
+        if checkout is None:
+            raise BundleError(
+                "no runtime to copy: pass --runtime DIR (a directory with agent-surface.js and a built "
+                "dist/), or run from an agent-surface source checkout"
+            )
+        layout = RuntimeLayout(project=checkout, web=checkout / "web")
+        try:
+            build(layout, offline=offline)
+        except BuildError as exc:
+            raise BundleError(f"building the runtime failed: {exc}") from None
+        given = layout.web
+    for required in (given / EMBED_SCRIPT, *(given / "dist" / part for part in RUNTIME_PARTS)):
+        if not required.exists():
+            raise BundleError(f"the runtime at {given} has no {required.relative_to(given)}")
+    return given
+
+
+def _version(root: Path) -> str:
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
+    version = project.get("version", "0.0.0")
+    return str(version)
+
+
+def _app_files(config: ProjectConfig) -> dict[str, bytes]:
+    """The app's packages (every file but caches), keyed by their path inside the wheel."""
+    files: dict[str, bytes] = {}
+    for package in sorted({m.split(".", 1)[0] for m in config.modules}):
+        for base in config.import_roots:
+            directory, module = base / package, base / f"{package}.py"
+            if directory.is_dir():
+                for path in sorted(directory.rglob("*")):
+                    if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                        files[path.relative_to(base).as_posix()] = path.read_bytes()
+                break
+            if module.is_file():
+                files[module.name] = module.read_bytes()
+                break
+        else:
+            raise BundleError(f"package {package!r} not found under {list(config.python_path)}")
+    return files
+
+
+def _app_wheel(config: ProjectConfig, version: str) -> tuple[str, bytes]:
+    dist = re.sub(r"[-_.]+", "_", config.name)
+    dist_info = f"{dist}-{version}.dist-info"
+    files = _app_files(config)
+    top = sorted({name.split("/", 1)[0].removesuffix(".py") for name in files})
+    files[f"{dist_info}/METADATA"] = (
+        f"Metadata-Version: 2.1\nName: {config.name}\nVersion: {version}\n".encode()
+    )
+    files[f"{dist_info}/WHEEL"] = (
+        b"Wheel-Version: 1.0\nGenerator: agent-surface bundle\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
+    files[f"{dist_info}/top_level.txt"] = ("\n".join(top) + "\n").encode()
+    record = [f"{name},{record_hash(data)},{len(data)}" for name, data in files.items()]
+    files[f"{dist_info}/RECORD"] = ("\n".join([*record, f"{dist_info}/RECORD,,"]) + "\n").encode()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():  # fixed timestamps: the same bytes on every build
+            archive.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), data)
+    return f"{dist}-{version}-py3-none-any.whl", buffer.getvalue()
+
+
+def _write_if_changed(path: Path, data: bytes) -> bool:
+    if path.exists() and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return True
+
+
+def bundle(root: Path, out: Path, *, runtime: Path | None, offline: bool, log: TextIO) -> None:
+    try:
+        compiled = compile_at(root)
+    except CompileError as exc:
+        raise BundleError(
+            "the contract cannot be proven complete: " + "; ".join(map(str, exc.problems))
+        ) from None
+    config = compiled.config
+    committed = config.contract_path.read_bytes() if config.contract_path.is_file() else None
+    if committed != compiled.data:
+        state = "missing" if committed is None else "stale"
+        raise BundleError(f"{config.contract} is {state}; run `agent-surface snapshot` and review it first")
+    web = _runtime(runtime, offline)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        for part in RUNTIME_PARTS:
+            sync_tree(web / "dist" / part, out / "dist" / part, lambda p: p.name != "pyodide-lock.json")
+        sync_file(web / EMBED_SCRIPT, out / EMBED_SCRIPT)
+    except BuildError as exc:
+        raise BundleError(str(exc)) from None
+
+    wheel_name, wheel = _app_wheel(config, _version(root))
+    prefix = re.sub(r"[-_.]+", "_", config.name) + "-"
+    for old in (out / "dist" / "wheels").glob(f"{prefix}*.whl"):
+        if old.name != wheel_name:
+            old.unlink()
+    wheel_path = out / "dist" / "wheels" / wheel_name
+    _write_if_changed(wheel_path, wheel)
+
+    lock = json.loads((web / "dist" / "pyodide" / "pyodide-lock.json").read_text())
+    entry = lock_entry(wheel_path)
+    if canonical(entry["name"]) in lock["packages"]:
+        raise BundleError(
+            f"the app's name {config.name!r} collides with a runtime package; set name in [tool.agent-surface]"
+        )
+    lock["packages"][canonical(entry["name"])] = entry
+    lock["packages"] = dict(sorted(lock["packages"].items()))
+    _write_if_changed(
+        out / "dist" / "pyodide" / "pyodide-lock.json", (json.dumps(lock, indent=1) + "\n").encode()
+    )
+    _write_if_changed(out / "contract.json", compiled.data)
+
+    for name in config.files:
+        source = config.root / name
+        if not source.is_file():
+            raise BundleError(f"{name} (listed in [tool.agent-surface] files) does not exist")
+        _write_if_changed(out / name, source.read_bytes())
+    digest = hashlib.sha256(wheel).hexdigest()[:12]
+    print(f"bundled {config.name} ({wheel_name}, sha256 {digest}…) and the runtime into {out}", file=log)
