@@ -1,6 +1,6 @@
 """JSON values: the only payloads that cross the agent boundary.
 
-Also canonical JSON (sorted keys, -0 normalized, no whitespace) and SHA-256 digests, plus a
+Also canonical JSON (the text JavaScript's JSON.stringify gives, keys sorted) and SHA-256 digests, plus a
 deep freeze that keeps values JSON-serializable (``FrozenDict`` is a dict, tuples are lists).
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, NoReturn, TypeAlias
 
@@ -75,24 +76,109 @@ def to_json_value(value: Any, *, max_depth: int = 64, _path: str = "$", _depth: 
 
 
 def canonical_json(value: Any) -> str:
-    """Deterministic JSON: sorted keys, compact, ``-0`` → ``0``, integral floats as ints."""
-    return json.dumps(
-        _normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    """Deterministic JSON, the same text JavaScript's ``JSON.stringify`` gives for the value.
+
+    Keys sorted by UTF-16 code unit, no whitespace, ``-0`` as ``0``, one form per number (ES
+    ``Number::toString``: ``1e20`` and ``10**20`` are both ``100000000000000000000``, ``1e21``
+    is ``1e+21``), and a lone surrogate escaped as ``\\udxxx``. An ``int`` beyond 2**53 is read
+    as JavaScript reads it, the nearest double, so it digests like the number a browser would
+    send. Non-finite numbers raise ``ValueError``; values that are not JSON raise ``TypeError``.
+    """
+    parts: list[str] = []
+    _write(value, parts)
+    text = "".join(parts)
+    # Surrogates survive string encoding untouched; no JSON punctuation is one, so fixing
+    # them once over the whole text treats each string on its own.
+    return text if _SURROGATE_RE.search(text) is None else _escape_lone_surrogates(text)
 
 
-def _normalize(value: Any) -> Any:
-    if isinstance(value, float):
-        if value == 0:
-            return 0
-        if value.is_integer() and abs(value) < 2**53:
-            return int(value)
-        return value
-    if isinstance(value, Mapping):
-        return {k: _normalize(v) for k, v in value.items() if v is not _OMIT}
-    if isinstance(value, (list, tuple)):
-        return [_normalize(v) for v in value]
-    return value
+_encode_string = json.encoder.encode_basestring  # C-accelerated; ``ensure_ascii=False`` form
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_MAX_SAFE_INTEGER = 2**53
+
+
+def _escape_lone_surrogates(text: str) -> str:
+    # Pair what pairs (a JavaScript string is UTF-16 code units), escape what stays alone.
+    paired = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return _SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", paired)
+
+
+def _write(value: Any, parts: list[str]) -> None:
+    if isinstance(value, str):
+        parts.append(_encode_string(value))
+    elif value is None:
+        parts.append("null")
+    elif value is True:
+        parts.append("true")
+    elif value is False:
+        parts.append("false")
+    elif isinstance(value, int):
+        parts.append(str(value) if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER else _int_as_js(value))
+    elif isinstance(value, float):
+        parts.append(es_number(value))
+    elif isinstance(value, Mapping):
+        keys = sorted(k for k, v in value.items() if v is not _OMIT)
+        if not all(isinstance(k, str) for k in keys):
+            raise TypeError(f"object keys must be strings, got {keys!r}")
+        if not all(k.isascii() for k in keys):
+            keys.sort(key=_utf16_units)  # code point order differs above U+FFFF
+        parts.append("{")
+        for i, key in enumerate(keys):
+            if i:
+                parts.append(",")
+            parts.append(_encode_string(key))
+            parts.append(":")
+            _write(value[key], parts)
+        parts.append("}")
+    elif isinstance(value, (list, tuple)):
+        parts.append("[")
+        for i, item in enumerate(value):
+            if i:
+                parts.append(",")
+            _write(item, parts)
+        parts.append("]")
+    else:
+        raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _utf16_units(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _int_as_js(value: int) -> str:
+    try:
+        return es_number(float(value))
+    except OverflowError:
+        raise ValueError(f"integer with {len(str(abs(value)))} digits is beyond any JSON number") from None
+
+
+def es_number(value: float) -> str:
+    """ECMAScript ``Number::toString`` of a finite float (what ``JSON.stringify`` writes)."""
+    if not math.isfinite(value):
+        raise ValueError(f"non-finite number {value!r} is not JSON")
+    if value == 0:
+        return "0"  # -0 too
+    sign = "-" if value < 0 else ""
+    # repr gives the shortest digits that round-trip, as ES does; only the layout differs.
+    mantissa, _, exponent = repr(abs(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    all_digits = whole + fraction
+    significant = all_digits.lstrip("0")
+    # n: where the decimal point sits relative to the significant digits (ES's "n").
+    n = len(whole) + int(exponent or 0) - (len(all_digits) - len(significant))
+    digits = significant.rstrip("0")
+    k = len(digits)
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = f"{digits[:n]}.{digits[n:]}"
+    elif -6 < n <= 0:
+        text = f"0.{'0' * -n}{digits}"
+    else:
+        e = n - 1
+        head = digits if k == 1 else f"{digits[0]}.{digits[1:]}"
+        text = f"{head}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return sign + text
 
 
 class _Omit:
@@ -112,8 +198,11 @@ def digest(value: Any) -> str:
 
 
 def json_size(value: Any) -> int:
-    """Size in bytes of the compact JSON encoding (UTF-8)."""
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    """Size in bytes of the compact JSON encoding (UTF-8; a lone surrogate counts as its escape)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if _SURROGATE_RE.search(text) is not None:
+        text = _escape_lone_surrogates(text)
+    return len(text.encode("utf-8"))
 
 
 class FrozenDict(dict[str, Any]):
