@@ -193,6 +193,7 @@ class WebMcpAdapter:
 
     async def settled(self) -> None:
         """Wait until the browser reflects the latest surface (useful in tests and demos)."""
+        await asyncio.sleep(0)  # the registry coalesces surface-changed to the end of this turn
         while self._loop_task is not None and not self._loop_task.done():
             await asyncio.shield(self._loop_task)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import secrets
@@ -157,6 +158,8 @@ class AgentSurfaceRegistry:
         self._holders: dict[str, list[Registration]] = {}
         self._tombstones = Tombstones(self.limits.tombstone_size, self.limits.tombstone_ttl)
         self._events = EventBus()
+        # The loop that owes a coalesced surface-changed, if one is scheduled.
+        self._surface_changed_loop: asyncio.AbstractEventLoop | None = None
         self._disposed = False
         if audit is None:
             memory = MemoryAuditSink()
@@ -200,9 +203,32 @@ class AgentSurfaceRegistry:
             raise RegistryDisposedError("this registry has been disposed")
 
     def _bump(self, events: list[SurfaceEvent]) -> None:
+        """Bump the version, dispatch ``events`` and a ``surface-changed``.
+
+        With a running event loop, ``surface-changed`` is coalesced: the first bump of a turn
+        schedules it (``call_soon``) and later bumps ride on it, so three synchronous
+        registrations make one event carrying the last version. Without a running loop (plain
+        synchronous use) there is no turn to wait for: each bump dispatches its own, right
+        behind the events that caused it.
+        """
         self._version += 1
-        if self._events.active:  # nobody listening: skip building the surface-changed event
-            self._emit(*events, make_event("surface-changed", surfaceVersion=str(self._version)))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            if self._events.active:  # nobody listening: skip building the event
+                self._emit(*events, make_event("surface-changed", surfaceVersion=str(self._version)))
+            return
+        if events:
+            self._emit(*events)
+        if self._surface_changed_loop is not loop:  # not yet owed this turn
+            self._surface_changed_loop = loop
+            loop.call_soon(self._flush_surface_changed, loop)
+
+    def _flush_surface_changed(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._surface_changed_loop is loop:
+            self._surface_changed_loop = None
+        if not self._disposed and self._events.active:
+            self._emit(make_event("surface-changed", surfaceVersion=str(self._version)))
 
     @property
     def _observed(self) -> bool:
