@@ -7,7 +7,8 @@ cannot aim ``disable`` at devices the user has not selected).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -17,17 +18,18 @@ from agent_surface import (
     AgentComponent,
     AgentSurfaceError,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     CapabilityError,
     PreconditionFailure,
     ProcedureContract,
     ProcedureReference,
     action,
-    compile_manifest,
-    create_capability_authority,
     create_registry,
+    has_permission,
     observation,
     require_confirmation,
 )
+from agent_surface.compiler.load import authority_from_contract
 from agent_surface.core.jsonvalue import JsonValue
 
 from .model import ROUTES, ConsoleState, Filters, Route, Status
@@ -116,6 +118,19 @@ QUERY = ProcedureContract(
 )
 
 
+def session_allows(host: Mapping[str, Any], permission: str) -> bool:
+    """The page-side authorizer: the procedures the backend's session says this person may call.
+    It only decides what the agent is offered; the backend re-checks every call."""
+    allowed = host.get("allowedProcedures")
+    return isinstance(allowed, list) and permission in allowed
+
+
+def may(procedure: ProcedureContract) -> Any:
+    """Hidden from the agent unless the session allows this procedure (e.g. a viewer's agent is
+    never offered ``disable``)."""
+    return has_permission(procedure.id.split(":", 1)[1], session_allows)
+
+
 def _disable_summary(effective: Any) -> str:
     ids = list(effective.get("deviceIds", [])) if isinstance(effective, dict) else []
     shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
@@ -180,9 +195,9 @@ class DevicesTable(
                 when=lambda: bool(state.selected),
                 unavailable_reason="Select at least one device first.",
                 describe=lambda: f"Bound to the {len(state.selected)} selected device(s).",
-                policies=[require_confirmation(summary=_disable_summary)],
+                policies=[may(DISABLE), require_confirmation(summary=_disable_summary)],
             ),
-            QUERY.reference(),
+            QUERY.reference(policies=[may(QUERY)]),
         ]
 
 
@@ -245,6 +260,7 @@ class DeviceDrawer(AgentComponent, type="devices.drawer", description="The detai
                 when=lambda: state.drawer is not None,
                 unavailable_reason="Open a device in the drawer first.",
                 describe=lambda: f"Bound to device {state.drawer}." if state.drawer else "",
+                policies=[may(RENAME)],
             )
         ]
 
@@ -327,6 +343,17 @@ def _default_retry(code: str) -> Any:
 # ---------------------------------------------------------------- assembly
 
 
+def committed_authority() -> CapabilityAuthority:
+    """The reviewed contract (``agent-surface snapshot`` → ``.agent-surface/contract.json``) is the
+    authority: a contract changed without a new snapshot is refused at registration. The page
+    gets the file next to this module (pyscript.json ``files``); CPython reads it in the checkout."""
+    here = Path(__file__).resolve().parent
+    for path in (here / "contract.json", here.parents[1] / ".agent-surface" / "contract.json"):
+        if path.is_file():
+            return authority_from_contract(path.read_bytes())
+    raise FileNotFoundError("the committed .agent-surface/contract.json is missing")
+
+
 class ConsoleSurface:
     """The registry with the console's components mounted over one ConsoleState."""
 
@@ -341,12 +368,19 @@ class ConsoleSurface:
 
 
 def create_console_surface(
-    state: ConsoleState, executor: BackendExecutor | None = None, **registry_options: Any
+    state: ConsoleState,
+    executor: BackendExecutor,
+    *,
+    session: Mapping[str, Any],
+    **registry_options: Any,
 ) -> ConsoleSurface:
-    authority = create_capability_authority(compile_manifest(CONTRACTS))
-    registry = create_registry(authority=authority, **registry_options)
-    if executor is not None:
-        registry.set_procedure_executor(executor)
+    """The console's registry. ``session`` is the backend's ``/api/session`` answer (user, role,
+    tenant, allowedProcedures): it is the host context the policies read. The executor is set
+    before anything registers (a procedure reference needs one at registration)."""
+    host = dict(session)
+    authority = committed_authority()
+    registry = create_registry(authority=authority, context=lambda: host, **registry_options)
+    registry.set_procedure_executor(executor)
     return ConsoleSurface(registry, state)
 
 

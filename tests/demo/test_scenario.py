@@ -56,8 +56,13 @@ def http(
         return exc.code, json.loads(exc.read())
 
 
-def console(url: str, token: str = TOKEN) -> tuple[TestSurface, ConsoleState, list[tuple[str, Any]]]:
+def console(
+    url: str, token: str = TOKEN, session_token: str | None = None
+) -> tuple[TestSurface, ConsoleState, list[tuple[str, Any]]]:
+    """The console as the page builds it; ``session_token`` makes the page believe another
+    session than the one its token really has (to reach the server's own check)."""
     state = ConsoleState()
+    _, session = http(url, "/api/session", token=session_token or token)
     _, listing = http(url, "/api/devices", token=token)
     state.set_devices([Device.from_api(row) for row in listing["devices"]])
     results: list[tuple[str, Any]] = []
@@ -73,9 +78,9 @@ def console(url: str, token: str = TOKEN) -> tuple[TestSurface, ConsoleState, li
             state.upsert([Device.from_api(r) for r in rows])
 
     surface = create_console_surface(
-        state, BackendExecutor(fetch_json, token, on_result), clock=ManualClock()
+        state, BackendExecutor(fetch_json, token, on_result), session=session, clock=ManualClock()
     )
-    return create_test_surface(registry=surface.registry), state, results
+    return create_test_surface(registry=surface.registry, host=session), state, results
 
 
 def statuses(url: str, ids: list[str]) -> dict[str, str]:
@@ -170,7 +175,8 @@ async def test_bait_and_switch_after_approval_fails_closed(backend: str) -> None
 
 
 async def test_server_refusal_is_relayed_as_a_typed_error(backend: str) -> None:
-    surface, _, _ = console(backend, token="demo-acme-viewer")  # a viewer may look, not disable
+    # A viewer may look, not disable; the page (told it is an operator) offers disable anyway.
+    surface, _, _ = console(backend, token="demo-acme-viewer", session_token=TOKEN)
     ids = await select_offline_in_milan(surface)
     first = await surface.invoke("domain:devices.disable", {})
     surface.confirmations.approve()

@@ -17,16 +17,14 @@ import js
 from ..adapters.model_context import ModelContext, ModelContextError, Shape, ToolCall, WebMcpTool
 from ..core.context import CancelSignal
 from .convert import error_kind, js_to_json, to_js_object
+from .jsvalues import js_get, js_or_none
 from .proxies import destroy, make_proxy
 
 log = logging.getLogger("agent_surface.webmcp")
 
 
 def _has(obj: Any, name: str) -> bool:
-    try:
-        return getattr(obj, name, None) is not None
-    except Exception:
-        return False
+    return js_get(obj, name) is not None
 
 
 class _Registered:
@@ -59,12 +57,13 @@ def _execute_proxy(tool: WebMcpTool) -> Any:
 
 def _tool_call(extra: Any) -> tuple[ToolCall, Any]:
     """Bridge the second ``execute`` argument: an AbortSignal holder (shape B) or a client."""
+    extra = js_or_none(extra)  # absent (undefined) and JS null alike
     call = ToolCall(client=extra)
     proxies: list[Any] = []
-    signal = getattr(extra, "signal", None) if extra is not None else None
+    signal = js_get(extra, "signal")
     if signal is not None and _has(signal, "addEventListener"):
         cancel = CancelSignal()
-        if signal.aborted:
+        if js_get(signal, "aborted"):
             cancel.abort("cancelled")
         else:
             listener = make_proxy(lambda _event=None: cancel.abort("cancelled"))
@@ -191,10 +190,10 @@ def _context(js_tools: list[Any]) -> Any:
 
 def detect_model_context() -> ModelContext | None:
     """The page's WebMCP API wrapped for the adapter, or None when the page has none."""
-    document_context = getattr(js.document, "modelContext", None)
+    document_context = js_get(js.document, "modelContext")
     if document_context is not None and _has(document_context, "registerTool"):
         return BrowserModelContext(document_context, "abortable")
-    navigator_context = getattr(js.navigator, "modelContext", None)
+    navigator_context = js_get(js.navigator, "modelContext")
     if navigator_context is None:
         return None
     if _has(navigator_context, "registerTool") and _has(navigator_context, "unregisterTool"):

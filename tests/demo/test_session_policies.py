@@ -1,0 +1,66 @@
+"""The console offers the agent only what the session says this person may do (the page side of
+AS authority: hidden, not refused); the backend still re-checks every call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from demo.app.model import ConsoleState, Device
+from demo.app.surface import BackendExecutor, create_console_surface
+from demo.backend import start_demo_server
+
+from agent_surface import ManualClock
+from agent_surface.testing import assert_exposes, assert_hidden, create_test_surface
+
+from .test_scenario import http
+
+WRITES = ("domain:devices.disable", "domain:devices.rename")
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[str]:
+    server, url = start_demo_server(port=0)
+    try:
+        yield url
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def _never_called(path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+    raise AssertionError("discovery must not call the backend")
+
+
+def surface_for(url: str, token: str) -> Any:
+    _, session = http(url, "/api/session", token=token)
+    _, listing = http(url, "/api/devices", token=token)
+    state = ConsoleState()
+    state.set_devices([Device.from_api(row) for row in listing["devices"]])
+    state.select([state.devices[0].id])
+    state.open_drawer(state.devices[0].id)  # every write would be available, were it allowed
+    console = create_console_surface(state, BackendExecutor(_never_called, token), session=session, clock=ManualClock())
+    return create_test_surface(registry=console.registry, host=session)  # the harness owns the host
+
+
+def test_a_viewers_agent_is_not_offered_the_write_procedures(backend: str) -> None:
+    surface = surface_for(backend, "demo-acme-viewer")
+    for capability in WRITES:
+        assert_hidden(surface, capability)
+    assert_exposes(surface, "domain:devices.query")
+
+
+def test_an_operators_agent_is_offered_the_write_procedures(backend: str) -> None:
+    surface = surface_for(backend, "demo-acme-operator")
+    for capability in (*WRITES, "domain:devices.query"):
+        assert_exposes(surface, capability)
+
+
+def test_a_session_without_allowed_procedures_offers_no_procedure() -> None:
+    state = ConsoleState()
+    session = {"user": {"role": "operator"}}
+    console = create_console_surface(state, BackendExecutor(_never_called, "t"), session=session, clock=ManualClock())
+    surface = create_test_surface(registry=console.registry, host=session)
+    for capability in (*WRITES, "domain:devices.query"):
+        assert_hidden(surface, capability)
