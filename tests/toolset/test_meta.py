@@ -17,8 +17,8 @@ import pytest
 
 from agent_surface import ActionContract, Budget, ComponentContract, Invocation
 from agent_surface.core.invocation import InvocationResult
-from agent_surface.meta_tools import intersect_scope
 from agent_surface.toolset import AgentToolset
+from agent_surface.toolset.meta import intersect_scope
 
 from .helpers import (
     DevicesState,

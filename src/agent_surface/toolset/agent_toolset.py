@@ -1,5 +1,5 @@
-"""The provider-neutral projection of a registry: one tool per capability ("direct" mode) or
-three fixed verbs ("meta" mode, see ``meta_tools``).
+"""The agent toolset: one registry projected for one consumer as provider-neutral tools, either
+one tool per capability ("direct" mode) or the three meta verbs (``meta``).
 
 Tools separate the stable definition (name, description, input schema: safe in a cached prompt
 prefix) from live ``state`` (availability, reason, contextual note), which hosts render apart
@@ -10,94 +10,29 @@ themselves and never raise.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from .catalog import EMPTY_INPUT, Target, catalog_entries, describe_prefix
-from .core.consumer import Consumer
-from .core.context import CancelSignal
-from .core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
-from .core.invocation import MISSING, Invocation, InvocationResult
-from .core.jsonvalue import FrozenDict, JsonValue, canonical_json
-from .core.registry import AgentSurfaceRegistry, random_id
-from .core.snapshot import Budget, ProcedureDescriptor, Snapshot
-from .wire_names import assign_wire_names
-
-__all__ = [
-    "EMPTY_INPUT",
-    "AgentTool",
-    "AgentToolset",
-    "Target",
-    "ToolState",
-    "capability_state",
-    "create_agent_toolset",
-    "describe_prefix",
-]
+from ..catalog import Target, catalog_entries
+from ..core.consumer import Consumer
+from ..core.context import CancelSignal
+from ..core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
+from ..core.events import SurfaceEvent
+from ..core.invocation import MISSING, Invocation, InvocationResult
+from ..core.jsonvalue import canonical_json
+from ..core.registry import AgentSurfaceRegistry, random_id
+from ..core.snapshot import Budget, ProcedureDescriptor, Snapshot
+from ..wire_names import assign_wire_names
+from .meta import build_meta_tools
+from .tools import AgentTool, Executor, ToolState
 
 log = logging.getLogger("agent_surface")
 
 Mode = Literal["direct", "meta"]
 Topology = Literal["embedded", "remote"]
 ConfirmationMode = Literal["wait", "two-phase"]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolState:
-    """Live, volatile state: render it outside the tool block."""
-
-    available: bool
-    unavailable_reason: str | None = None
-    note: str | None = None
-
-    def to_json(self) -> dict[str, JsonValue]:
-        out: dict[str, JsonValue] = {"available": self.available}
-        if self.unavailable_reason is not None:
-            out["unavailableReason"] = self.unavailable_reason
-        if self.note is not None:
-            out["note"] = self.note
-        return out
-
-
-Executor = Callable[..., Awaitable[InvocationResult]]
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class AgentTool:
-    """One provider tool. ``description`` holds no live state."""
-
-    name: str
-    description: str
-    input_schema: FrozenDict
-    state: ToolState
-    kind: str
-    capability_id: str | None
-    _execute: Executor = field(repr=False)
-
-    async def execute(
-        self, input: Any = MISSING, *, tool_call_id: str | None = None, confirmation_id: str | None = None
-    ) -> InvocationResult:
-        """Run the call; ``tool_call_id`` becomes the invocation id (safe transport retries)."""
-        return await self._execute(input, tool_call_id=tool_call_id, confirmation_id=confirmation_id)
-
-    def definition(self) -> dict[str, JsonValue]:
-        """The stable provider definition: name, description, input schema."""
-        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
-
-
-def capability_state(tools: Sequence[AgentTool]) -> str:
-    """A trailing context block listing unavailable tools and live notes ('' when none)."""
-    lines = []
-    for tool in tools:
-        parts = []
-        if not tool.state.available:
-            parts.append(f"unavailable: {tool.state.unavailable_reason or 'not right now'}")
-        if tool.state.note:
-            parts.append(tool.state.note)
-        if parts:
-            lines.append(f"- {tool.name}: {' · '.join(parts)}")
-    return "Current capability state:\n" + "\n".join(lines) if lines else ""
 
 
 class AgentToolset:
@@ -160,8 +95,6 @@ class AgentToolset:
     def tools(self) -> list[AgentTool]:
         if self.mode == "meta":
             if self._meta_tools is None:
-                from .meta_tools import build_meta_tools
-
                 self._meta_tools = build_meta_tools(self)
             return self._meta_tools
         tools = self._build_direct()
@@ -242,7 +175,7 @@ class AgentToolset:
             if not isinstance(cid, str) or not await self._wait(cid):
                 return result  # disposed while waiting: the original result, nothing executes
             # Same invocation id and confirmation id: the registry checks the evidence.
-            retry = Invocation(**{**_fields(request), "confirmation_id": cid})
+            retry = dataclasses.replace(request, confirmation_id=cid)
             return await self.registry.invoke(retry, consumer=self.consumer)
         except RegistryDisposedError:
             return _error_result(request, surface_shut_down(), self.registry.version)
@@ -279,7 +212,7 @@ class AgentToolset:
 
         return unsubscribe
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: SurfaceEvent) -> None:
         if self._disposed or event.type != "surface-changed" or self.mode == "meta":
             return
         if not self._listeners:
@@ -316,10 +249,6 @@ class AgentToolset:
 
 def _signature(tools: Sequence[AgentTool]) -> str:
     return canonical_json([[t.name, t.description, t.input_schema, t.state.to_json()] for t in tools])
-
-
-def _fields(request: Invocation) -> dict[str, Any]:
-    return {name: getattr(request, name) for name in Invocation.__dataclass_fields__}
 
 
 def _error_result(request: Invocation, err: CapabilityError, version: str) -> InvocationResult:

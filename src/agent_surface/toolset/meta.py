@@ -2,7 +2,8 @@
 
 ``surface_discover`` returns the snapshot the model plans with, ``surface_read`` runs an
 observation, ``surface_act`` an action or procedure. Resolution, validation, confirmation and
-staleness are the registry's, exactly as for direct tools.
+staleness are the registry's, exactly as for direct tools. The verbs reach the registry through
+the ``MetaHost`` protocol (the agent toolset), so this module never imports the toolset back.
 """
 
 from __future__ import annotations
@@ -11,17 +12,45 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from .core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
-from .core.invocation import MISSING, InvocationResult
-from .core.jsonvalue import FrozenDict, JsonValue, freeze, thaw
-from .core.pointer import ROOT, json_pointer
-from .core.registry import random_id
-from .core.snapshot import ActionDescriptor, ObservationDescriptor, Snapshot
+from ..catalog import Target
+from ..core.consumer import Consumer
+from ..core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
+from ..core.invocation import MISSING, InvocationResult
+from ..core.jsonvalue import FrozenDict, JsonValue, freeze, thaw
+from ..core.pointer import ROOT, json_pointer
+from ..core.registry import AgentSurfaceRegistry, random_id
+from ..core.snapshot import ActionDescriptor, Budget, ObservationDescriptor, Snapshot
+from .tools import AgentTool, Executor, ToolState
 
-if TYPE_CHECKING:
-    from .toolset import AgentTool, AgentToolset, Executor
+
+class MetaHost(Protocol):
+    """What the meta verbs need from the toolset that hosts them."""
+
+    @property
+    def registry(self) -> AgentSurfaceRegistry: ...
+    @property
+    def consumer(self) -> Consumer: ...
+    @property
+    def scope(self) -> tuple[str, ...] | None: ...
+    @property
+    def budget(self) -> Budget | None: ...
+    @property
+    def development(self) -> bool: ...
+
+    def snapshot(self) -> Snapshot: ...
+
+    async def call(
+        self,
+        target: Target,
+        input: Any,
+        *,
+        tool_call_id: str | None = None,
+        invocation_id: str | None = None,
+        confirmation_id: str | None = None,
+    ) -> InvocationResult: ...
+
 
 log = logging.getLogger("agent_surface")
 
@@ -195,7 +224,7 @@ def _arguments_of(snapshot: Snapshot, request: Mapping[str, Any]) -> Misplaced |
 
 
 def _failure(
-    meta_id: str, capability_id: Any, err: CapabilityError, toolset: AgentToolset, tool_call_id: str | None
+    meta_id: str, capability_id: Any, err: CapabilityError, toolset: MetaHost, tool_call_id: str | None
 ) -> InvocationResult:
     return InvocationResult(
         status="error",
@@ -206,7 +235,7 @@ def _failure(
     )
 
 
-def _never_raising(meta_id: str, toolset: AgentToolset, verb: Executor) -> Executor:
+def _never_raising(meta_id: str, toolset: MetaHost, verb: Executor) -> Executor:
     """A verb that returns a result even when the registry is gone or something unexpected fails."""
 
     async def run(
@@ -261,10 +290,8 @@ def _repair(value: Any, schema: Any) -> Any:
     return parsed if isinstance(parsed, dict) else MISSING
 
 
-def build_meta_tools(toolset: AgentToolset) -> list[AgentTool]:
-    from .catalog import Target
-    from .toolset import AgentTool, ToolState
-
+def build_meta_tools(toolset: MetaHost) -> list[AgentTool]:
+    """The three verbs over ``toolset``; each answers with a result and never raises."""
     available = ToolState(True)
 
     async def discover(

@@ -1,0 +1,22 @@
+"""Provider-neutral tools for your own agent loop: ``create_agent_toolset(registry, ...)``.
+
+Public: the names in ``__all__``. The submodules (``tools``, ``agent_toolset``, ``meta``) are
+internal; import from here.
+"""
+
+from ..catalog import Target, describe_prefix
+from .agent_toolset import AgentToolset, ConfirmationMode, Mode, Topology, create_agent_toolset
+from .tools import AgentTool, ToolState, capability_state
+
+__all__ = [
+    "AgentTool",
+    "AgentToolset",
+    "ConfirmationMode",
+    "Mode",
+    "Target",
+    "ToolState",
+    "Topology",
+    "capability_state",
+    "create_agent_toolset",
+    "describe_prefix",
+]
