@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_surface import Invocation
-from agent_surface.adapters import webmcp
+from agent_surface.adapters import projection
 from agent_surface.adapters.model_context import Shape, WebMcpTool
 from agent_surface.adapters.webmcp import create_webmcp_adapter
 
@@ -161,13 +161,13 @@ async def test_a_changed_read_only_hint_re_registers_the_tool(
     # One registry cannot give a capability id two effects, so the hint is flipped at its
     # source: the contract-derived annotations the adapter projects.
     flipped: set[str] = set()
-    derive = webmcp.annotations_for
+    derive = projection.annotations_for
 
     def annotations_for(descriptor: Any, shape: str) -> dict[str, bool]:
         out = derive(descriptor, shape)
         return {**out, "readOnlyHint": True} if descriptor.capability_id in flipped else out
 
-    monkeypatch.setattr(webmcp, "annotations_for", annotations_for)
+    monkeypatch.setattr(projection, "annotations_for", annotations_for)
     table = app.mount_table()
     adapter, fake = await start(shape)
     assert fake.agent.tool(SELECT).annotations.get("readOnlyHint", False) is False

@@ -1,1 +1,4 @@
-"""Adapters project a registry to a consumer. They never execute anything themselves."""
+"""Adapters project a registry to a consumer; they never execute anything themselves.
+
+Public: ``agent_surface.adapters.webmcp``. The other modules here are internal.
+"""

@@ -4,78 +4,47 @@ It reconciles on every surface change (touching only added, removed or changed t
 browser allows it), routes every call through ``registry.invoke``, completes confirmations within
 the call, and withdraws everything on ``stop()``. Nothing here imports ``js``: the browser shapes
 are wrapped by ``agent_surface.browser`` behind the ``ModelContext`` protocol.
+
+Public: the names in ``__all__``. The sibling modules (``projection``, ``confirmation``,
+``model_context``) are internal; the protocol types a test double needs are re-exported here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
-import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from ..catalog import CatalogEntry, Descriptor, Target, catalog_entries
-from ..core.confirmation import PendingConfirmation
+from ..catalog import Descriptor, Target
 from ..core.consumer import Consumer
 from ..core.context import CancelSignal
-from ..core.errors import DefinitionError, RegistryDisposedError, error, surface_shut_down
+from ..core.errors import RegistryDisposedError, error, surface_shut_down
+from ..core.events import SurfaceEvent
 from ..core.invocation import MISSING, Invocation, InvocationResult
-from ..core.jsonvalue import JsonValue, canonical_json, thaw
-from ..core.kinds import READ_ONLY_EFFECTS
+from ..core.jsonvalue import JsonValue
 from ..core.registry import AgentSurfaceRegistry, random_id
-from ..core.schema import inline_refs
-from ..core.snapshot import ProcedureDescriptor
-from ..wire_names import assign_wire_names
-from .model_context import ModelContext, ModelContextError, ToolCall, WebMcpTool
+from ..toolset import AgentTool, AgentToolset
+from .confirmation import ConfirmHook, InCallConfirmation
+from .model_context import ModelContext, ModelContextError, Shape, ToolCall, ToolExecute, WebMcpTool
+from .projection import Curation, DirectProjection, content, project_meta
+
+__all__ = [
+    "ConfirmHook",
+    "Curation",
+    "Descriptor",
+    "ModelContext",
+    "ModelContextError",
+    "Shape",
+    "ToolCall",
+    "WebMcpAdapter",
+    "WebMcpTool",
+    "create_webmcp_adapter",
+]
 
 log = logging.getLogger("agent_surface.webmcp")
-
-# ``False`` skips the capability, a mapping rewords it (``{"description": ...}``), and ``None`` or
-# ``True`` keep it as authored: a hook that forgets to return must not hide the whole surface.
-Curation = Callable[[Descriptor], Mapping[str, str] | bool | None]
-ConfirmHook = Callable[[PendingConfirmation, Any], Any]
-
-
-def content(result: InvocationResult) -> dict[str, Any]:
-    """Tool content for a result: capability errors ride in content with code/retry/details."""
-    if result.ok:
-        return {"content": [{"type": "text", "text": canonical_json(result.output)}]}
-    assert result.error is not None
-    return {"content": [{"type": "text", "text": canonical_json(result.error.to_json())}], "isError": True}
-
-
-def annotations_for(descriptor: Descriptor, shape: str) -> dict[str, bool]:
-    """Derived from the contract only (kind, effect, confirmation, declared untrusted output)."""
-    read_only = descriptor.kind == "observation" or descriptor.effect in READ_ONLY_EFFECTS
-    out: dict[str, bool] = {"readOnlyHint": read_only}
-    if shape != "abortable":  # the draft's tool shape knows readOnlyHint only
-        return out if read_only else {}
-    if descriptor.effect in ("destructive", "external-side-effect") or descriptor.confirmation == "required":
-        out["consequentialHint"] = True
-    if descriptor.untrusted_output:
-        out["untrustedContentHint"] = True
-    return out
-
-
-_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-
-
-def title_for(descriptor: Descriptor, component_type: str | None, instance_id: str | None) -> str:
-    """A human title from the capability: ``selectRows`` on devices.table → 'Select rows (devices table)'."""
-    if isinstance(descriptor, ProcedureDescriptor):
-        path = descriptor.procedure_id.split(":", 1)[1]
-        *scope, name = path.split(".")
-        where = " ".join(scope)
-    else:
-        name = descriptor.name
-        where = (component_type or "").replace(".", " ")
-    words = _WORD.findall(name) or [name]
-    label = " ".join(w.lower() for w in words).capitalize()
-    suffix = f" ({where}{' @ ' + instance_id if instance_id else ''})" if where else ""
-    return (label + suffix)[:128]
 
 
 class WebMcpAdapter:
@@ -96,7 +65,7 @@ class WebMcpAdapter:
             raise ValueError("mode must be 'direct' or 'meta'")
         self.scope = None if scope is None else tuple(scope)
         self.mode = mode
-        self._curate = expose_capability
+        self._projection = DirectProjection(expose_capability, self._diagnose)
         self._confirm = confirm
         self._given_context = model_context
         self._context: ModelContext | None = None
@@ -105,17 +74,12 @@ class WebMcpAdapter:
         self._unsubscribe: Callable[[], None] | None = None
         self._registered: dict[str, WebMcpTool] = {}
         self._targets: dict[str, Target] = {}
-        self._meta: Any = None
-        self._pending_targets: dict[str, Target] = {}
+        self._meta: AgentToolset | None = None
         self._dirty = False
         self._running = False
         self._loop_task: asyncio.Future[None] | None = None
         self._stop_signal = CancelSignal()
         self.diagnostics: list[str] = []
-        self._schema_warned: set[str] = set()
-        # Wire schemas by (registration, capability): structure is frozen per registration, so a
-        # surface change need not inline every tool's schema again.
-        self._wire_schemas: dict[tuple[str | None, str], dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -156,8 +120,6 @@ class WebMcpAdapter:
         self._running = True
         self._stop_signal = CancelSignal()
         if self.mode == "meta":
-            from ..toolset import AgentToolset
-
             self._meta = AgentToolset(
                 registry, consumer=consumer, mode="meta", confirmations="wait", scope=self.scope
             )
@@ -199,7 +161,7 @@ class WebMcpAdapter:
 
     # ------------------------------------------------------------------ reconcile
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: SurfaceEvent) -> None:
         if event.type == "surface-changed" and self._running:
             self._dirty = True
             if self._loop_task is None or self._loop_task.done():
@@ -211,97 +173,20 @@ class WebMcpAdapter:
         while self._dirty and self._running:
             self._dirty = False
             try:  # a projection that raises must not kill the loop (start() would raise too)
-                await self._apply(self._project())
+                await self._apply(*self._project())
             except Exception as exc:
                 self._diagnose(f"reconcile failed: {exc}")
 
-    def _project(self) -> dict[str, WebMcpTool]:
+    def _project(self) -> tuple[dict[str, WebMcpTool], dict[str, Target]]:
         assert self._registry is not None and self._context is not None
         if self._meta is not None:
-            return self._project_meta()
+            return project_meta(self._meta.tools(), _meta_executor), {}
         snap = self._registry.snapshot(consumer=self._consumer, scope=self.scope, include_unavailable=False)
-        shape = self._context.shape
-        kept: list[tuple[CatalogEntry, str]] = []
-        for entry in catalog_entries(snap):
-            text = self._curated(entry.descriptor)
-            if text is not None:
-                kept.append((entry, text))
-        names = assign_wire_names(entry.wire for entry, _ in kept).names
-        desired: dict[str, WebMcpTool] = {}
-        schemas: dict[tuple[str | None, str], dict[str, Any]] = {}
-        self._pending_targets = {}
-        for (entry, text), name in zip(kept, names, strict=True):
-            descriptor, target = entry.descriptor, entry.target
-            description = f"{entry.prefix} {text}"
-            key = (target.registration_id, descriptor.capability_id)
-            wire_schema = schemas[key] = self._wire_schemas.get(key) or self._wire_schema(
-                descriptor.capability_id, entry.input_schema
-            )
-            notes = annotations_for(descriptor, shape)
-            title = title_for(descriptor, entry.component_type, entry.wire.qualifier)
-            signature = canonical_json([name, title, description, wire_schema, notes, target.registration_id])
-            desired[name] = WebMcpTool(
-                name, title, description, wire_schema, notes, self._executor(name), signature
-            )
-            self._pending_targets[name] = target
-        self._wire_schemas = schemas  # only what the current surface uses
-        return desired
+        return self._projection.project(snap, self._context.shape, self._executor)
 
-    def _wire_schema(self, capability_id: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-        try:
-            return inline_refs(thaw(schema))
-        except DefinitionError as exc:
-            # A recursive schema cannot be inlined: expose it as authored rather than failing
-            # the whole projection (and every other tool with it); say so once.
-            if capability_id not in self._schema_warned:
-                self._schema_warned.add(capability_id)
-                self._diagnose(f"{capability_id}: {exc.message}; its input schema keeps $ref")
-            return dict(thaw(schema))
-
-    def _project_meta(self) -> dict[str, WebMcpTool]:
-        out: dict[str, WebMcpTool] = {}
-        self._pending_targets = {}
-        for tool in self._meta.tools():
-            notes = {"readOnlyHint": tool.name != "surface_act"}
-            signature = canonical_json([tool.name, tool.description, thaw(tool.input_schema), notes])
-            out[tool.name] = WebMcpTool(
-                tool.name,
-                tool.name.replace("_", " ").capitalize(),
-                tool.description,
-                thaw(tool.input_schema),
-                notes,
-                self._meta_executor(tool),
-                signature,
-            )
-        return out
-
-    def _curated(self, descriptor: Descriptor) -> str | None:
-        """The authored text to expose, or None to skip. Curation never touches execution or
-        annotations."""
-        if self._curate is None:
-            return descriptor.description
-        try:
-            verdict = self._curate(descriptor)
-        except Exception as exc:
-            self._diagnose(f"expose_capability raised for {descriptor.capability_id}: {exc}; skipping it")
-            return None
-        if verdict is False:
-            return None
-        if verdict is None or verdict is True:
-            return descriptor.description
-        if not isinstance(verdict, Mapping):
-            self._diagnose(
-                f"expose_capability returned {type(verdict).__name__} for {descriptor.capability_id}; "
-                "expected False (skip), a mapping (reword) or None/True (keep); keeping it as authored"
-            )
-            return descriptor.description
-        text = verdict.get("description")
-        return text if isinstance(text, str) and text else descriptor.description
-
-    async def _apply(self, desired: dict[str, WebMcpTool]) -> None:
+    async def _apply(self, desired: dict[str, WebMcpTool], targets: dict[str, Target]) -> None:
         context = self._context
         assert context is not None
-        targets = self._pending_targets
         if context.shape == "provide":
             if [t.signature for t in desired.values()] != [t.signature for t in self._registered.values()]:
                 await context.provide_context(list(desired.values()))
@@ -360,20 +245,11 @@ class WebMcpAdapter:
 
     # ------------------------------------------------------------------ calls
 
-    def _executor(self, name: str) -> Callable[[JsonValue, ToolCall], Any]:
+    def _executor(self, name: str) -> ToolExecute:
         async def execute(input: JsonValue, call: ToolCall) -> dict[str, Any]:
-            return await self._execute(name, input, call)
+            return content(await self._run(name, input, call))
 
         return execute
-
-    def _meta_executor(self, tool: Any) -> Callable[[JsonValue, ToolCall], Any]:
-        async def execute(input: JsonValue, call: ToolCall) -> dict[str, Any]:
-            return content(await tool.execute(input))
-
-        return execute
-
-    async def _execute(self, name: str, input: JsonValue, call: ToolCall) -> dict[str, Any]:
-        return content(await self._run(name, input, call))
 
     async def _run(self, name: str, input: JsonValue, call: ToolCall) -> InvocationResult:
         """The full result of one browser call (its tool content drops the envelope)."""
@@ -401,7 +277,10 @@ class WebMcpAdapter:
         try:
             result = await registry.invoke(request, consumer=self._consumer, signal=call.signal)
             if result.code == "CONFIRMATION_REQUIRED":
-                result = await self._complete_confirmation(registry, request, result, call)
+                flow = InCallConfirmation(
+                    registry, self._consumer, self._stop_signal, self._confirm, self._diagnose
+                )
+                result = await flow.complete(request, result, call)
         except RegistryDisposedError:
             # The page disposed the registry under a listed tool: answer in content, never raise
             # into the browser (as the embedded toolset does).
@@ -414,117 +293,19 @@ class WebMcpAdapter:
             )
         return result
 
-    async def _complete_confirmation(
-        self, registry: AgentSurfaceRegistry, request: Invocation, first: InvocationResult, call: ToolCall
-    ) -> InvocationResult:
-        assert first.error is not None and first.error.details is not None
-        cid = first.error.details.get("confirmationId")
-        if not isinstance(cid, str):
-            return first
-        confirmations = registry.confirmations
-        # The wait ends when the user decides, when the adapter stops, or when the browser
-        # cancels the call (shape B's signal): a cancelled call must not hang until the TTL.
-        give_up = CancelSignal()
-        removers = [self._stop_signal.add_listener(give_up.abort)]
-        if call.signal is not None:
-            removers.append(call.signal.add_listener(give_up.abort))
-        try:
-            if self._confirm is not None and call.request_user_interaction is not None:
-                pending = confirmations.get(cid)
-                if pending is not None:
-                    await self._prompt(cid, pending, call, give_up)
-            if not give_up.aborted:
-                try:
-                    await confirmations.wait_for(cid, signal=give_up)
-                except asyncio.CancelledError:
-                    if not give_up.aborted:
-                        raise
-        finally:
-            for remove in removers:
-                remove()
-        if self._stop_signal.aborted:
-            return first  # stop() while waiting: nothing executes
-        if give_up.aborted:
-            return InvocationResult(
-                "error",
-                first.invocation_id,
-                request.capability_id,
-                registry.version,
-                error=error("CANCELLED", "The invocation was cancelled.", "yes"),
-            )
-        retry = Invocation(
-            request.capability_id,
-            request.input,
-            request.invocation_id,
-            request.instance_id,
-            request.registration_id,
-            None,
-            request.surface_version,
-            cid,
-        )
-        return await registry.invoke(retry, consumer=self._consumer, signal=call.signal)
 
-    async def _prompt(
-        self, cid: str, pending: PendingConfirmation, call: ToolCall, give_up: CancelSignal
-    ) -> None:
-        """Run the host's confirm UI through requestUserInteraction; on failure fall back to waiting."""
-        assert (
-            self._confirm is not None
-            and call.request_user_interaction is not None
-            and self._registry is not None
-        )
-        confirm = self._confirm
-        hook_tasks: list[asyncio.Future[Any]] = []
+def _meta_executor(tool: AgentTool) -> ToolExecute:
+    async def execute(input: JsonValue, call: ToolCall) -> dict[str, Any]:
+        return content(await tool.execute(input))
 
-        async def ui() -> Any:
-            answer = confirm(pending, call.client)
-            if not inspect.isawaitable(answer):
-                return answer
-            # Its own task: in the browser the client calls ui() from JS, so cancelling the
-            # prompt below would not reach the host's dialog; cancelling this task does.
-            task = asyncio.ensure_future(answer)
-            hook_tasks.append(task)
-            return await task
-
-        prompt = asyncio.ensure_future(call.request_user_interaction(ui))
-        gave_up = asyncio.ensure_future(give_up.wait())
-        # The host's own confirmation UI (or the TTL) may settle the record while the prompt is
-        # open: then the call proceeds on that outcome instead of waiting for the prompt.
-        settled = asyncio.ensure_future(self._registry.confirmations.wait_for(cid))
-        try:
-            await asyncio.wait({prompt, gave_up, settled}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            gave_up.cancel()
-            if not settled.done():
-                settled.cancel()
-            if not prompt.done():
-                # Stopped, cancelled or decided elsewhere with the dialog open: its late answer
-                # must not count, and the host's dialog is told to close (cancelled).
-                prompt.add_done_callback(_ignore_outcome)
-                prompt.cancel()
-            for task in hook_tasks:
-                if not task.done():
-                    task.add_done_callback(_ignore_outcome)
-                    task.cancel()
-        if not prompt.done() or prompt.cancelled():
-            return  # cancelled above (a task is only marked cancelled once it has run again)
-        try:
-            answer = prompt.result()
-        except Exception as exc:
-            self._diagnose(f"confirm hook failed ({exc}); waiting for the host's confirmation UI")
-            return
-        if not give_up.aborted:  # an answer racing stop()/cancel does not count either
-            self._registry.confirmations.resolve(cid, approved=bool(answer))
-
-
-def _ignore_outcome(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()  # retrieved, so asyncio does not log it as never retrieved
+    return execute
 
 
 def _detect() -> ModelContext | None:
     if sys.platform != "emscripten":
         return None  # CPython: no browser, nothing to expose to
+    # The one upward import of the adapters layer: only in the page, where ``js`` exists
+    # (declared in pyproject.toml's import-linter contracts).
     from ..browser.model_context import detect_model_context
 
     return detect_model_context()
@@ -540,8 +321,9 @@ def create_webmcp_adapter(
 ) -> WebMcpAdapter:
     """The WebMCP adapter. ``scope`` limits exposure (the browser agent is the least-trusted
     consumer); ``expose_capability(descriptor)`` returns False to skip a capability,
-    ``{"description": ...}`` to reword it, or None/True to keep it as authored; ``confirm(pending, client)`` opts into prompting
-    through ``requestUserInteraction``. ``model_context`` is a test seam."""
+    ``{"description": ...}`` to reword it, or None/True to keep it as authored;
+    ``confirm(pending, client)`` opts into prompting through ``requestUserInteraction``.
+    ``model_context`` replaces browser detection (a test double implementing ``ModelContext``)."""
     return WebMcpAdapter(
         scope=scope,
         expose_capability=expose_capability,
