@@ -32,6 +32,8 @@ echo "== mypy"
 .venv/bin/mypy
 # The demo and scripts too (demo/app/main.py is PyScript's entry: top-level await, page imports).
 .venv/bin/mypy --strict demo scripts/demo.py scripts/serve.py --exclude demo/app/main.py
+echo "== import-linter (the layering contracts in pyproject.toml)"
+.venv/bin/lint-imports --no-cache
 
 echo "== pytest (CPython suite + browser e2e)"
 suites=(tests)
