@@ -131,6 +131,7 @@ def test_AS_EXAMPLE_001_agent_disables_offline_milan_devices_after_approval(open
     assert statuses(console_server) == before  # nothing happens before the person decides
 
     # A script (or an agent driving the DOM with scripts) cannot approve: untrusted clicks are ignored.
+    run.page.wait_for_selector("#confirm-approve:not([disabled])")  # after the input protection
     run.page.evaluate("() => document.getElementById('confirm-approve').click()")
     run.page.wait_for_function("() => document.getElementById('confirm-warning').textContent.length > 0")
     assert statuses(console_server) == before

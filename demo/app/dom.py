@@ -9,6 +9,8 @@ from typing import Any
 import js
 from pyodide.ffi import create_proxy
 
+from agent_surface.browser.jsvalues import js_get, js_or_none
+
 document = js.document
 _handlers: list[Any] = []  # proxies of long-lived listeners (freed with the page)
 
@@ -58,4 +60,22 @@ def replace_children(element: Any, *children: Any) -> None:
 
 
 def by_id(element_id: str) -> Any:
-    return document.getElementById(element_id)
+    """The element, or None (getElementById answers JS null, which ``is None`` never matches)."""
+    return js_or_none(document.getElementById(element_id))
+
+
+def closest(event: Any, selector: str) -> Any:
+    """The element matching ``selector`` that the event happened in, or None: clicks land on
+    padding, text and gaps as often as on the buttons a handler cares about."""
+    target = js_get(event, "target")
+    if target is None or js_get(target, "closest") is None:  # e.g. a text node
+        return None
+    return js_or_none(target.closest(selector))
+
+
+def data(element: Any, name: str) -> str | None:
+    """``data-<name>`` of an element, or None when the element or the attribute is missing."""
+    if element is None:
+        return None
+    value = js_or_none(element.getAttribute(f"data-{name}"))
+    return None if value is None else str(value)

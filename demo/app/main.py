@@ -18,10 +18,11 @@ from pyodide.http import pyfetch
 
 from agent_surface import Consumer
 from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.browser.jsvalues import js_or_none
 from agent_surface.compat import import_jsonschema
 
 params = js.URLSearchParams.new(js.location.search)
-TOKEN = params.get("token") or "demo-acme-operator"
+TOKEN = js_or_none(params.get("token")) or "demo-acme-operator"  # get() answers JS null
 
 
 async def fetch_json(path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
@@ -55,11 +56,24 @@ def apply_result(procedure_id: str, body: Any) -> None:
     state.upsert([Device.from_api(r) for r in rows], notice(body) if notice else None)
 
 
+def refusal_message(status: int, body: Any) -> str:
+    """What the person is told when the server refuses their own action: the server's
+    agent-safe message when it sent one."""
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    if status == 0:
+        return "Could not reach the server; try again."
+    return f"Refused: {message}" if isinstance(message, str) and message else f"Refused (HTTP {status})."
+
+
 async def human_api(procedure: str, payload: dict[str, Any]) -> None:
-    """The person's own buttons call the backend directly (not through the agent surface)."""
+    """The person's own buttons call the backend directly (not through the agent surface).
+    Every refusal (rate limit, permission, conflict, network) is shown, never swallowed."""
     status, body = await fetch_json(f"/api/procedures/{procedure}", payload)
-    if status < 400 and isinstance(body, dict):
+    if 0 < status < 400 and isinstance(body, dict) and "error" not in body:
         apply_result(f"domain:{procedure}", body)
+    else:
+        state.tell(refusal_message(status, body), "error")
 
 
 async def main() -> None:
@@ -68,8 +82,12 @@ async def main() -> None:
         js.document.getElementById("app").textContent = "Could not open a session with the backend."
         return
     _, listing = await fetch_json("/api/devices")
-    state.set_devices([Device.from_api(row) for row in listing.get("devices", [])])
-    surface = create_console_surface(state, BackendExecutor(fetch_json, TOKEN, apply_result))
+    rows = listing.get("devices", []) if isinstance(listing, dict) else []
+    state.set_devices([Device.from_api(row) for row in rows])
+    # What the agent is offered follows the session (a viewer's agent never sees disable).
+    surface = create_console_surface(
+        state, BackendExecutor(fetch_json, TOKEN, apply_result), session=session
+    )
     adapter = create_webmcp_adapter()
     await adapter.start(registry=surface.registry, consumer=Consumer("browser-agent", "webmcp"))
     ConsoleUI(state, surface, adapter, session, human_api)

@@ -14,6 +14,7 @@ Status = Literal["online", "offline", "disabled"]
 Route = Literal["devices", "activity"]
 ROUTES: tuple[Route, ...] = ("devices", "activity")
 STATUSES: tuple[Status, ...] = ("online", "offline", "disabled")
+NoticeTone = Literal["ok", "info", "error"]  # error: the server refused the person's own action
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,7 @@ class ConsoleState:
     drawer: str | None = None
     route: Route = "devices"
     notice: str | None = None  # a one-line message for the person ("7 devices disabled")
-    notice_tone: Literal["ok", "info"] = "ok"
+    notice_tone: NoticeTone = "ok"
     listeners: list[Callable[[], None]] = field(default_factory=list)
 
     def subscribe(self, listener: Callable[[], None]) -> None:
@@ -115,6 +116,10 @@ class ConsoleState:
         self.selected = [i for i in self.selected if i in visible]  # selection follows what is shown
         if notice is not None:
             self.notice, self.notice_tone = notice, "ok"
+        self.changed()
+
+    def tell(self, notice: str, tone: NoticeTone) -> None:
+        self.notice, self.notice_tone = notice, tone
         self.changed()
 
     def set_filters(self, filters: Filters) -> None:

@@ -5,16 +5,16 @@ re-rendering never creates new JS proxies."""
 from __future__ import annotations
 
 import asyncio
-import json
+from collections.abc import Awaitable
 from datetime import UTC, datetime
 from typing import Any
 
 import js
-from pyodide.ffi import create_proxy
 
 from agent_surface import PendingConfirmation
 
-from .dom import by_id, h, listen, replace_children
+from .confirm import ConfirmDialog
+from .dom import by_id, closest, data, h, listen, replace_children
 from .model import STATUSES, ConsoleState, Filters
 
 STATUS_LABEL = {"online": "Online", "offline": "Offline", "disabled": "Disabled"}
@@ -44,14 +44,13 @@ class ConsoleUI:
         self.human_api = human_api
         self.log: list[dict[str, Any]] = []
         self._started: dict[str, float] = {}
-        self._countdown: Any = None
         self._tasks: set[Any] = set()
+        allowed = session.get("allowedProcedures")
+        self.allowed: set[str] = set(allowed) if isinstance(allowed, list) else set()
         self._build()
+        self.dialog = ConfirmDialog(self.registry, self._on_decided)
         state.subscribe(self.render)
         self.registry.subscribe(self._on_event)
-        self.registry.confirmations.subscribe(lambda _pending: self.render_confirmations())
-        tick = create_proxy(lambda *_: self._tick())
-        self._countdown = js.setInterval(tick, 1000)
         self.render()
 
     # ------------------------------------------------------------------ skeleton (built once)
@@ -168,6 +167,8 @@ class ConsoleUI:
             ),
             h("div", {"id": "drawer", "class": "drawer", "hidden": True}),
             h("div", {"id": "confirm", "class": "modal-backdrop", "hidden": True}),
+            h("div", {"id": "click-shield", "class": "click-shield", "hidden": True}),
+            h("div", {"id": "confirm-live", "class": "sr-only", "role": "status", "aria-live": "assertive"}),
         )
         listen(by_id("tabs"), "click", self._on_tab)
         listen(by_id("rows"), "click", self._on_row_click)
@@ -179,7 +180,6 @@ class ConsoleUI:
         )
         listen(by_id("clear-selection"), "click", lambda _e: self.state.select([]))
         listen(by_id("drawer"), "click", self._on_drawer_click)
-        listen(by_id("confirm"), "click", self._on_confirm_click)
 
     # ------------------------------------------------------------------ human interactions
 
@@ -190,44 +190,35 @@ class ConsoleUI:
         self.state.set_filters(Filters(status, city, text))
 
     def _on_tab(self, event: Any) -> None:
-        route = event.target.dataset.route
+        route = data(closest(event, "button[data-route]"), "route")
         if route in ("devices", "activity"):
             self.state.go(route)
 
     def _on_row_click(self, event: Any) -> None:
-        target = event.target
-        row = target.closest("tr")
-        if row is None:
-            return
-        device_id = row.dataset.id
-        if target.matches("input[type=checkbox]"):
-            self.state.select([device_id], "add" if target.checked else "remove")
+        device_id = data(closest(event, "tr[data-id]"), "id")
+        if device_id is None:
+            return  # the table body's padding, or a row that is gone
+        checkbox = closest(event, "input[type=checkbox]")
+        if checkbox is not None:
+            self.state.select([device_id], "add" if checkbox.checked else "remove")
         else:
             self.state.open_drawer(device_id)
 
     def _on_drawer_click(self, event: Any) -> None:
-        action = event.target.dataset.action
+        action = data(closest(event, "button[data-action]"), "action")
         if action == "close":
             self.state.open_drawer(None)
         elif action == "enable" and self.state.drawer:
-            js.Promise.resolve(self.human_api("devices.enable", {"deviceIds": [self.state.drawer]}))
+            self._spawn(self.human_api("devices.enable", {"deviceIds": [self.state.drawer]}))
 
-    def _on_confirm_click(self, event: Any) -> None:
-        decision = event.target.dataset.decision
-        cid = event.target.dataset.cid
-        if decision not in ("approve", "deny") or not cid:
-            return
-        # Only a real user gesture counts: a script's element.click() or dispatchEvent() is not
-        # trusted, so page code (or an agent driving the DOM with scripts) cannot approve.
-        if not event.isTrusted:
-            by_id("confirm-warning").textContent = "Ignored a click that did not come from the user."
-            return
-        pending = self.registry.confirmations.get(cid)
-        if self.registry.confirmations.resolve(cid, approved=decision == "approve") and pending is not None:
-            verdict = "Approved" if decision == "approve" else "You denied"
-            self.state.notice = f"{verdict}: {pending.summary}"
-            self.state.notice_tone = "ok" if decision == "approve" else "info"
-            self.state.changed()
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)  # keep a reference until done (the loop holds only weak ones)
+        task.add_done_callback(self._tasks.discard)
+
+    def _on_decided(self, approved: bool, pending: PendingConfirmation) -> None:
+        verdict = "Approved" if approved else "You denied"
+        self.state.tell(f"{verdict}: {pending.summary}", "ok" if approved else "info")
 
     # ------------------------------------------------------------------ rendering
 
@@ -236,7 +227,7 @@ class ConsoleUI:
         for route in ("devices", "activity"):
             by_id(f"page-{route}").hidden = state.route != route
         for tab in by_id("tabs").children:
-            tab.classList.toggle("active", tab.dataset.route == state.route)
+            tab.classList.toggle("active", data(tab, "route") == state.route)
         self._render_filters()
         self._render_rows()
         self._render_drawer()
@@ -299,7 +290,8 @@ class ConsoleUI:
         notice = by_id("notice")
         notice.hidden = not self.state.notice
         notice.textContent = self.state.notice or ""
-        notice.classList.toggle("info", self.state.notice_tone == "info")
+        for tone in ("info", "error"):
+            notice.classList.toggle(tone, self.state.notice_tone == tone)
 
     def _render_drawer(self) -> None:
         drawer = by_id("drawer")
@@ -330,7 +322,7 @@ class ConsoleUI:
                 h("dd", {}, f"{_ago(device.last_seen)} ({device.last_seen})"),
             ),
             h("button", {"class": "primary", "dataset": {"action": "enable"}}, "Enable device")
-            if device.status == "disabled"
+            if device.status == "disabled" and "devices.enable" in self.allowed
             else None,
         )
 
@@ -368,83 +360,6 @@ class ConsoleUI:
                 )
         replace_children(by_id("tools"), items)
 
-    def render_confirmations(self) -> None:
-        box = by_id("confirm")
-        pending = self.registry.confirmations.pending()
-        box.hidden = not pending
-        if not pending:
-            replace_children(box)
-            return
-        item: PendingConfirmation = pending[0]
-        replace_children(
-            box,
-            h(
-                "div",
-                {
-                    "class": "modal",
-                    "role": "dialog",
-                    "aria-modal": "true",
-                    "aria-labelledby": "confirm-title",
-                },
-                h("h2", {"id": "confirm-title"}, "An agent asks for your approval"),
-                h("p", {"class": "summary"}, item.summary),
-                h(
-                    "div",
-                    {"class": "meta"},
-                    h("span", {"class": f"badge effect {item.effect}"}, item.effect),
-                    h("span", {"class": "capability"}, item.capability_id),
-                    h(
-                        "span",
-                        {
-                            "class": "countdown",
-                            "id": "confirm-countdown",
-                            "dataset": {"expires": item.expires_at},
-                        },
-                    ),
-                ),
-                h("p", {"class": "label"}, "Exactly this input will be sent:"),
-                h("pre", {"class": "input"}, json.dumps(item.input, indent=2)),
-                h("p", {"id": "confirm-warning", "class": "warning"}),
-                h(
-                    "div",
-                    {"class": "actions"},
-                    h(
-                        "button",
-                        {
-                            "class": "danger",
-                            "id": "confirm-deny",
-                            "dataset": {"decision": "deny", "cid": item.confirmation_id},
-                        },
-                        "Deny",
-                    ),
-                    h(
-                        "button",
-                        {
-                            "class": "primary",
-                            "id": "confirm-approve",
-                            "dataset": {"decision": "approve", "cid": item.confirmation_id},
-                        },
-                        "Approve",
-                    ),
-                ),
-                h("p", {"class": "hint"}, f"{len(pending) - 1} more waiting" if len(pending) > 1 else None),
-            ),
-        )
-        self._tick()
-
-    def _tick(self) -> None:
-        countdown = by_id("confirm-countdown")
-        if countdown is None:
-            return
-        try:
-            expires = datetime.fromisoformat(countdown.dataset.expires.replace("Z", "+00:00"))
-        except ValueError:
-            return
-        left = max(0, int((expires - datetime.now(UTC)).total_seconds()))
-        countdown.textContent = f"expires in {left // 60}:{left % 60:02d}"
-        if left == 0:
-            self.registry.confirmations.pending()  # lets the store expire it now
-
     # ------------------------------------------------------------------ agent activity
 
     def _on_event(self, event: Any) -> None:
@@ -466,9 +381,7 @@ class ConsoleUI:
             del self.log[50:]
             self._render_log()
         elif event.type == "surface-changed":
-            task = asyncio.ensure_future(self._render_surface_when_settled())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._spawn(self._render_surface_when_settled())
 
     async def _render_surface_when_settled(self) -> None:
         if self.adapter is not None:

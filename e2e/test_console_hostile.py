@@ -1,0 +1,154 @@
+"""The devices console under clumsy and hostile use, in Chromium 156: clicks on every non-button
+region, an open confirmation left ticking, a double-click over two queued confirmations (the
+bait-and-switch), a viewer's session, and a refusal of the person's own action."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_console import START_CALL, api, call, console_server, open_console, shot, statuses
+
+__all__ = ["console_server"]  # the fresh-backend fixture, shared with test_console
+
+ROOT = Path(__file__).resolve().parent.parent
+PYSCRIPT_ERRORS = "() => document.querySelectorAll('.py-error, py-error').length"
+
+@pytest.fixture
+def limited_server(web_dist: Path) -> Iterator[str]:
+    """The demo backend with a tiny rate-limit budget (5 calls, next one in ~17 minutes)."""
+    import sys
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from demo.api import RateLimit
+    from demo.backend import start_demo_server
+
+    server, url = start_demo_server(ROOT, port=0, rate_limit=RateLimit(burst=5, per_second=0.001))
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def tool_names(run: Any) -> list[str]:
+    return list(run.page.evaluate("async () => (await document.modelContext.getTools()).map((t) => t.name)"))
+
+
+def assert_quiet(run: Any) -> None:
+    assert run.console_errors == []
+    assert run.page.evaluate(PYSCRIPT_ERRORS) == 0
+
+
+def queue_two_disables(run: Any) -> None:
+    """A: disable dev-0003 (selected first); B: disable dev-0003 and dev-0017."""
+    call(run, "view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+    call(run, "view_devices__table__selectRows", {"ids": ["dev-0003"]})
+    run.page.wait_for_function(
+        "async () => (await document.modelContext.getTools()).some((t) => t.name === 'domain_devices__disable')"
+    )
+    run.page.evaluate(START_CALL, ["domain_devices__disable", {"reason": "A"}])
+    run.page.wait_for_selector("#confirm-approve")
+    call(run, "view_devices__table__selectRows", {"ids": ["dev-0003", "dev-0017"]})
+    run.page.evaluate(
+        """() => { window.callB = (async () => {
+            const tool = (await document.modelContext.getTools()).find((t) => t.name === 'domain_devices__disable');
+            return await document.modelContext.executeTool(tool, {reason: 'B'});
+        })().then((text) => ({text}), (error) => ({error: String(error)})); }"""
+    )
+    run.page.wait_for_function("() => document.querySelector('#confirm .hint').textContent.includes('1 more')")
+
+
+def test_clicks_on_every_non_button_region_raise_no_error(open_page: Any, console_server: str) -> None:
+    run = open_console(open_page, console_server)
+    page = run.page
+    page.click("#tabs", position={"x": 2, "y": 2})  # the tab bar's padding
+    page.click(".brand")
+    page.click("#rows tr:first-child td:nth-child(2) .id")  # text inside a row: opens the drawer
+    page.wait_for_selector("#drawer:not([hidden])")
+    page.click("#drawer dl")  # the drawer's body, not a button
+    page.click("#drawer h2")
+    page.click("table.devices thead")
+    call(run, "view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+    call(run, "view_devices__table__selectRows", {"ids": ["dev-0003"]})
+    run.page.evaluate(START_CALL, ["domain_devices__disable", {"reason": "regions"}])
+    page.wait_for_selector("#confirm-approve:not([disabled])")
+    for selector in ("#confirm-title", "#confirm-summary", "#confirm .meta", "#confirm pre.input", "#confirm .actions"):
+        page.click(selector)
+    page.mouse.click(5, 5)  # the backdrop around the dialog
+    time.sleep(2.5)  # the countdown ticks every second while the dialog is open
+    assert page.is_visible("#confirm-approve")
+    assert_quiet(run)
+
+
+def test_a_double_click_on_approve_never_approves_the_next_request(open_page: Any, console_server: str) -> None:
+    run = open_console(open_page, console_server)
+    queue_two_disables(run)
+    page = run.page
+    page.wait_for_selector("#confirm-approve:not([disabled])")
+    assert "dev-0017" not in page.inner_text("#confirm-summary")  # A is shown
+    page.dblclick("#confirm-approve")  # the person meant A only
+    page.wait_for_function("() => document.getElementById('confirm-summary').textContent.includes('dev-0017')")
+    assert page.is_disabled("#confirm-approve")  # B arrived under the pointer: not clickable yet
+    assert "Another request replaced" in page.inner_text("#confirm-live")
+    shot(run, "6-next-request-protected")
+    time.sleep(1.0)
+    assert page.is_visible("#confirm-approve")  # B still waits for its own decision
+    assert statuses(console_server)["dev-0017"] == "offline"
+    a = run.page.evaluate("() => window.agentCall")
+    assert json.loads(json.loads(a["text"])["content"][0]["text"])["disabled"] == 1
+    page.click("#confirm-deny")
+    assert statuses(console_server)["dev-0017"] == "offline"
+    assert_quiet(run)
+
+
+def test_the_click_that_closes_the_dialog_does_not_reach_the_page(open_page: Any, console_server: str) -> None:
+    run = open_console(open_page, console_server)
+    page = run.page
+    call(run, "view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+    call(run, "view_devices__table__selectRows", {"ids": ["dev-0003"]})
+    run.page.evaluate(START_CALL, ["domain_devices__disable", {"reason": "one"}])
+    box = page.wait_for_selector("#confirm-deny:not([disabled])").bounding_box()
+    assert box is not None
+    page.mouse.dblclick(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_selector("#confirm", state="hidden")
+    time.sleep(0.3)
+    assert page.is_hidden("#drawer")  # the second click did not open a row underneath
+    assert_quiet(run)
+
+
+def test_a_viewers_agent_is_not_offered_write_tools_and_an_operators_is(open_page: Any, console_server: str) -> None:
+    viewer = open_page("/index.html?token=demo-acme-viewer", variant="webmcp", base=console_server)
+    viewer.page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    call(viewer, "view_devices__table__selectRows", {"ids": ["dev-0001"]})
+    call(viewer, "view_devices__drawer__open", {"deviceId": "dev-0001"})
+    names = tool_names(viewer)
+    assert "domain_devices__query" in names
+    assert "domain_devices__disable" not in names and "domain_devices__rename" not in names
+    operator = open_console(open_page, console_server)
+    call(operator, "view_devices__table__selectRows", {"ids": ["dev-0001"]})
+    call(operator, "view_devices__drawer__open", {"deviceId": "dev-0001"})
+    operator.page.wait_for_function(
+        "async () => (await document.modelContext.getTools()).some((t) => t.name === 'domain_devices__rename')"
+    )
+    assert "domain_devices__disable" in tool_names(operator)
+
+
+def test_a_refusal_of_the_persons_own_action_is_shown(open_page: Any, limited_server: str) -> None:
+    run = open_console(open_page, limited_server)  # session + devices: 2 of the 5 calls
+    page = run.page
+    disabled = next(i for i, s in statuses(limited_server).items() if s == "disabled")
+    page.fill("#filter-text", disabled)
+    page.click(f"#rows tr[data-id='{disabled}'] .name")
+    page.wait_for_selector("#drawer [data-action=enable]")
+    while api(limited_server, "/api/session")[0] != 429:  # spend the rest of the budget
+        pass
+    page.click("#drawer [data-action=enable]")
+    page.wait_for_selector("#notice.error:not([hidden])")
+    assert page.inner_text("#notice").startswith("Refused: ")
+    run.console = [(k, t) for k, t in run.console if "429" not in t]  # the refused fetch itself
+    assert_quiet(run)
