@@ -34,6 +34,8 @@ echo "== mypy"
 .venv/bin/mypy --strict demo scripts/demo.py scripts/serve.py --exclude demo/app/main.py
 echo "== import-linter (the layering contracts in pyproject.toml)"
 .venv/bin/lint-imports --no-cache
+echo "== agent-surface check (the demo's committed contract.json is what its source declares)"
+.venv/bin/agent-surface check
 
 echo "== pytest (CPython suite + browser e2e)"
 suites=(tests)

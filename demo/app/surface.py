@@ -344,14 +344,10 @@ def _default_retry(code: str) -> Any:
 
 
 def committed_authority() -> CapabilityAuthority:
-    """The reviewed contract (``agent-surface snapshot`` → ``.agent-surface/contract.json``) is the
-    authority: a contract changed without a new snapshot is refused at registration. The page
-    gets the file next to this module (pyscript.json ``files``); CPython reads it in the checkout."""
-    here = Path(__file__).resolve().parent
-    for path in (here / "contract.json", here.parents[1] / ".agent-surface" / "contract.json"):
-        if path.is_file():
-            return authority_from_contract(path.read_bytes())
-    raise FileNotFoundError("the committed .agent-surface/contract.json is missing")
+    """The reviewed contract (``agent-surface snapshot`` writes ``contract.json`` next to this
+    module; the page gets it through pyscript.json ``files``) is the authority: a contract changed
+    without a new snapshot is refused at registration."""
+    return authority_from_contract(Path(__file__).with_name("contract.json").read_bytes())
 
 
 class ConsoleSurface:
