@@ -1,5 +1,8 @@
 """One snapshot, projected as a catalog of tool entries: the part the embedded toolset and the
-WebMCP adapter share (wire-name entries, call targets, stable description prefixes, schemas)."""
+WebMCP adapter share (wire-name entries, call targets, stable description prefixes, schemas).
+
+Internal: ``Target`` and ``describe_prefix`` are public through ``agent_surface.toolset``.
+"""
 
 from __future__ import annotations
 

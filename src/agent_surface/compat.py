@@ -1,4 +1,9 @@
-"""Small shims for running the same code in CPython and in Pyodide."""
+"""Small shims for running the same code in CPython and in Pyodide.
+
+Internal: ``import_jsonschema`` is public as ``agent_surface.import_jsonschema`` (a page may call
+it early, off the path to its first tool, so the first raw-schema validation does not pay for
+the import).
+"""
 
 from __future__ import annotations
 

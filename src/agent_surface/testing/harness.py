@@ -4,9 +4,9 @@ context and resolving confirmations. No LLM, no browser, no sleeping."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..core.audit import AuditEvent, MemoryAuditSink
 from ..core.authority import CapabilityAuthority, compile_manifest, create_capability_authority
@@ -16,7 +16,8 @@ from ..core.consumer import Consumer
 from ..core.events import SurfaceEvent
 from ..core.invocation import MISSING, Invocation, InvocationResult
 from ..core.limits import Limits
-from ..core.registry import AgentSurfaceRegistry, RegistrationHandle, create_registry
+from ..core.policy import Policy
+from ..core.registry import AgentSurfaceRegistry, Environment, RegistrationHandle, create_registry
 from ..core.snapshot import Budget, Snapshot
 
 TEST_CONSUMER = Consumer("test", "test")
@@ -241,10 +242,19 @@ def create_test_surface(
     host: Mapping[str, Any] | None = None,
     clock: ManualClock | None = None,
     limits: Limits | None = None,
-    **registry_options: Any,
+    environment: Environment = "test",
+    policies: Sequence[Policy] = (),
+    on_register: Callable[[Mapping[str, Any]], Literal["accept", "reject"]] | None = None,
+    on_duplicate_instance: Literal["reject", "replace"] = "reject",
+    duplicate_suffix_policy: Literal["off", "warn", "error"] = "warn",
+    route: Callable[[], Mapping[str, Any] | None] | None = None,
 ) -> TestSurface:
     """A harness over ``registry``, or over a new registry whose authority is ``authority`` or a
-    test authority compiled from ``contracts`` (component classes or contract objects)."""
+    test authority compiled from ``contracts`` (component classes or contract objects).
+
+    The harness owns the clock (manual), the host context (``host``, swapped by ``as_host``) and
+    the audit sink (kept in memory for ``audit_log()``); the other keywords are
+    ``create_registry``'s, for a new registry only."""
     host_values: dict[str, Any] = dict(host or {})
     if registry is not None:
         if not isinstance(registry.clock, ManualClock):
@@ -262,11 +272,15 @@ def create_test_surface(
     audit = MemoryAuditSink(capacity=10_000)
     created = create_registry(
         authority=authority,
-        clock=manual,
+        environment=environment,
         context=lambda: host_values,
+        policies=policies,
+        on_register=on_register,
+        on_duplicate_instance=on_duplicate_instance,
+        duplicate_suffix_policy=duplicate_suffix_policy,
+        route=route,
         limits=limits,
+        clock=manual,
         audit=audit,
-        environment=registry_options.pop("environment", "test"),
-        **registry_options,
     )
     return TestSurface(created, manual, consumer, host_values, audit)
