@@ -13,7 +13,8 @@ from typing import Any
 from .core.consumer import ANONYMOUS, Consumer
 from .core.policy import EXPOSE, Decision, as_decision, more_restrictive
 from .core.registry import AgentSurfaceRegistry
-from .core.snapshot import availability, in_scope, policy_context
+from .core.availability import availability, policy_context
+from .core.snapshot import in_scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,16 +97,11 @@ def explain_surface(
                 composed = more_restrictive(composed, vote)
             available, reason = availability(reg, entry)
             outcome, outcome_reason = _as_snapshot(composed, available, reason)
-            if entry.reference is not None:
-                description = entry.reference.contract.description
-            else:
-                assert entry.contract is not None
-                description = entry.contract.description
             out.append(CapabilityExplanation(
                 capability_id=cid,
                 kind=entry.kind,
                 plane=cid.split(":", 1)[0],
-                description=description,
+                description=entry.description,
                 registration_id=reg.registration_id,
                 component=reg.key,
                 outcome=outcome,

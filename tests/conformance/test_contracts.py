@@ -18,11 +18,11 @@ from agent_surface import (
     ObservationContract,
     Policy,
 )
-from agent_surface.core.contracts import (
+from agent_surface.core.bindings import is_minted
+from agent_surface.core.contract_fields import (
     MAX_CAPABILITY_DESCRIPTION,
     MAX_COMPONENT_DESCRIPTION,
     MAX_META_BYTES,
-    is_minted,
 )
 from agent_surface.core.jsonvalue import thaw
 

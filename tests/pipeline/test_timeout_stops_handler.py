@@ -13,7 +13,7 @@ from typing import Any
 
 from agent_surface import ActionContract, AgentSurfaceRegistry, CancelSignal, ComponentContract, ManualClock
 from agent_surface.core.clock import SystemClock
-from agent_surface.core.invoke import HANDLER_STOP_GRACE
+from agent_surface.core.pipeline import HANDLER_STOP_GRACE
 
 from .helpers import advance, assert_matrix_compliant, details_of, make_registry, spin
 

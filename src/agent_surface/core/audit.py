@@ -1,4 +1,4 @@
-"""Audit events and sinks. Sinks never throw into the registry and never block it."""
+"""Audit events, settled-call records and sinks. Sinks never throw into the registry and never block it."""
 
 from __future__ import annotations
 
@@ -32,6 +32,41 @@ class AuditEvent:
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """One settled invocation, as the audit trail records it (phase 10)."""
+
+    at: str
+    capability_id: str
+    registration_id: str | None
+    invocation_id: str
+    consumer_id: str
+    status: str
+    code: str | None
+    duration_ms: float
+    queue_wait_ms: float | None
+    execution_ms: float | None
+    input: JsonValue
+    output: JsonValue
+
+    def audit_event(self, level: str) -> AuditEvent:
+        """The ``invocation-settled`` event; the input and output only at level ``full``."""
+        return AuditEvent(
+            at=self.at,
+            type="invocation-settled",
+            capability_id=self.capability_id,
+            registration_id=self.registration_id,
+            invocation_id=self.invocation_id,
+            consumer_id=self.consumer_id,
+            status=self.status,
+            code=self.code,
+            duration_ms=self.duration_ms,
+            queue_wait_ms=self.queue_wait_ms,
+            execution_ms=self.execution_ms,
+            payload={"input": self.input, "output": self.output} if level == "full" else None,
+        )
 
 
 @runtime_checkable

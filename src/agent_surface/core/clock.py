@@ -12,6 +12,7 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 Cancel = Callable[[], None]
@@ -92,3 +93,10 @@ def as_clock(value: Clock | Callable[[], float] | None) -> Clock:
     if callable(value):
         return SystemClock(value)
     raise TypeError(f"clock must be a Clock or a callable returning seconds, got {value!r}")
+
+
+def iso(epoch_seconds: float) -> str:
+    """Epoch seconds as the wire's timestamp: ISO 8601, UTC, milliseconds, ``Z``."""
+    return (
+        datetime.fromtimestamp(epoch_seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )

@@ -13,10 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .clock import Cancel, Clock
+from .clock import Cancel, Clock, iso
 from .events import SurfaceEvent, make_event
 from .jsonvalue import JsonValue, canonical_json, digest
-from .snapshot import iso
 
 log = logging.getLogger("agent_surface")
 

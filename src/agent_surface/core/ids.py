@@ -14,6 +14,8 @@ hashed wire name (see ``agent_surface.wire_names``), never a refusal.
 from __future__ import annotations
 
 import re
+import secrets
+import string
 from dataclasses import dataclass
 from typing import Literal
 
@@ -181,3 +183,16 @@ def is_valid_capability_id(value: object) -> bool:
     except DefinitionError:
         return False
     return True
+
+
+_BASE62 = string.digits + string.ascii_letters
+
+
+def random_id(prefix: str, length: int = 22) -> str:
+    """``prefix`` + ``length`` base62 characters from the OS CSPRNG (one syscall, not one per char)."""
+    value = int.from_bytes(secrets.token_bytes(length), "big")
+    chars = []
+    for _ in range(length):
+        value, digit = divmod(value, 62)
+        chars.append(_BASE62[digit])
+    return prefix + "".join(chars)

@@ -12,11 +12,11 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .audit import AuditEvent, AuditSink, MemoryAuditSink
+from .audit import AuditEvent, AuditSink, MemoryAuditSink, Settled
+from .clock import iso
 from .errors import AgentSurfaceError, error
 from .jsonvalue import JsonValue
 from .policy import Decision, Outcome, Policy, PolicyContext
-from .snapshot import iso
 
 
 class _Gate(Policy):
@@ -150,6 +150,9 @@ class RequireConfirmation(Policy):
     def requires_confirmation(self, ctx: PolicyContext) -> bool:
         return True if self._when is None else bool(self._when(ctx))
 
+    def confirmation_summary(self, effective_input: JsonValue) -> str | None:
+        return None if self.summary is None else self.summary(effective_input)
+
 
 def require_confirmation(
     *, when: Callable[[PolicyContext], bool] | None = None, summary: Callable[[JsonValue], str] | None = None
@@ -170,15 +173,17 @@ class AuditPolicy(Policy):
 
     def on_invoke(self, ctx: PolicyContext) -> None:
         payload = {"input": ctx.effective_input} if self.level == "full" else None
-        self.forward(AuditEvent(
+        self._record(AuditEvent(
             at=iso(ctx.now()), type="invocation-started", capability_id=ctx.capability_id,
             registration_id=ctx.registration_id, invocation_id=ctx.invocation_id,
             consumer_id=ctx.consumer.id, payload=payload,
         ))
 
-    def forward(self, event: AuditEvent) -> None:
-        """Record on this policy's sink; the registry also forwards the settlement of every
-        call whose ``on_invoke`` ran here (docs/06: audit forwards invocation events)."""
+    def on_settled(self, ctx: PolicyContext, settled: Settled) -> None:
+        """A call whose start was recorded here gets its end recorded here too (docs/06)."""
+        self._record(settled.audit_event(self.level))
+
+    def _record(self, event: AuditEvent) -> None:
         with contextlib.suppress(Exception):  # a sink must never break the call
             self.sink.record(event)
 

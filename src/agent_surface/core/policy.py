@@ -1,4 +1,5 @@
-"""Policies: middleware deciding visibility (discovery) and invocability (authorize/invoke).
+"""Policies: objects with hooks deciding visibility (discovery), invocability (authorize/invoke),
+confirmation, and seeing settlement.
 
 Discovery is synchronous and side-effect free; the most restrictive vote wins across the
 registry → component → capability chain (hide > disable > expose).
@@ -11,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:
+    from .audit import Settled
     from .consumer import Consumer
+    from .jsonvalue import JsonValue
 
 Outcome: TypeAlias = Literal["expose", "disable", "hide"]
 PolicyScope: TypeAlias = Literal["registry", "component", "capability"]
@@ -68,6 +71,14 @@ class Policy:
     def requires_confirmation(self, ctx: PolicyContext) -> bool:
         """Escalate to a required confirmation for this call (phase 6)."""
         return False
+
+    def confirmation_summary(self, effective_input: JsonValue) -> str | None:
+        """What the user is asked to approve, when this policy escalated (None: the default)."""
+        return None
+
+    def on_settled(self, ctx: PolicyContext, settled: Settled) -> None:
+        """The call whose ``on_invoke`` ran here has settled (phase 10); must not raise."""
+        return None
 
     def __repr__(self) -> str:
         return f"<Policy {self.name}>"

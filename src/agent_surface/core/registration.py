@@ -1,59 +1,18 @@
-"""Live registrations: one per mounted component instance, frozen structure, live handlers."""
+"""Live registrations (one per mounted component instance) and the tombstones of unmounted ones."""
 
 from __future__ import annotations
 
-import logging
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .contracts import (
-    ActionBinding,
-    ActionContract,
-    ComponentBinding,
-    ObservationBinding,
-    ObservationContract,
-    ProcedureReference,
-)
-from .policy import Policy, PolicyScope
+from .contracts import ComponentBinding
 
 if TYPE_CHECKING:
     from .context import CancelSignal
-
-log = logging.getLogger("agent_surface")
+    from .entries import CapabilityEntry
 
 Status = Literal["active", "rejected", "unregistered"]
-
-
-@dataclass(slots=True, eq=False)
-class CapabilityEntry:
-    """One capability of one registration, with its precomputed policy chain."""
-
-    capability_id: str
-    name: str
-    kind: Literal["observation", "action", "procedure"]
-    contract: ObservationContract | ActionContract | None
-    binding: ObservationBinding | ActionBinding | None
-    reference: ProcedureReference | None
-    policies: tuple[tuple[Policy, PolicyScope], ...]  # (policy, scope) from registry outward in
-
-    @property
-    def effect(self) -> str:
-        if self.reference is not None:
-            return self.reference.contract.effect
-        assert self.contract is not None
-        return self.contract.effect
-
-    @property
-    def when(self) -> Callable[[], bool] | None:
-        holder = self.reference if self.reference is not None else self.binding
-        return holder.when if holder is not None else None
-
-    @property
-    def unavailable_reason(self) -> str | Callable[[], str] | None:
-        holder = self.reference if self.reference is not None else self.binding
-        return holder.unavailable_reason if holder is not None else None
 
 
 @dataclass(slots=True, eq=False)
@@ -66,8 +25,6 @@ class Registration:
     overrides: dict[str, tuple[bool, str | None]] = field(default_factory=dict)
     capabilities: dict[str, CapabilityEntry] = field(default_factory=dict)
     inflight: set[CancelSignal] = field(default_factory=set)
-    # Structural descriptor parts, built once per registration (cached snapshot material).
-    static: dict[str, Any] = field(default_factory=dict)
     # Last descriptor built per capability (and for the component), keyed by the volatile
     # inputs (availability, reason, note): an unchanged capability reuses its frozen descriptor.
     descriptors: dict[str, tuple[Any, Any]] = field(default_factory=dict)
@@ -102,34 +59,6 @@ class Registration:
     @property
     def origin(self) -> str:
         return self.binding.contract.origin
-
-
-def _scoped(policies: Iterable[Policy], scope: PolicyScope) -> tuple[tuple[Policy, PolicyScope], ...]:
-    return tuple((policy, scope) for policy in policies)
-
-
-def build_capabilities(
-    binding: ComponentBinding, registry_policies: tuple[Policy, ...]
-) -> dict[str, CapabilityEntry]:
-    contract = binding.contract
-    outer = _scoped(registry_policies, "registry") + _scoped(binding.policies, "component")
-    entries: dict[str, CapabilityEntry] = {}
-    for name, member in contract.observations.items():
-        obs = binding.observations[name]
-        cid = contract.capability_id(name)
-        chain = outer + _scoped(obs.policies, "capability")
-        entries[cid] = CapabilityEntry(cid, name, "observation", member, obs, None, chain)
-    for name, action in contract.actions.items():
-        act = binding.actions[name]
-        cid = contract.capability_id(name)
-        chain = outer + _scoped(act.policies, "capability")
-        entries[cid] = CapabilityEntry(cid, name, "action", action, act, None, chain)
-    for ref in binding.procedures:
-        chain = outer + _scoped(ref.policies, "capability")
-        entries[ref.procedure_id] = CapabilityEntry(
-            ref.procedure_id, ref.procedure_id.split(":", 1)[1], "procedure", None, None, ref, chain
-        )
-    return entries
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,58 +5,45 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import secrets
-import string
 from bisect import insort
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from .audit import AuditEvent, AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink
 from .authority import CapabilityAuthority, assert_capability_authority
-from .clock import Clock, as_clock
+from .availability import availability
+from .clock import Clock, as_clock, iso
 from .confirmation import ConfirmationController
 from .consumer import ANONYMOUS, Consumer
 from .context import CancelSignal
 from .contracts import ComponentBinding
+from .entries import build_capabilities
 from .errors import DefinitionError, RegistryDisposedError
 from .events import EventBus, Listener, SurfaceEvent, make_event
+from .ids import random_id
 from .invocation import Invocation, InvocationResult
-from .invoke import Invoker, ProcedureExecutor
 from .jsonvalue import FrozenDict, freeze
 from .limits import DEFAULT_LIMITS, Limits
+from .pipeline import Pipeline, ProcedureExecutor, invoke
 from .policy import Policy
-from .registration import Registration, Tombstone, Tombstones, build_capabilities
+from .registration import Registration, Tombstone, Tombstones
 from .snapshot import (
     Budget,
     ComponentDescriptor,
     ProcedureDescriptor,
     Snapshot,
     apply_budget,
-    availability,
-    build_static,
     describe_registration,
     in_scope,
-    iso,
     normalize_scope,
     sort_key,
 )
 
+__all__ = ["AgentSurfaceRegistry", "RegistrationHandle", "create_registry", "random_id"]
+
 log = logging.getLogger("agent_surface")
 
 Environment = Literal["development", "production", "test"]
-_BASE62 = string.digits + string.ascii_letters
-
-
-def random_id(prefix: str, length: int = 22) -> str:
-    """``prefix`` + ``length`` base62 characters from the OS CSPRNG (one syscall, not one per char)."""
-    value = int.from_bytes(secrets.token_bytes(length), "big")
-    chars = []
-    for _ in range(length):
-        value, digit = divmod(value, 62)
-        chars.append(_BASE62[digit])
-    return prefix + "".join(chars)
-
-
 class RegistrationHandle:
     """What ``register()`` returns: the registration id, its status, and the few live updates
     a registration allows. A rejected registration gets a dead handle whose calls do nothing."""
@@ -165,7 +152,7 @@ class AgentSurfaceRegistry:
             memory = MemoryAuditSink()
             audit = FanOutSink(memory, ConsoleAuditSink()) if environment == "development" else memory
         self.audit_sink: AuditSink = audit
-        self._invoker: Invoker | None = None
+        self._pipeline: Pipeline | None = None
         self._domain_paths = {i.split(":", 1)[1] for i in self.authority.ids() if i.startswith("domain:")}
 
     # ------------------------------------------------------------------ basics
@@ -175,8 +162,10 @@ class AgentSurfaceRegistry:
         """The surface version: a decimal string, bumped by every surface-affecting mutation."""
         return str(self._version)
 
-    def get_version(self) -> str:
-        return self.version
+    @property
+    def revision(self) -> int:
+        """The surface version as an integer (what the pipeline compares)."""
+        return self._version
 
     @property
     def disposed(self) -> bool:
@@ -273,7 +262,6 @@ class AgentSurfaceRegistry:
             capabilities=build_capabilities(verified, self._policies),
             environment=self.environment,
         )
-        build_static(reg)
         reg.published = {cid: availability(reg, e)[0] for cid, e in reg.capabilities.items()}
         self._by_id[reg.registration_id] = reg
         self._by_key[key] = reg
@@ -298,7 +286,7 @@ class AgentSurfaceRegistry:
     def _check_executor(self, binding: ComponentBinding) -> None:
         """A procedure reference is a structural promise that domain calls can run: refuse it
         now rather than let the first agent call find out."""
-        if binding.procedures and (self._invoker is None or self._invoker.executor is None):
+        if binding.procedures and (self._pipeline is None or self._pipeline.executor is None):
             raise DefinitionError(
                 "PLANE_VIOLATION",
                 f"{binding.contract.type}@{binding.instance_id} references "
@@ -532,10 +520,11 @@ class AgentSurfaceRegistry:
     # ------------------------------------------------------------------ invocation
 
     @property
-    def invoker(self) -> Invoker:
-        if self._invoker is None:  # created on first use: a registry that only lists stays cheap
-            self._invoker = Invoker(self, self.audit_sink)
-        return self._invoker
+    def invoker(self) -> Pipeline:
+        """The invocation pipeline's state (queues, confirmations, executor)."""
+        if self._pipeline is None:  # created on first use: a registry that only lists stays cheap
+            self._pipeline = Pipeline(self, self._events.emit, self.audit_sink)
+        return self._pipeline
 
     @property
     def confirmations(self) -> ConfirmationController:
@@ -557,7 +546,7 @@ class AgentSurfaceRegistry:
         """Run one invocation through the pipeline. Returns a result value; never raises for
         anything an agent did (only for misuse such as calling after ``dispose()``)."""
         self._check_alive()
-        return await self.invoker.invoke(request, consumer, signal, timeout)
+        return await invoke(self.invoker, request, consumer, signal, timeout)
 
     def _audit(self, type_: str, **fields: Any) -> None:
         try:
@@ -575,8 +564,8 @@ class AgentSurfaceRegistry:
             reg.status = "unregistered"
             for signal in list(reg.inflight):
                 signal.abort("disposed")
-        if self._invoker is not None:
-            self._invoker.dispose()
+        if self._pipeline is not None:
+            self._pipeline.dispose()
         self._by_id.clear()
         self._by_key.clear()
         self._holders.clear()
@@ -629,6 +618,31 @@ def _parse_override(value: Any) -> tuple[bool, str | None] | None:
     )
 
 
-def create_registry(*, authority: CapabilityAuthority, **options: Any) -> AgentSurfaceRegistry:
+def create_registry(
+    *,
+    authority: CapabilityAuthority,
+    environment: Environment = "production",
+    context: Callable[[], Mapping[str, Any]] | None = None,
+    policies: Sequence[Policy] = (),
+    on_register: Callable[[Mapping[str, Any]], Literal["accept", "reject"]] | None = None,
+    on_duplicate_instance: Literal["reject", "replace"] = "reject",
+    duplicate_suffix_policy: Literal["off", "warn", "error"] = "warn",
+    route: Callable[[], Mapping[str, Any] | None] | None = None,
+    limits: Limits | None = None,
+    clock: Clock | Callable[[], float] | None = None,
+    audit: AuditSink | None = None,
+) -> AgentSurfaceRegistry:
     """Create a registry over a capability authority (see ``AgentSurfaceRegistry``)."""
-    return AgentSurfaceRegistry(authority=authority, **options)
+    return AgentSurfaceRegistry(
+        authority=authority,
+        environment=environment,
+        context=context,
+        policies=policies,
+        on_register=on_register,
+        on_duplicate_instance=on_duplicate_instance,
+        duplicate_suffix_policy=duplicate_suffix_policy,
+        route=route,
+        limits=limits,
+        clock=clock,
+        audit=audit,
+    )

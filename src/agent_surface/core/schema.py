@@ -261,11 +261,18 @@ class Schema(Protocol):
     def validate(self, value: JsonValue) -> ValidationResult: ...
 
 
+def validate_output(schema: Schema, value: Any) -> ValidationResult:
+    """Check what a handler returned, with the schema's output validator when it has one
+    (model schemas accept model instances there, not only plain JSON)."""
+    check: Callable[[Any], ValidationResult] | None = getattr(schema, "validate_output", None)
+    return check(value) if check is not None else schema.validate(value)
+
+
 class ModelSchema:
     """A schema from a pydantic model or type hint, validated by pydantic-core."""
 
     def __init__(self, hint: Any, *, strict: bool = True) -> None:
-        from pydantic import TypeAdapter  # imported here: keeps core importable without pydantic
+        from pydantic import TypeAdapter  # imported on first use: off the page's start-up path
 
         self.hint = hint
         self._adapter: Any = TypeAdapter(hint)
@@ -448,3 +455,5 @@ EMPTY_OBJECT_SCHEMA: Mapping[str, Any] = {
     "properties": {},
     "additionalProperties": False,
 }
+# The input schema of a capability that takes none (shared: it holds no per-contract state).
+EMPTY_INPUT: Schema = JsonSchemaSchema(EMPTY_OBJECT_SCHEMA)

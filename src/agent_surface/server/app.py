@@ -47,6 +47,7 @@ from ..bridge.wire import (
     manifest_json,
 )
 from ..core.jsonvalue import canonical_json, digest, to_json_value
+from ..core.schema import Invalid, validate_output
 from .body import check_content_type, parse_json, read_limited
 from .errors import (
     Refusal,
@@ -268,8 +269,8 @@ class ProcedureServer:
         raw = envelope["input"]
         call.input = canonical_json(raw)
         result = served.contract.input.validate(raw)
-        issues = getattr(result, "issues", None)
-        if issues is not None:
+        if isinstance(result, Invalid):
+            issues = result.issues
             first = issues[0]
             raise Refusal(
                 invalid_input(
@@ -385,9 +386,8 @@ class ProcedureServer:
         schema = served.contract.output
         if schema is None:
             return to_json_value(raw)
-        check = getattr(schema, "validate_output", schema.validate)
-        result = check(raw)
-        if getattr(result, "issues", None) is not None:
+        result = validate_output(schema, raw)
+        if isinstance(result, Invalid):
             raise _InvalidOutput(f"{served.id} returned output its contract does not allow: {result.issues}")
         return result.json
 
