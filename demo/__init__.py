@@ -1,8 +1,10 @@
 """The devices console demo.
 
 - ``demo.app``: the console that runs in the page under Pyodide (its state, agent surface and UI).
-- ``demo.backend`` / ``demo.api`` / ``demo.db`` / ``demo.seed``: the real backend (CPython, stdlib
-  only) that serves the page and is the authority for every domain operation.
+- ``demo.app.contracts``: the procedure contracts, imported by the page and by the server.
+- ``demo.backend`` / ``demo.procedures`` / ``demo.api`` / ``demo.db`` / ``demo.seed``: the real
+  backend (Starlette on uvicorn, SQLite in WAL mode), built on the library's procedure server; it
+  serves the page and is the authority for every domain operation.
 
 ``python -m demo`` (or ``python scripts/demo.py``) runs the demo. Importing this package imports
 nothing else, so the browser-side ``demo.app`` never pulls in the server.

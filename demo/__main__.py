@@ -1,4 +1,4 @@
-"""Run the devices console demo: build the browser runtime, then serve the page and the API.
+"""Run the devices console demo: build the browser runtime, then serve the page and the API (uvicorn).
 
     python -m demo [--port 8000] [--host 127.0.0.1] [--db PATH] [--reset] [--no-build]
 """
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {user.token:<24} {user.name} ({user.role}, tenant {user.tenant})", flush=True)
     print("Ctrl+C to stop.", flush=True)
     try:
-        server.serve_forever()
+        server.serve_forever()  # uvicorn stops cleanly on Ctrl+C
     except KeyboardInterrupt:
         pass
     finally:

@@ -1,202 +1,199 @@
-"""One HTTP server for the demo: the devices API under ``/api/`` and the repository's static files
-everywhere else, on one origin (so the page needs no CORS).
+"""The demo's server: one Starlette app on uvicorn, one origin (so the page needs no CORS).
 
-Static serving reuses ``scripts/serve.py``'s handler (MIME types, revalidation headers); this module
-only adds the API routes and keeps private files (dot-directories, the database) off the wire.
+- ``/api/agent/...``: the library's :class:`~agent_surface.server.ProcedureServer` serving the
+  devices procedures (``demo.procedures``) and their backend manifest;
+- ``/api/session``, ``/api/devices``, any other ``/api/...``: the app's own routes (``demo.api``);
+- everything else: the repository's static files (the page, ``web/dist``), never its private
+  files (dot-directories, the database).
 
-    server, url = start_demo_server(ROOT, port=0)      # tests: in-memory database, background thread
+::
+
+    server, url = start_demo_server(ROOT, port=0)   # tests: in-memory database, background thread
     ...
     server.shutdown(); server.server_close()
 """
 
 from __future__ import annotations
 
-import functools
+import logging
+import os
+import socket
 import threading
+import time
 from collections.abc import Callable
-from datetime import datetime
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from io import BytesIO
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO, Protocol
 
-from scripts.serve import LISTEN_BACKLOG, server_url
-from scripts.serve import Handler as StaticHandler
+import uvicorn
+from scripts.serve import LISTEN_BACKLOG, MIME_TYPES
+from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .api import Api, ApiRequest, ApiResponse, RateLimit
-from .db import MEMORY, canonical_json
-from .errors import ApiError, Issue, invalid_input
+from agent_surface.server import ProcedureServer, RateLimit, ServerLimits
+
+from .api import DEFAULT_RATE_LIMIT, AppRoutes, AuditLog, Authenticator
+from .db import MEMORY, Store
+from .procedures import SERVED
 from .seed import open_seeded_store
 
 ROOT = Path(__file__).resolve().parent.parent
-API_PREFIX = "/api/"
-DRAIN_LIMIT = 1024 * 1024  # bodies up to this size are read and discarded after a refusal
+PROCEDURES_BASE = "/api/agent"
+MAX_BODY_BYTES = 16 * 1024
+ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]  # the routes answer 405 themselves
 PRIVATE_SUFFIXES = (".sqlite", ".sqlite3", ".db", "-wal", "-shm", "-journal")
 
-
-class Readable(Protocol):
-    def read(self, size: int, /) -> bytes: ...
+log = logging.getLogger("demo.backend")
 
 
-class RequestBody:
-    """The request body behind a Content-Length, read at most once, drained if left unread."""
-
-    def __init__(self, stream: Readable, declared_length: int) -> None:
-        self._stream = stream
-        self._declared = declared_length
-        self._remaining = declared_length
-
-    @property
-    def declared_length(self) -> int:
-        return self._declared
-
-    def read(self) -> bytes:
-        data = self._stream.read(self._remaining) if self._remaining else b""
-        self._remaining = 0
-        return data
-
-    def settle(self) -> bool:
-        """Discard what was not read. False if it is too large to drain (close the connection)."""
-        if self._remaining > DRAIN_LIMIT:
-            return False
-        while self._remaining:
-            chunk = self._stream.read(min(self._remaining, 64 * 1024))
-            if not chunk:
-                return False
-            self._remaining -= len(chunk)
-        return True
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
-class DemoServer(ThreadingHTTPServer):
-    """A threaded HTTP server that owns the API (and through it the database)."""
+class SiteFiles(StaticFiles):
+    """The repository's files, read-only, revalidated on every load (edits show up on reload);
+    dot-files, dot-directories, ``demo/data`` and database files are never served."""
 
-    daemon_threads = True
-    request_queue_size = LISTEN_BACKLOG
+    def __init__(self, directory: Path, private: frozenset[Path]) -> None:
+        super().__init__(directory=directory)
+        self._root = directory.resolve()
+        self._private = private
 
-    def __init__(self, address: tuple[str, int], handler: Callable[..., DemoHandler], api: Api,
-                 private_files: frozenset[Path] = frozenset()) -> None:
-        self.api = api
-        self.private_files = private_files
-        super().__init__(address, handler)
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        if self._is_private(path):
+            raise HTTPException(status_code=404)
+        return await super().get_response(path, scope)
+
+    def _is_private(self, path: str) -> bool:
+        parts = Path(path).parts
+        if any(part.startswith(".") and part != "." for part in parts) or parts[:2] == ("demo", "data"):
+            return True
+        if path.endswith(PRIVATE_SUFFIXES):
+            return True
+        try:
+            return (self._root / path).resolve() in self._private
+        except (ValueError, OSError):  # a path the file system cannot name
+            return True
+
+    def file_response(self, full_path: str | os.PathLike[str], stat_result: os.stat_result, scope: Scope,
+                      status_code: int = 200) -> Response:
+        response = super().file_response(full_path, stat_result, scope, status_code)
+        media = MIME_TYPES.get(Path(full_path).suffix.lower())
+        if media is not None:
+            response.headers["Content-Type"] = media
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+
+class ApiHeaders:
+    """``/api`` answers are never cached or sniffed; a 401 names the scheme to use."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/api/"):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers["Cache-Control"] = "no-store"
+                headers["X-Content-Type-Options"] = "nosniff"
+                if message["status"] == 401:
+                    headers["WWW-Authenticate"] = 'Bearer realm="devices"'
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def create_app(
+    store: Store,
+    root: Path = ROOT,
+    *,
+    rate_limit: RateLimit = DEFAULT_RATE_LIMIT,
+    clock: Callable[[], datetime] | None = None,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> ApiHeaders:
+    """The whole demo as one ASGI app over ``store`` (already seeded)."""
+    authenticate = Authenticator(store)
+    audit = AuditLog(monotonic)
+    now = clock if clock is not None else _utc_now
+    procedures = ProcedureServer(
+        SERVED,
+        authenticate=authenticate,
+        store=store.invocations,
+        rate_limit=rate_limit,
+        limits=ServerLimits(max_body_bytes=MAX_BODY_BYTES),
+        audit=audit.procedure_call,
+        clock=now,
+    )
+    routes = AppRoutes(store, authenticate, audit, rate_limit=rate_limit, clock=now)
+    private = frozenset() if store.path == MEMORY else frozenset({Path(store.path).resolve()})
+    app = Starlette(
+        routes=[
+            Route("/api/session", routes.session, methods=ANY_METHOD),
+            Route("/api/devices", routes.devices, methods=ANY_METHOD),
+            Mount(PROCEDURES_BASE, procedures),
+            Route("/api/{rest:path}", routes.unknown, methods=ANY_METHOD),
+            Mount("/", SiteFiles(Path(root), private)),
+        ]
+    )
+    return ApiHeaders(app)
+
+
+class DemoServer:
+    """uvicorn serving the demo app on a socket bound (and listening) at construction."""
+
+    def __init__(self, app: ASGIApp, store: Store, host: str, port: int, *, quiet: bool) -> None:
+        self.store = store
+        self.app = app
+        self._socket = socket.create_server((host, port), backlog=LISTEN_BACKLOG)
+        self.server_address: tuple[str, int] = self._socket.getsockname()[:2]
+        config = uvicorn.Config(
+            app,
+            log_level="warning" if quiet else "info",
+            access_log=not quiet,
+            lifespan="off",
+            timeout_keep_alive=5,
+            timeout_graceful_shutdown=2,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        return server_url(self)
+        host, port = self.server_address
+        return f"http://{host}:{port}"
+
+    def serve_forever(self) -> None:
+        """Serve until interrupted (Ctrl+C in the main thread) or :meth:`shutdown`."""
+        self._server.run(sockets=[self._socket])
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Serve from a daemon thread; returns once uvicorn accepts connections."""
+        self._thread = threading.Thread(target=self.serve_forever, name="demo-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the demo server did not start")
+            time.sleep(0.01)
+
+    def shutdown(self) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
 
     def server_close(self) -> None:
-        super().server_close()
-        self.api.store.close()
-
-
-class DemoHandler(StaticHandler):
-    """Static files from the repository plus the JSON API."""
-
-    server: DemoServer
-    timeout = 30  # seconds a client may stall mid-request
-    _api_response = False
-
-    # ---------------------------------------------------------------- dispatch
-    def do_GET(self) -> None:
-        if self._is_api():
-            self._serve_api()
-        else:
-            super().do_GET()
-
-    def do_HEAD(self) -> None:
-        if self._is_api():
-            self._serve_api()
-        else:
-            super().do_HEAD()
-
-    def do_POST(self) -> None:
-        self._api_only()
-
-    def do_PUT(self) -> None:
-        self._api_only()
-
-    def do_PATCH(self) -> None:
-        self._api_only()
-
-    def do_DELETE(self) -> None:
-        self._api_only()
-
-    def _api_only(self) -> None:
-        if self._is_api():
-            self._serve_api()
-        else:
-            self.send_error(405, "Static files are read-only")
-
-    def _is_api(self) -> bool:
-        path = self.path.split("?", 1)[0]
-        return path == API_PREFIX.rstrip("/") or path.startswith(API_PREFIX)
-
-    # ---------------------------------------------------------------- API
-    def _serve_api(self) -> None:
-        body, framing_error = self._body()
-        if framing_error is not None:
-            self.close_connection = True
-            self._send_json(ApiResponse(framing_error.status, framing_error.body(), framing_error.headers))
-            return
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        request = ApiRequest(self.command, self.path, headers, self.client_address[0], body)
-        response = self.server.api.handle(request)
-        if not body.settle():
-            self.close_connection = True
-        self._send_json(response)
-
-    def _body(self) -> tuple[RequestBody, ApiError | None]:
-        empty = RequestBody(BytesIO(), 0)
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            return empty, invalid_input([Issue("/", "send the body with a Content-Length header")], 411)
-        raw = self.headers.get("Content-Length")
-        if raw is None:
-            return empty, None
-        raw = raw.strip()
-        if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
-            return empty, invalid_input([Issue("/", "the Content-Length header is invalid")])
-        return RequestBody(self.rfile, int(raw)), None
-
-    def _send_json(self, response: ApiResponse) -> None:
-        data = canonical_json(response.payload).encode("utf-8")
-        self._api_response = True
-        try:
-            self.send_response(response.status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            for name, value in response.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
-        finally:
-            self._api_response = False
-
-    def end_headers(self) -> None:
-        if self._api_response:  # API responses say no-store; skip the static handler's no-cache
-            SimpleHTTPRequestHandler.end_headers(self)
-        else:
-            super().end_headers()
-
-    # ---------------------------------------------------------------- static files
-    def send_head(self) -> BytesIO | BinaryIO | None:
-        if self._is_private():
-            self.send_error(404, "File not found")
-            return None
-        return super().send_head()
-
-    def _is_private(self) -> bool:
-        """Dot-files and dot-directories (.git, .venv, ...) and database files are never served,
-        nor paths the file system cannot name (NUL bytes, unencodable escapes)."""
-        target = Path(self.translate_path(self.path))
-        try:
-            parts = target.relative_to(self.directory).parts
-            if any(part.startswith(".") for part in parts) or parts[:2] == ("demo", "data"):
-                return True
-            return target.name.endswith(PRIVATE_SUFFIXES) or target.resolve() in self.server.private_files
-        except (ValueError, OSError):
-            return True
+        self._socket.close()
+        self.store.close()
 
 
 def make_demo_server(
@@ -215,11 +212,9 @@ def make_demo_server(
     ``clock`` (default: the current time) also dates the seeded data.
     """
     store = open_seeded_store(db, reset=reset, now=None if clock is None else clock())
-    api = Api(store, rate_limit=rate_limit) if clock is None else Api(store, rate_limit=rate_limit, clock=clock)
-    handler = type("QuietDemoHandler" if quiet else "DemoHandler", (DemoHandler,), {"quiet": quiet})
-    private = frozenset() if str(db) == MEMORY else frozenset({Path(db).resolve()})
     try:
-        return DemoServer((host, port), functools.partial(handler, directory=str(root)), api, private)
+        app = create_app(store, Path(root), rate_limit=rate_limit or DEFAULT_RATE_LIMIT, clock=clock)
+        return DemoServer(app, store, host, port, quiet=quiet)
     except BaseException:
         store.close()
         raise
@@ -242,6 +237,9 @@ def start_demo_server(
     ``server.server_close()`` (which also closes the database).
     """
     server = make_demo_server(root, port, host, db=db, reset=reset, quiet=quiet, rate_limit=rate_limit, clock=clock)
-    # A short poll interval keeps shutdown() quick (tests start and stop one server per test).
-    threading.Thread(target=server.serve_forever, args=(0.05,), name="demo-server", daemon=True).start()
+    try:
+        server.start()
+    except BaseException:
+        server.server_close()
+        raise
     return server, server.url

@@ -1,11 +1,13 @@
 """The demo backend's SQLite store: schema, typed rows, and transactional operations.
 
-One connection, guarded by a lock, serves every request thread (an in-memory database exists only
-inside its connection, so tests and the file database behave the same way). Every operation runs
-inside :meth:`Store.transaction`: a change and its audit row commit together or not at all.
+The database is the library's :class:`~agent_surface.server.SqliteInvocationStore` (WAL mode for a
+file; one shared connection for ``":memory:"``), which also holds the demo's own tables: the
+procedure server records each invocation in the same transaction as the procedure's writes and
+its audit row, so they commit together or not at all. :class:`Tx` wraps the connection of one
+such transaction with the demo's typed operations.
 
-This module knows nothing about HTTP; it raises :class:`UnknownDevicesError` and lets the API
-layer turn that into an agent-facing error.
+This module knows nothing about HTTP; it raises :class:`UnknownDevicesError` and lets the
+procedures turn that into an agent-facing error.
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, TypeVar
+
+from agent_surface.server import SqliteInvocationStore
+
+T = TypeVar("T")
 
 Json: TypeAlias = bool | int | float | str | list["Json"] | dict[str, "Json"] | None
 Role: TypeAlias = Literal["viewer", "operator", "admin"]
@@ -68,7 +72,8 @@ CREATE TABLE IF NOT EXISTS audit (
     reason          TEXT,
     invocation_id   TEXT,
     confirmation_id TEXT,
-    attempts        INTEGER NOT NULL DEFAULT 1
+    attempts        INTEGER NOT NULL DEFAULT 1,
+    channel         TEXT
 );
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
@@ -78,6 +83,7 @@ CREATE TABLE IF NOT EXISTS meta (
 # Columns added after the first release, for database files created before them.
 MIGRATIONS: tuple[tuple[str, str, str], ...] = (
     ("audit", "attempts", "ALTER TABLE audit ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1"),
+    ("audit", "channel", "ALTER TABLE audit ADD COLUMN channel TEXT"),
 )
 
 DEVICE_COLUMNS = "id, tenant, name, model, city, status, last_seen, disabled_reason, updated_at"
@@ -150,6 +156,7 @@ class AuditEntry:
     invocation_id: str | None = None
     confirmation_id: str | None = None
     attempts: int = 1  # > 1 for one row that stands for many refused anonymous calls
+    channel: str | None = None  # "person" (their own buttons) or "agent" (their agent's calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +288,7 @@ class Tx:
         """Write ``entry``; returns the row's id."""
         cursor = self._conn.execute(
             "INSERT INTO audit (at, user_id, tenant, operation, input, outcome, http_status, reason,"
-            " invocation_id, confirmation_id, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " invocation_id, confirmation_id, attempts, channel) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 entry.at,
                 entry.user_id,
@@ -294,6 +301,7 @@ class Tx:
                 entry.invocation_id,
                 entry.confirmation_id,
                 entry.attempts,
+                entry.channel,
             ),
         )
         return int(cursor.lastrowid or 0)
@@ -322,33 +330,23 @@ class Tx:
 
 
 class Store:
-    """The database behind the API: one serialized connection, explicit transactions."""
+    """The database behind the demo: the procedure server's invocation store, whose connection
+    the demo's own routes and tooling also use, one transaction at a time."""
 
-    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
-        self._conn = conn
-        self._lock = threading.Lock()
-        self.path = path
+    def __init__(self, invocations: SqliteInvocationStore) -> None:
+        self.invocations = invocations
+        self.path = invocations.path
 
-    @contextmanager
-    def transaction(self) -> Iterator[Tx]:
-        """Run a unit of work; commit if it returns, roll back if it raises."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield Tx(self._conn)
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+    def run(self, work: Callable[[Tx], T]) -> T:
+        """Run a unit of work in one transaction; commit if it returns, roll back if it raises."""
+        return self.invocations.run(lambda conn: work(Tx(conn)))
 
     def fetch_all(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
         """Read-only inspection (tests, tooling)."""
-        with self.transaction() as tx:
-            return tx.execute(sql, params).fetchall()
+        return self.run(lambda tx: tx.execute(sql, params).fetchall())
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self.invocations.close()
 
 
 def open_store(path: str | Path = DEFAULT_DB_PATH, *, reset: bool = False) -> Store:
@@ -364,14 +362,12 @@ def open_store(path: str | Path = DEFAULT_DB_PATH, *, reset: bool = False) -> St
             for stale in (file, Path(f"{target}-wal"), Path(f"{target}-shm"), Path(f"{target}-journal")):
                 stale.unlink(missing_ok=True)
         file.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(target, check_same_thread=False, isolation_level=None, timeout=5.0)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA foreign_keys = ON")
-    if target != MEMORY:
-        conn.execute("PRAGMA journal_mode = WAL")
+    return Store(SqliteInvocationStore(target, setup=_create_tables))
+
+
+def _create_tables(conn: sqlite3.Connection) -> None:
     conn.executescript(SCHEMA)
     _migrate(conn)
-    return Store(conn, target)
 
 
 def _migrate(conn: sqlite3.Connection) -> None:

@@ -199,12 +199,15 @@ def seed_store(store: Store, now: datetime | None = None) -> bool:
     """Seed ``store`` if it holds no data yet, else bring its ages up to ``now`` (default: the
     current time). Returns whether it seeded."""
     moment = now if now is not None else _utc_now()
-    with store.transaction() as tx:
+
+    def seed_or_age(tx: Tx) -> bool:
         if tx.execute("SELECT 1 FROM tenants LIMIT 1").fetchone() is not None:
             keep_ages_current(tx, moment)
             return False
         seed(tx, moment)
         return True
+
+    return store.run(seed_or_age)
 
 
 def open_seeded_store(

@@ -172,6 +172,8 @@ def test_AS_EXAMPLE_001_denial_leaves_the_database_unchanged(open_page: Any, con
     shot(run, "5-denied")
 
 
+# The forged calls below are refused on purpose; the browser logs each refused fetch.
+@pytest.mark.allow_page_errors(r"status of 401", r"status of 403", r"status of 428", r"status of 409")
 def test_agent_cannot_redirect_the_locked_selection_and_the_server_refuses_forgeries(
     open_page: Any, console_server: str
 ) -> None:
@@ -185,19 +187,24 @@ def test_agent_cannot_redirect_the_locked_selection_and_the_server_refuses_forge
 
     # Page code calling the backend directly, bypassing the surface: the server is the authority.
     forged = run.page.evaluate("""async () => {
-        const post = (token, body) => fetch('/api/procedures/devices.disable', {method: 'POST',
+        const approved = {id: 'forged', approvedAt: new Date().toISOString()};
+        const post = (token, input, confirmation) => fetch('/api/agent/procedures/devices.disable', {
+            method: 'POST',
             headers: Object.assign({'Content-Type': 'application/json'},
                                    token ? {Authorization: 'Bearer ' + token} : {}),
-            body: JSON.stringify(body)}).then(async (r) => [r.status, (await r.json()).error.code]);
+            body: JSON.stringify({invocationId: crypto.randomUUID(), input, confirmation}),
+        }).then(async (r) => [r.status, (await r.json()).error.code]);
         return {
-            noAuth: await post(null, {deviceIds: ['dev-0003']}),
-            viewer: await post('demo-acme-viewer', {deviceIds: ['dev-0003']}),
-            otherTenant: await post('demo-acme-operator', {deviceIds: ['dev-0130']}),
+            noAuth: await post(null, {deviceIds: ['dev-0003']}, approved),
+            viewer: await post('demo-acme-viewer', {deviceIds: ['dev-0003']}, approved),
+            noApproval: await post('demo-acme-operator', {deviceIds: ['dev-0003']}),
+            otherTenant: await post('demo-acme-operator', {deviceIds: ['dev-0130']}, approved),
         };
     }""")
     assert forged == {
         "noAuth": [401, "NOT_AUTHENTICATED"],
         "viewer": [403, "NOT_AUTHORIZED"],
-        "otherTenant": [404, "PRECONDITION_FAILED"],
+        "noApproval": [428, "CONFIRMATION_REQUIRED"],
+        "otherTenant": [409, "PRECONDITION_FAILED"],
     }
     assert statuses(console_server)["dev-0003"] == "offline"

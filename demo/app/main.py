@@ -12,17 +12,29 @@ from typing import Any
 
 import js
 from console_app.model import ConsoleState, Device
-from console_app.surface import BackendExecutor, create_console_surface
+from console_app.surface import CONTRACTS, create_console_surface, reflecting
 from console_app.ui import ConsoleUI
 from pyodide.http import pyfetch
 
-from agent_surface import Consumer
+from agent_surface import ActionContext, AgentSurfaceError, CancelSignal, Consumer
 from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.bridge import BackendBridge, BackendContractError, BackendUnavailableError
 from agent_surface.browser.jsvalues import js_or_none
 from agent_surface.compat import import_jsonschema
 
 params = js.URLSearchParams.new(js.location.search)
 TOKEN = js_or_none(params.get("token")) or "demo-acme-operator"  # get() answers JS null
+PROCEDURES_URL = "/api/agent"  # the library's procedure server, mounted by the demo backend
+
+
+def bearer() -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
+# The agent's calls and the person's own buttons reach the same procedures; the agent's are
+# marked so the server gives them their own rate-limit budget (it never starves the person).
+agent_bridge = BackendBridge(PROCEDURES_URL, headers=lambda: {**bearer(), "X-Agent-Surface-Channel": "agent"})
+person_bridge = BackendBridge(PROCEDURES_URL, headers=bearer)
 
 
 async def fetch_json(path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
@@ -56,24 +68,24 @@ def apply_result(procedure_id: str, body: Any) -> None:
     state.upsert([Device.from_api(r) for r in rows], notice(body) if notice else None)
 
 
-def refusal_message(status: int, body: Any) -> str:
-    """What the person is told when the server refuses their own action: the server's
-    agent-safe message when it sent one."""
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    if status == 0:
-        return "Could not reach the server; try again."
-    return f"Refused: {message}" if isinstance(message, str) and message else f"Refused (HTTP {status})."
-
-
 async def human_api(procedure: str, payload: dict[str, Any]) -> None:
-    """The person's own buttons call the backend directly (not through the agent surface).
-    Every refusal (rate limit, permission, conflict, network) is shown, never swallowed."""
-    status, body = await fetch_json(f"/api/procedures/{procedure}", payload)
-    if 0 < status < 400 and isinstance(body, dict) and "error" not in body:
-        apply_result(f"domain:{procedure}", body)
-    else:
-        state.tell(refusal_message(status, body), "error")
+    """The person's own buttons call the same procedures (not through the agent surface), with
+    an invocation id of their own. Every refusal (rate limit, permission, conflict, network) is
+    shown, never swallowed."""
+    procedure_id = f"domain:{procedure}"
+    ctx = ActionContext(
+        capability_id=procedure_id,
+        registration_id="console-ui",
+        consumer=Consumer("person", "console-ui"),
+        invocation_id=f"ui-{js.crypto.randomUUID()}",
+        signal=CancelSignal(),
+    )
+    try:
+        output = await person_bridge(procedure_id, payload, ctx)
+    except AgentSurfaceError as refusal:  # already agent-safe: the bridge keeps only typed fields
+        state.tell(f"Refused: {refusal.error.message}", "error")
+        return
+    apply_result(procedure_id, output)
 
 
 async def main() -> None:
@@ -84,10 +96,18 @@ async def main() -> None:
     _, listing = await fetch_json("/api/devices")
     rows = listing.get("devices", []) if isinstance(listing, dict) else []
     state.set_devices([Device.from_api(row) for row in rows])
+    # The exposure ceiling: the page's procedure contracts must be the ones the backend serves.
+    try:
+        await agent_bridge.connect(CONTRACTS)
+    except (BackendContractError, BackendUnavailableError) as exc:
+        js.document.getElementById("app").textContent = f"The backend does not match this page: {exc}"
+        raise
+    if agent_bridge.unserved:  # the reviewed contract names them: a deployment error, fail closed
+        unserved = ", ".join(d.procedure_id for d in agent_bridge.unserved)
+        js.document.getElementById("app").textContent = f"The backend does not serve {unserved}."
+        return
     # What the agent is offered follows the session (a viewer's agent never sees disable).
-    surface = create_console_surface(
-        state, BackendExecutor(fetch_json, TOKEN, apply_result), session=session
-    )
+    surface = create_console_surface(state, reflecting(agent_bridge, apply_result), session=session)
     adapter = create_webmcp_adapter()
     await adapter.start(registry=surface.registry, consumer=Consumer("browser-agent", "webmcp"))
     ConsoleUI(state, surface, adapter, session, human_api)

@@ -7,7 +7,8 @@ cannot aim ``disable`` at devices the user has not selected).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,12 +17,11 @@ from pydantic import BaseModel, Field
 from agent_surface import (
     ActionContext,
     AgentComponent,
-    AgentSurfaceError,
     AgentSurfaceRegistry,
     CapabilityAuthority,
-    CapabilityError,
     PreconditionFailure,
     ProcedureContract,
+    ProcedureExecutor,
     ProcedureReference,
     action,
     create_registry,
@@ -32,6 +32,7 @@ from agent_surface import (
 from agent_surface.compiler.load import authority_from_contract
 from agent_surface.core.jsonvalue import JsonValue
 
+from .contracts import DISABLE, QUERY, RENAME
 from .model import ROUTES, ConsoleState, Filters, Route, Status
 
 
@@ -51,71 +52,7 @@ class ActiveFilters(BaseModel):
 
 
 # ---------------------------------------------------------------- domain procedures (backend)
-
-DEVICE_IDS = {"type": "array", "items": {"type": "string", "maxLength": 64}, "minItems": 1, "maxItems": 100}
-
-DISABLE = ProcedureContract(
-    id="domain:devices.disable",
-    description="Disable devices so they stop reporting. The devices are the ones selected in the table.",
-    effect="destructive",
-    input={
-        "type": "object",
-        "properties": {
-            "deviceIds": {**DEVICE_IDS, "description": "Bound to the table selection."},
-            "reason": {"type": "string", "maxLength": 200, "description": "Why, for the audit log."},
-        },
-        "required": ["deviceIds"],
-        "additionalProperties": False,
-    },
-    output={
-        "type": "object",
-        "properties": {
-            "disabled": {"type": "integer"},
-            "devices": {"type": "array", "items": {"type": "object"}},
-        },
-        "required": ["disabled"],
-    },
-)
-
-RENAME = ProcedureContract(
-    id="domain:devices.rename",
-    description="Rename the device open in the details drawer.",
-    effect="server-mutation",
-    input={
-        "type": "object",
-        "properties": {
-            "deviceId": {"type": "string", "maxLength": 64},
-            "name": {"type": "string", "minLength": 1, "maxLength": 80},
-        },
-        "required": ["deviceId", "name"],
-        "additionalProperties": False,
-    },
-    output={"type": "object", "properties": {"device": {"type": "object"}}, "required": ["device"]},
-)
-
-QUERY = ProcedureContract(
-    id="domain:devices.query",
-    description="Search all devices of the tenant on the server (not only the ones on screen).",
-    effect="server-query",
-    input={
-        "type": "object",
-        "properties": {
-            "status": {"enum": ["online", "offline", "disabled"]},
-            "city": {"type": "string", "maxLength": 80},
-            "text": {"type": "string", "maxLength": 80},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 200},
-        },
-        "additionalProperties": False,
-    },
-    output={
-        "type": "object",
-        "properties": {
-            "devices": {"type": "array", "items": {"type": "object"}},
-            "total": {"type": "integer"},
-        },
-        "required": ["devices", "total"],
-    },
-)
+# The contracts live in .contracts, imported by the backend too (one module on both sides).
 
 
 def session_allows(host: Mapping[str, Any], permission: str) -> bool:
@@ -283,61 +220,18 @@ CONTRACTS: list[Any] = [DevicesTable, DevicesFilters, DeviceDrawer, Navigation, 
 
 # ---------------------------------------------------------------- the backend executor
 
-FetchJson = Callable[[str, dict[str, Any], dict[str, str]], Awaitable[tuple[int, Any]]]
 
+def reflecting(executor: ProcedureExecutor, on_result: Callable[[str, Any], None]) -> ProcedureExecutor:
+    """``executor`` (the library's BackendBridge), with each successful output also shown in the
+    view (``on_result(procedure_id, output)``): the server's answer is the truth."""
 
-class BackendExecutor:
-    """Executes domain procedures by calling the backend, which re-checks everything.
+    async def execute(procedure_id: str, effective_input: JsonValue, ctx: ActionContext) -> JsonValue:
+        output = executor(procedure_id, effective_input, ctx)
+        result = await output if inspect.isawaitable(output) else output
+        on_result(procedure_id, result)
+        return result
 
-    ``fetch_json(path, body, headers) -> (status, json)`` is injected: ``pyfetch`` in the page,
-    urllib in CPython tests. Server errors arrive as typed ``{"error": {...}}`` bodies.
-    """
-
-    def __init__(
-        self, fetch_json: FetchJson, token: str, on_result: Callable[[str, Any], None] | None = None
-    ):
-        self._fetch = fetch_json
-        self._token = token
-        self._on_result = on_result
-
-    async def __call__(self, procedure_id: str, payload: Any, ctx: ActionContext) -> Any:
-        path = "/api/procedures/" + procedure_id.split(":", 1)[1]
-        headers = {"Authorization": f"Bearer {self._token}", "X-Agent-Invocation-Id": ctx.invocation_id}
-        if ctx.confirmation:
-            headers["X-Agent-Confirmation-Id"] = ctx.confirmation["id"]
-        status, body = await self._fetch(path, payload, headers)
-        if status >= 400 or not isinstance(body, dict) or "error" in body:
-            raise AgentSurfaceError(_server_error(status, body))
-        if self._on_result is not None:
-            self._on_result(procedure_id, body)
-        return body
-
-
-def _server_error(status: int, body: Any) -> CapabilityError:
-    err = body.get("error") if isinstance(body, dict) else None
-    try:
-        if isinstance(err, dict):
-            return CapabilityError(
-                err["code"],
-                str(err.get("message", "The server refused the call.")),
-                err.get("retry") or _default_retry(err["code"]),
-                err.get("details"),
-            )
-    except (KeyError, ValueError):
-        pass
-    transient = status >= 500 or status == 0
-    return CapabilityError(
-        "EXECUTION_FAILED",
-        "The server could not complete the call.",
-        "after-delay" if transient else "no",
-        {"reason": "transport", "transient": transient},
-    )
-
-
-def _default_retry(code: str) -> Any:
-    from agent_surface.core.errors import ERROR_MATRIX
-
-    return ERROR_MATRIX[code].retry[0]  # type: ignore[index]
+    return execute
 
 
 # ---------------------------------------------------------------- assembly
@@ -365,7 +259,7 @@ class ConsoleSurface:
 
 def create_console_surface(
     state: ConsoleState,
-    executor: BackendExecutor,
+    executor: ProcedureExecutor,
     *,
     session: Mapping[str, Any],
     **registry_options: Any,
@@ -380,4 +274,4 @@ def create_console_surface(
     return ConsoleSurface(registry, state)
 
 
-__all__ = ["CONTRACTS", "ROUTES", "BackendExecutor", "ConsoleSurface", "create_console_surface"]
+__all__ = ["CONTRACTS", "ROUTES", "ConsoleSurface", "create_console_surface", "reflecting"]

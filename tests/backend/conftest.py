@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from demo.api import RateLimit
 from demo.backend import DemoServer, start_demo_server
+
+from agent_surface.server import RateLimit
 
 from .helpers import FIXED_NOW, Client
 

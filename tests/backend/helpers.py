@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import urllib.error
 import urllib.request
@@ -20,6 +21,14 @@ VIEWER = "demo-acme-viewer"
 ADMIN = "demo-acme-admin"
 GLOBEX_OPERATOR = "demo-globex-operator"
 MARKER = "MARKER<script>alert(1)</script>"  # planted in forged inputs; must never come back
+PROCEDURES = "/api/agent/procedures/"
+AGENT = {"X-Agent-Surface-Channel": "agent"}  # what the page's agent bridge sends
+_ids = itertools.count(1)
+
+
+def evidence(confirmation_id: str = "cnf-test", at: datetime = FIXED_NOW) -> dict[str, str]:
+    """The page's confirmation evidence, as the bridge sends it (the servers' clock is FIXED_NOW)."""
+    return {"id": confirmation_id, "approvedAt": at.isoformat().replace("+00:00", "Z")}
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,12 @@ class Reply:
     @property
     def json(self) -> Any:
         return json.loads(self.text)
+
+    @property
+    def output(self) -> Any:
+        body = self.json
+        assert body["ok"] is True, self.text
+        return body["output"]
 
 
 class Client:
@@ -64,20 +79,42 @@ class Client:
             with err:
                 return Reply(err.code, err.headers, err.read().decode())
 
-    def call(self, procedure: str, body: Any = None, **kwargs: Any) -> Reply:
-        return self.request("POST", f"/api/procedures/{procedure}", body, **kwargs)
+    def call(
+        self,
+        procedure: str,
+        input: Any = None,
+        *,
+        invocation_id: str | None = None,
+        confirmation: dict[str, str] | None = None,
+        confirm: bool = True,
+        raw: bytes | None = None,
+        **kwargs: Any,
+    ) -> Reply:
+        """A procedure call in the bridge's envelope; with confirmation evidence unless ``confirm=False``."""
+        if raw is None:
+            envelope: dict[str, Any] = {"invocationId": invocation_id or f"inv-test-{next(_ids)}",
+                                        "input": {} if input is None else input}
+            if confirm:
+                envelope["confirmation"] = confirmation or evidence()
+            raw = json.dumps(envelope).encode()
+        return self.request("POST", PROCEDURES + procedure, raw=raw, **kwargs)
 
     def get(self, path: str, **kwargs: Any) -> Reply:
         return self.request("GET", path, **kwargs)
 
 
+def envelope(input_json: bytes, invocation_id: str = "inv-raw") -> bytes:
+    """A raw input (bytes as sent) inside the call envelope, untouched."""
+    return b'{"invocationId": "' + invocation_id.encode() + b'", "input": ' + input_json + b"}"
+
+
 def devices_table(server: DemoServer) -> list[tuple[Any, ...]]:
     """Every device row, every column: compare before/after to prove nothing changed."""
-    return [tuple(r) for r in server.api.store.fetch_all("SELECT * FROM devices ORDER BY id")]
+    return [tuple(r) for r in server.store.fetch_all("SELECT * FROM devices ORDER BY id")]
 
 
 def audit_rows(server: DemoServer) -> list[dict[str, Any]]:
-    return [dict(r) for r in server.api.store.fetch_all("SELECT * FROM audit ORDER BY id")]
+    return [dict(r) for r in server.store.fetch_all("SELECT * FROM audit ORDER BY id")]
 
 
 def assert_error(reply: Reply, status: int, code: str) -> dict[str, Any]:
@@ -86,7 +123,7 @@ def assert_error(reply: Reply, status: int, code: str) -> dict[str, Any]:
     assert reply.headers.get_content_type() == "application/json"
     assert reply.headers["Cache-Control"] == "no-store"
     body = reply.json
-    assert set(body) == {"error"}
+    assert body["ok"] is False and set(body) <= {"ok", "error", "invocationId"}
     error = body["error"]
     assert error["code"] == code
     assert set(error) <= {"code", "message", "retry", "details"}

@@ -4,14 +4,17 @@ per outcome and operation per window, while authenticated refusals keep one row 
 from __future__ import annotations
 
 import http.client
-import io
+import json
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
-from demo.api import AnonymousRefusals, Api, ApiRequest, RateLimit
-from demo.backend import DemoServer, RequestBody, start_demo_server
+from demo.api import AnonymousRefusals, AuditLog
+from demo.backend import DemoServer, start_demo_server
+from demo.db import AuditEntry
 from demo.seed import open_seeded_store
+
+from agent_surface.server import RateLimit
 
 from .helpers import FIXED_NOW, OPERATOR, VIEWER, Client, audit_rows
 
@@ -29,12 +32,18 @@ def limited() -> Iterator[DemoServer]:
 
 def test_a_thousand_anonymous_requests_add_a_bounded_number_of_rows(limited: DemoServer) -> None:
     conn = http.client.HTTPConnection(urlsplit(limited.url).netloc, timeout=10)
-    targets = ["/api/session", "/api/devices", "/api/nothing-here", "/api/x/%s"]
+    targets = ["/api/session", "/api/devices", "/api/nothing-here", "/api/x/%s",
+               "/api/agent/procedures/devices.disable", "/api/agent/procedures/x.%s"]
     statuses: set[int] = set()
+    body = json.dumps({"invocationId": "inv-1", "input": {"deviceIds": ["dev-0003"]}})
     try:
         for n in range(ANONYMOUS_CALLS):
             target = targets[n % len(targets)].replace("%s", str(n))  # distinct unknown routes too
-            conn.request("GET", target, headers={"Authorization": f"Bearer guess-{n}"})
+            headers = {"Authorization": f"Bearer guess-{n}", "Content-Type": "application/json"}
+            if "/procedures/" in target:
+                conn.request("POST", target, body=body, headers=headers)
+            else:
+                conn.request("GET", target, headers=headers)
             response = conn.getresponse()
             response.read()
             statuses.add(response.status)
@@ -42,10 +51,12 @@ def test_a_thousand_anonymous_requests_add_a_bounded_number_of_rows(limited: Dem
         conn.close()
     assert statuses == {401, 429}
     rows = audit_rows(limited)
-    # at most: 2 outcomes x 3 operations (session, devices.list, unknown-route), and a second window
-    assert len(rows) <= 12, [(r["operation"], r["outcome"], r["attempts"]) for r in rows]
+    # at most: 2 outcomes x 4 operations (session, devices.list, devices.disable, unknown-route),
+    # and a second window
+    assert len(rows) <= 16, [(r["operation"], r["outcome"], r["attempts"]) for r in rows]
     assert sum(r["attempts"] for r in rows) == ANONYMOUS_CALLS
-    assert {r["operation"] for r in rows} <= {"session", "devices.list", AnonymousRefusals.UNKNOWN_ROUTE}
+    assert {r["operation"] for r in rows} <= {"session", "devices.list", "devices.disable",
+                                               AnonymousRefusals.UNKNOWN_ROUTE}
     assert all(r["user_id"] is None and r["input"] is None for r in rows)
 
 
@@ -66,30 +77,31 @@ def test_authenticated_rate_limit_refusals_are_audited_one_row_each(limited: Dem
     rows = audit_rows(limited)
     assert len(rows) == 70
     assert [r["outcome"] for r in rows].count("RATE_LIMITED") == 10
+    assert {r["user_id"] for r in rows} == {"u-acme-operator"}
 
 
 def test_a_new_window_starts_a_new_counted_row() -> None:
     seconds = [0.0]
     store = open_seeded_store(":memory:", now=FIXED_NOW)
-    api = Api(store, rate_limit=RateLimit(burst=10_000, per_second=1.0), clock=lambda: FIXED_NOW,
-              monotonic=lambda: seconds[0])
+    audit = AuditLog(monotonic=lambda: seconds[0])
+    refused = AuditEntry(at="2026-11-02T10:00:00Z", operation="session", outcome="NOT_AUTHENTICATED",
+                         http_status=401, input='{"ignored":true}')
 
-    def anonymous(path: str) -> int:
-        request = ApiRequest("GET", path, {}, "127.0.0.1", RequestBody(io.BytesIO(), 0))
-        return api.handle(request).status
+    def anonymous() -> None:
+        store.run(lambda tx: audit.write(tx, refused, authenticated=False, known_route=True))
 
     try:
         for _ in range(5):
-            assert anonymous("/api/session") == 401
+            anonymous()
         seconds[0] = AnonymousRefusals.WINDOW_SECONDS - 1
-        assert anonymous("/api/session") == 401
+        anonymous()
         seconds[0] = AnonymousRefusals.WINDOW_SECONDS + 1
         for _ in range(3):
-            assert anonymous("/api/session") == 401
-        rows = [dict(r) for r in store.fetch_all("SELECT operation, outcome, attempts FROM audit ORDER BY id")]
+            anonymous()
+        rows = [dict(r) for r in store.fetch_all("SELECT operation, outcome, attempts, input FROM audit ORDER BY id")]
     finally:
         store.close()
     assert rows == [
-        {"operation": "session", "outcome": "NOT_AUTHENTICATED", "attempts": 6},
-        {"operation": "session", "outcome": "NOT_AUTHENTICATED", "attempts": 3},
+        {"operation": "session", "outcome": "NOT_AUTHENTICATED", "attempts": 6, "input": None},
+        {"operation": "session", "outcome": "NOT_AUTHENTICATED", "attempts": 3, "input": None},
     ]

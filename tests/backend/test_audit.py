@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from demo.backend import DemoServer
 
-from .helpers import VIEWER, Client, Reply, audit_rows
+from .helpers import AGENT, VIEWER, Client, Reply, audit_rows
 
 
 def test_every_call_is_audited(client: Client, server: DemoServer) -> None:
@@ -20,6 +20,7 @@ def test_every_call_is_audited(client: Client, server: DemoServer) -> None:
         lambda: client.call("devices.disable", {"deviceIds": ["dev-0003"]}, token=VIEWER),
         lambda: client.call("devices.disable", {"deviceIds": ["dev-0003"]}, token=None),
         lambda: client.call("devices.rename", raw=b"{"),
+        lambda: client.call("devices.disable", {"deviceIds": ["dev-0003"]}, invocation_id="inv-ok"),
         lambda: client.get("/api/nothing-here"),
     ]
     for call in calls:
@@ -34,19 +35,25 @@ def test_every_call_is_audited(client: Client, server: DemoServer) -> None:
         ("devices.disable", "NOT_AUTHORIZED"),
         ("devices.disable", "NOT_AUTHENTICATED"),
         ("devices.rename", "INVALID_INPUT"),
+        ("devices.disable", "ok"),  # already disabled above: idempotent, still audited
         ("GET /api/nothing-here", "CAPABILITY_NOT_FOUND"),
     ]
     assert rows[1]["input"] == '{"city":"Rome"}'
-    assert rows[5]["input"] == '{"deviceIds":["dev-0003"]}'  # what the viewer tried, never acted upon
+    assert rows[3]["input"] == '{"deviceIds":["dev-0003"]}' and rows[3]["confirmation_id"] == "cnf-test"
+    assert rows[5]["input"] is None  # refused by role before the body was read, never acted upon
     assert rows[6]["user_id"] is None and rows[6]["input"] is None  # anonymous bodies are not read
     assert rows[7]["input"] is None  # it did not parse
+    assert rows[8]["invocation_id"] == "inv-ok"
+    assert {r["channel"] for r in rows if r["user_id"]} == {"person"}
 
 
-def test_correlation_headers_are_recorded_only_if_they_look_like_ids(client: Client, server: DemoServer) -> None:
-    client.call("devices.query", {}, headers={"X-Agent-Invocation-Id": "inv-1",
-                                              "X-Agent-Confirmation-Id": "<script>"})
-    row = audit_rows(server)[-1]
-    assert (row["invocation_id"], row["confirmation_id"]) == ("inv-1", None)
+def test_agent_calls_are_audited_as_the_agents(client: Client, server: DemoServer) -> None:
+    """The bridge's channel header names who acted: the person or their agent (same user)."""
+    client.call("devices.query", {}, invocation_id="inv-1", headers=AGENT)
+    client.call("devices.query", {}, invocation_id="inv-2")
+    rows = audit_rows(server)[-2:]
+    assert [(r["invocation_id"], r["channel"], r["user_id"]) for r in rows] == [
+        ("inv-1", "agent", "u-acme-operator"), ("inv-2", "person", "u-acme-operator")]
 
 
 def test_tokens_never_reach_the_audit(client: Client, server: DemoServer) -> None:

@@ -12,17 +12,20 @@ from .helpers import (
     VIEWER,
     Client,
     assert_error,
+    assert_issue,
     audit_rows,
     devices_table,
+    evidence,
 )
 
 ROUTES = [
     ("GET", "/api/session", None),
     ("GET", "/api/devices", None),
-    ("POST", "/api/procedures/devices.query", {}),
-    ("POST", "/api/procedures/devices.rename", {"deviceId": "dev-0001", "name": "x"}),
-    ("POST", "/api/procedures/devices.disable", {"deviceIds": ["dev-0001"]}),
-    ("POST", "/api/procedures/devices.enable", {"deviceIds": ["dev-0044"]}),
+    ("POST", "/api/agent/procedures/devices.query", {"invocationId": "i", "input": {}}),
+    ("POST", "/api/agent/procedures/devices.rename", {"invocationId": "i", "input": {"deviceId": "dev-0001", "name": "x"}}),
+    ("POST", "/api/agent/procedures/devices.disable", {"invocationId": "i", "input": {"deviceIds": ["dev-0001"]}}),
+    ("POST", "/api/agent/procedures/devices.enable", {"invocationId": "i", "input": {"deviceIds": ["dev-0044"]}}),
+    ("POST", "/api/agent/procedures/devices.delete", {"invocationId": "i", "input": {}}),
     ("GET", "/api/no-such-route", None),
 ]
 
@@ -69,13 +72,13 @@ def test_session_describes_the_caller(client: Client) -> None:
 def test_viewer_may_not_change_anything(client: Client, server: DemoServer, procedure: str, body: object) -> None:
     before = devices_table(server)
     reply = client.call(procedure, body, token=VIEWER,
-                        headers={"X-Agent-Confirmation-Id": "cnf-123"})  # evidence is never authorization
+                        confirmation=evidence("cnf-123"))  # evidence is never authorization
     error = assert_error(reply, 403, "NOT_AUTHORIZED")
     assert error["details"] == {"origin": "server"}
     assert devices_table(server) == before
     row = audit_rows(server)[-1]
     assert (row["operation"], row["outcome"], row["user_id"]) == (procedure, "NOT_AUTHORIZED", "u-acme-viewer")
-    assert row["confirmation_id"] == "cnf-123"
+    assert row["input"] is None  # refused before the body was read
 
 
 def test_viewer_may_query(client: Client) -> None:
@@ -89,9 +92,17 @@ def test_authorization_is_checked_before_the_input(client: Client) -> None:
     assert_error(reply, 403, "NOT_AUTHORIZED")
 
 
+def test_the_tenant_comes_from_the_token_never_the_page(client: Client, server: DemoServer) -> None:
+    before = devices_table(server)
+    reply = client.call("devices.disable", {"deviceIds": ["dev-0130"], "tenant": "globex"},
+                        token=OPERATOR)
+    assert_issue(assert_error(reply, 400, "INVALID_INPUT"), "/tenant")
+    assert devices_table(server) == before
+
+
 def test_admin_may_change(client: Client) -> None:
     reply = client.call("devices.disable", {"deviceIds": ["dev-0003"]}, token=ADMIN)
-    assert reply.status == 200 and reply.json["disabled"] == 1
+    assert reply.status == 200 and reply.output["disabled"] == 1
 
 
 def test_listing_is_tenant_scoped(client: Client) -> None:
@@ -109,7 +120,7 @@ def test_another_tenants_ids_are_refused_like_nonexistent_ones(client: Client, s
     foreign = client.call("devices.disable", {"deviceIds": ["dev-0130"]})
     missing = client.call("devices.disable", {"deviceIds": ["dev-0999"]})
     for reply in (foreign, missing):
-        error = assert_error(reply, 404, "PRECONDITION_FAILED")
+        error = assert_error(reply, 409, "PRECONDITION_FAILED")
         assert error["details"] == {"reason": "unknown-device"}
     assert foreign.json["error"]["message"].replace("dev-0130", "ID") == missing.json["error"][
         "message"].replace("dev-0999", "ID")
@@ -125,6 +136,6 @@ def test_other_mutations_refuse_another_tenants_ids(
     client: Client, server: DemoServer, procedure: str, body: object
 ) -> None:
     before = devices_table(server)
-    error = assert_error(client.call(procedure, body), 404, "PRECONDITION_FAILED")
+    error = assert_error(client.call(procedure, body), 409, "PRECONDITION_FAILED")
     assert error["details"] == {"reason": "unknown-device"}
     assert devices_table(server) == before

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from demo.backend import DemoServer
 
-from .helpers import Client, assert_error, assert_issue, audit_rows, devices_table
+from .helpers import AGENT, FIXED_NOW, Client, assert_error, assert_issue, audit_rows, devices_table, evidence
 
 MILAN_OFFLINE = ["dev-0003", "dev-0017", "dev-0026", "dev-0051", "dev-0079", "dev-0080", "dev-0112"]
 PRE_DISABLED = "dev-0044"  # acme, Turin, disabled by the seed
@@ -19,7 +20,7 @@ def changed_rows(before: list[tuple[Any, ...]], after: list[tuple[Any, ...]]) ->
 
 def test_seeded_milan_offline_ids(client: Client) -> None:
     reply = client.call("devices.query", {"city": "Milan", "status": "offline"})
-    assert [d["id"] for d in reply.json["devices"]] == MILAN_OFFLINE
+    assert [d["id"] for d in reply.output["devices"]] == MILAN_OFFLINE
 
 
 def test_disable_changes_exactly_the_named_rows_and_is_audited(client: Client, server: DemoServer) -> None:
@@ -27,11 +28,12 @@ def test_disable_changes_exactly_the_named_rows_and_is_audited(client: Client, s
     reply = client.call(
         "devices.disable",
         {"deviceIds": MILAN_OFFLINE, "reason": "Offline for days; pending site visit"},
-        headers={"X-Agent-Invocation-Id": "inv-42", "X-Agent-Confirmation-Id": "cnf-7"},
+        invocation_id="inv-42", confirmation=evidence("cnf-7"), headers=AGENT,
     )
     assert reply.status == 200, reply.text
     assert reply.headers["Cache-Control"] == "no-store"
-    body = reply.json
+    assert reply.json["invocationId"] == "inv-42"
+    body = reply.output
     assert body["disabled"] == 7 and body["alreadyDisabled"] == 0
     assert [d["id"] for d in body["devices"]] == MILAN_OFFLINE
     assert all(d["status"] == "disabled" for d in body["devices"])
@@ -40,7 +42,7 @@ def test_disable_changes_exactly_the_named_rows_and_is_audited(client: Client, s
 
     changed = changed_rows(before, devices_table(server))
     assert sorted(changed) == MILAN_OFFLINE
-    rows = {r["id"]: r for r in server.api.store.fetch_all("SELECT * FROM devices")}
+    rows = {r["id"]: r for r in server.store.fetch_all("SELECT * FROM devices")}
     for device_id in MILAN_OFFLINE:
         assert rows[device_id]["status"] == "disabled"
         assert rows[device_id]["status_before_disable"] == "offline"
@@ -48,7 +50,7 @@ def test_disable_changes_exactly_the_named_rows_and_is_audited(client: Client, s
     entry = audit_rows(server)[-1]
     assert entry["operation"] == "devices.disable" and entry["outcome"] == "ok" and entry["http_status"] == 200
     assert (entry["user_id"], entry["tenant"]) == ("u-acme-operator", "acme")
-    assert (entry["invocation_id"], entry["confirmation_id"]) == ("inv-42", "cnf-7")
+    assert (entry["invocation_id"], entry["confirmation_id"], entry["channel"]) == ("inv-42", "cnf-7", "agent")
     assert entry["at"] == "2026-11-02T10:00:00Z"
     assert '"dev-0003"' in entry["input"] and "pending site visit" in entry["input"]
 
@@ -56,45 +58,45 @@ def test_disable_changes_exactly_the_named_rows_and_is_audited(client: Client, s
 def test_one_unknown_id_refuses_the_whole_call(client: Client, server: DemoServer) -> None:
     before = devices_table(server)
     reply = client.call("devices.disable", {"deviceIds": [*MILAN_OFFLINE, "dev-0142"]})  # dev-0142: globex
-    error = assert_error(reply, 404, "PRECONDITION_FAILED")
+    error = assert_error(reply, 409, "PRECONDITION_FAILED")
     assert error["details"] == {"reason": "unknown-device"}
     assert "dev-0142" in error["message"] and "dev-0003" not in error["message"]
     assert devices_table(server) == before
     entry = audit_rows(server)[-1]
-    assert (entry["outcome"], entry["reason"], entry["http_status"]) == ("PRECONDITION_FAILED", "unknown-device", 404)
+    assert (entry["outcome"], entry["reason"], entry["http_status"]) == ("PRECONDITION_FAILED", "unknown-device", 409)
 
 
 def test_already_disabled_ids_are_idempotent(client: Client, server: DemoServer) -> None:
     first = client.call("devices.disable", {"deviceIds": [PRE_DISABLED, "dev-0003"], "reason": "new reason"})
     assert first.status == 200
-    assert (first.json["disabled"], first.json["alreadyDisabled"]) == (1, 1)
-    kept = next(d for d in first.json["devices"] if d["id"] == PRE_DISABLED)
+    assert (first.output["disabled"], first.output["alreadyDisabled"]) == (1, 1)
+    kept = next(d for d in first.output["devices"] if d["id"] == PRE_DISABLED)
     assert kept["disabledReason"] != "new reason"  # untouched
     snapshot = devices_table(server)
     again = client.call("devices.disable", {"deviceIds": [PRE_DISABLED, "dev-0003"], "reason": "other"})
-    assert (again.json["disabled"], again.json["alreadyDisabled"]) == (0, 2)
+    assert (again.output["disabled"], again.output["alreadyDisabled"]) == (0, 2)
     assert devices_table(server) == snapshot
 
 
 def test_duplicate_ids_collapse(client: Client) -> None:
     reply = client.call("devices.disable", {"deviceIds": ["dev-0003", "dev-0003"]})
     assert reply.status == 200
-    assert reply.json["disabled"] == 1 and [d["id"] for d in reply.json["devices"]] == ["dev-0003"]
+    assert reply.output["disabled"] == 1 and [d["id"] for d in reply.output["devices"]] == ["dev-0003"]
 
 
 def test_enable_restores_the_previous_status(client: Client, server: DemoServer) -> None:
     before = devices_table(server)
-    online = client.call("devices.query", {"city": "Milan", "status": "online", "limit": 2}).json["devices"]
+    online = client.call("devices.query", {"city": "Milan", "status": "online", "limit": 2}).output["devices"]
     ids = [*MILAN_OFFLINE[:2], *(d["id"] for d in online)]
     assert client.call("devices.disable", {"deviceIds": ids, "reason": "test"}).status == 200
     reply = client.call("devices.enable", {"deviceIds": ids})
     assert reply.status == 200
-    assert (reply.json["enabled"], reply.json["alreadyEnabled"]) == (4, 0)
-    assert [d["status"] for d in reply.json["devices"]] == ["offline", "offline", "online", "online"]
+    assert (reply.output["enabled"], reply.output["alreadyEnabled"]) == (4, 0)
+    assert [d["status"] for d in reply.output["devices"]] == ["offline", "offline", "online", "online"]
     after = devices_table(server)
     changed = changed_rows(before, after)
     assert sorted(changed) == sorted(ids)
-    columns = [c[1] for c in server.api.store.fetch_all("PRAGMA table_info(devices)")]
+    columns = [c[1] for c in server.store.fetch_all("PRAGMA table_info(devices)")]
     for device_id, row in changed.items():  # only updated_at differs from the seed
         original = next(r for r in before if r[0] == device_id)
         diff = {columns[i] for i, (a, b) in enumerate(zip(original, row, strict=True)) if a != b}
@@ -103,8 +105,8 @@ def test_enable_restores_the_previous_status(client: Client, server: DemoServer)
 
 def test_enable_of_a_seeded_disabled_device(client: Client) -> None:
     reply = client.call("devices.enable", {"deviceIds": [PRE_DISABLED, "dev-0003"]})
-    assert (reply.json["enabled"], reply.json["alreadyEnabled"]) == (1, 1)
-    assert reply.json["devices"][0]["status"] == "online" and reply.json["devices"][0]["disabledReason"] is None
+    assert (reply.output["enabled"], reply.output["alreadyEnabled"]) == (1, 1)
+    assert reply.output["devices"][0]["status"] == "online" and reply.output["devices"][0]["disabledReason"] is None
 
 
 def test_at_most_100_ids(client: Client, server: DemoServer) -> None:
@@ -114,7 +116,7 @@ def test_at_most_100_ids(client: Client, server: DemoServer) -> None:
     assert_issue(error, "/deviceIds")
     assert devices_table(server) == before
     reply = client.call("devices.disable", {"deviceIds": too_many[:100]})
-    assert reply.status == 200 and reply.json["disabled"] + reply.json["alreadyDisabled"] == 100
+    assert reply.status == 200 and reply.output["disabled"] + reply.output["alreadyDisabled"] == 100
 
 
 def test_empty_id_list_and_long_reason_are_refused(client: Client, server: DemoServer) -> None:
@@ -142,7 +144,7 @@ def test_failure_inside_the_transaction_changes_nothing(
     monkeypatch.setattr(db.Tx, "disable", explode)
     before = devices_table(server)
     error = assert_error(client.call("devices.disable", {"deviceIds": MILAN_OFFLINE}), 500, "EXECUTION_FAILED")
-    assert error["retry"] == "no" and error["details"]["transient"] is False
+    assert error["retry"] == "no" and error["details"] == {"reason": "server-error"}
     assert devices_table(server) == before
     assert audit_rows(server)[-1]["outcome"] == "EXECUTION_FAILED"
 
@@ -159,5 +161,33 @@ def test_busy_storage_is_a_transient_failure(client: Client, server: DemoServer,
     reply = client.call("devices.disable", {"deviceIds": ["dev-0003"]})
     error = assert_error(reply, 503, "EXECUTION_FAILED")
     assert error["retry"] == "after-delay"
-    assert error["details"] == {"reason": "storage-busy", "transient": True, "retryAfterMs": 1000}
+    assert error["details"] == {"reason": "server-busy", "transient": True, "retryAfterMs": 1000}
     assert reply.headers["Retry-After"] == "1"
+
+
+def test_disable_needs_the_persons_confirmation_evidence(client: Client, server: DemoServer) -> None:
+    """Server-side approval: a destructive call without the page's evidence applies nothing."""
+    before = devices_table(server)
+    error = assert_error(client.call("devices.disable", {"deviceIds": ["dev-0003"]}, confirm=False), 428,
+                         "CONFIRMATION_REQUIRED")
+    assert error["details"] == {"effect": "destructive", "origin": "server"}
+    stale = evidence(at=FIXED_NOW - timedelta(hours=1))
+    error = assert_error(client.call("devices.disable", {"deviceIds": ["dev-0003"]}, confirmation=stale), 403,
+                         "CONFIRMATION_INVALID")
+    assert error["details"] == {"reason": "expired"}
+    assert devices_table(server) == before
+    assert [r["outcome"] for r in audit_rows(server)[-2:]] == ["CONFIRMATION_REQUIRED", "CONFIRMATION_INVALID"]
+
+
+def test_a_retried_invocation_applies_once(client: Client, server: DemoServer) -> None:
+    first = client.call("devices.disable", {"deviceIds": ["dev-0003"]}, invocation_id="inv-retry", headers=AGENT)
+    after = devices_table(server)
+    again = client.call("devices.disable", {"deviceIds": ["dev-0003"]}, invocation_id="inv-retry", headers=AGENT)
+    assert again.json == {**first.json, "replayed": True}
+    assert devices_table(server) == after
+    changed = client.call("devices.disable", {"deviceIds": ["dev-0017"]}, invocation_id="inv-retry", headers=AGENT)
+    assert_error(changed, 409, "INVOCATION_CONFLICT")
+    assert devices_table(server) == after
+    rows = audit_rows(server)[-3:]
+    assert [(r["outcome"], r["reason"]) for r in rows] == [("ok", None), ("ok", "replayed"),
+                                                           ("INVOCATION_CONFLICT", "input-mismatch")]

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 from demo.backend import DemoServer
 
-from .helpers import MARKER, Client, assert_error, assert_issue, audit_rows, devices_table
+from .helpers import MARKER, Client, assert_error, assert_issue, audit_rows, devices_table, envelope
 
 GOOD_IDS = ["dev-0003"]
 
@@ -50,7 +50,7 @@ FORGED_BODIES: list[tuple[str, str, Any, str]] = [
                          ids=[f[0] for f in FORGED_BODIES])
 def test_forged_body_is_refused(client: Client, server: DemoServer, procedure: str, body: Any, pointer: str) -> None:
     before = devices_table(server)
-    reply = client.call(procedure, raw=json.dumps(body).encode())
+    reply = client.call(procedure, raw=envelope(json.dumps(body).encode()))
     error = assert_error(reply, 400, "INVALID_INPUT")
     assert_issue(error, pointer)
     assert devices_table(server) == before
@@ -71,7 +71,7 @@ RAW_BODIES: list[tuple[str, bytes]] = [
 @pytest.mark.parametrize("raw", [r[1] for r in RAW_BODIES], ids=[r[0] for r in RAW_BODIES])
 def test_malformed_json_is_refused(client: Client, server: DemoServer, raw: bytes) -> None:
     before = devices_table(server)
-    error = assert_error(client.call("devices.disable", raw=raw), 400, "INVALID_INPUT")
+    error = assert_error(client.call("devices.disable", raw=envelope(raw)), 400, "INVALID_INPUT")
     assert error["details"]["issues"]
     assert devices_table(server) == before
 
@@ -87,7 +87,7 @@ def test_wrong_content_type_is_refused(client: Client, server: DemoServer) -> No
 
 def test_huge_body_is_refused_unread(client: Client, server: DemoServer) -> None:
     before = devices_table(server)
-    body = {"deviceIds": GOOD_IDS, "reason": "x" * 200, "padding": "y" * 64 * 1024}
+    body = {"deviceIds": GOOD_IDS, "reason": "x" * 200, "padding": "y" * 16 * 1024}
     error = assert_error(client.call("devices.disable", body), 413, "INVALID_INPUT")
     assert_issue(error, "/")
     assert devices_table(server) == before
@@ -97,7 +97,7 @@ def test_huge_body_is_refused_unread(client: Client, server: DemoServer) -> None
 def test_absurd_declared_length_is_refused_without_reading(server: DemoServer) -> None:
     before = devices_table(server)
     conn = http.client.HTTPConnection(urlsplit(server.url).netloc, timeout=10)
-    conn.putrequest("POST", "/api/procedures/devices.disable")
+    conn.putrequest("POST", "/api/agent/procedures/devices.disable")
     conn.putheader("Authorization", "Bearer demo-acme-operator")
     conn.putheader("Content-Type", "application/json")
     conn.putheader("Content-Length", str(10**9))
@@ -109,27 +109,49 @@ def test_absurd_declared_length_is_refused_without_reading(server: DemoServer) -
     assert devices_table(server) == before
 
 
-def test_chunked_body_is_refused(server: DemoServer) -> None:
-    """Refused from the headers alone (the server does not parse chunked bodies)."""
+def test_endless_chunked_body_is_cut_off_at_the_limit(server: DemoServer) -> None:
+    """No Content-Length to trust: the server reads at most the limit, then refuses."""
+    before = devices_table(server)
     conn = http.client.HTTPConnection(urlsplit(server.url).netloc, timeout=10)
-    conn.putrequest("POST", "/api/procedures/devices.disable")
+    conn.putrequest("POST", "/api/agent/procedures/devices.disable")
     conn.putheader("Authorization", "Bearer demo-acme-operator")
     conn.putheader("Content-Type", "application/json")
     conn.putheader("Transfer-Encoding", "chunked")
     conn.endheaders()
+    chunk = b"[" * 4096
+    try:
+        for _ in range(64):  # 256 KiB offered, far past the 16 KiB limit
+            conn.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+    except OSError:
+        pass  # the server may stop reading once it has answered
     response = conn.getresponse()
     body = json.loads(response.read())
     conn.close()
-    assert response.status == 411 and body["error"]["code"] == "INVALID_INPUT"
+    assert response.status == 413 and body["error"]["code"] == "INVALID_INPUT"
+    assert devices_table(server) == before
 
 
 def test_unknown_procedure_and_wrong_method(client: Client) -> None:
-    error = assert_error(client.call("devices.delete", {"deviceIds": GOOD_IDS}), 404, "CAPABILITY_NOT_FOUND")
-    assert "devices.disable" in error["message"]
-    reply = client.get("/api/procedures/devices.disable")
+    assert_error(client.call("devices.delete", {"deviceIds": GOOD_IDS}), 404, "CAPABILITY_NOT_FOUND")
+    assert "devices.delete" not in client.get("/api/agent/.well-known/agent-surface/procedures").text
+    reply = client.get("/api/agent/procedures/devices.disable")
     assert_error(reply, 405, "INVALID_INPUT")
     assert reply.headers["Allow"] == "POST"
-    assert_error(client.request("DELETE", "/api/devices"), 405, "INVALID_INPUT")
+    reply = client.request("DELETE", "/api/devices")
+    assert_error(reply, 405, "INVALID_INPUT")
+    assert reply.headers["Allow"] == "GET"
+
+
+def test_envelope_is_checked(client: Client, server: DemoServer) -> None:
+    before = devices_table(server)
+    for raw, pointer in [
+        (b'{"deviceIds": ["dev-0003"]}', "/deviceIds"),  # an input without its envelope
+        (b'{"invocationId": "", "input": {"deviceIds": ["dev-0003"]}}', "/invocationId"),
+        (b'{"invocationId": "a b", "input": {"deviceIds": ["dev-0003"]}}', "/invocationId"),
+        (b'{"invocationId": "inv-1"}', "/input"),
+    ]:
+        assert_issue(assert_error(client.call("devices.disable", raw=raw), 400, "INVALID_INPUT"), pointer)
+    assert devices_table(server) == before
 
 
 def test_bad_query_string_is_refused(client: Client) -> None:

@@ -24,7 +24,7 @@ SLOWEST_ACCEPTABLE_SECONDS = 3.0  # a dropped SYN alone costs 1 s, then 3 s, 7 s
 
 
 @pytest.fixture(params=["demo-backend", "static-server"])
-def idle_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ThreadingHTTPServer]:
+def idle_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DemoServer | ThreadingHTTPServer]:
     """A bound, listening server that is not accepting yet: only the kernel's queue holds connections."""
     server = make_demo_server(tmp_path, port=0, quiet=True) if request.param == "demo-backend" else \
         make_server(tmp_path, port=0, quiet=True)
@@ -32,7 +32,7 @@ def idle_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Thre
     server.server_close()
 
 
-def test_a_burst_of_pending_connections_is_queued_not_dropped(idle_server: ThreadingHTTPServer) -> None:
+def test_a_burst_of_pending_connections_is_queued_not_dropped(idle_server: DemoServer | ThreadingHTTPServer) -> None:
     """With the stdlib backlog of 5, the handshakes past the sixth are not answered at all."""
     host, port = idle_server.server_address[:2]
     address = (str(host), int(port))

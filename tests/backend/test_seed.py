@@ -142,8 +142,7 @@ def test_database_seeded_before_the_clock_was_recorded_is_brought_up_to_date(tmp
     path = tmp_path / "devices.sqlite3"
     legacy = datetime(2026, 11, 2, 9, 0, 0, tzinfo=UTC)
     store = open_seeded_store(path, now=legacy)
-    with store.transaction() as tx:
-        tx.execute("DELETE FROM meta")
+    store.run(lambda tx: tx.execute("DELETE FROM meta"))
     store.close()
     later = legacy + timedelta(days=28)
     reopened = open_seeded_store(path, now=later)
@@ -155,8 +154,7 @@ def test_database_seeded_before_the_clock_was_recorded_is_brought_up_to_date(tmp
 def test_file_database_is_created_seeded_once_and_reset(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "devices.sqlite3"
     store = open_seeded_store(path, now=FIXED_NOW)
-    with store.transaction() as tx:
-        tx.execute("UPDATE devices SET name = 'changed' WHERE id = 'dev-0001'")
+    store.run(lambda tx: tx.execute("UPDATE devices SET name = 'changed' WHERE id = 'dev-0001'"))
     store.close()
     assert path.exists()
     reopened = open_store(path)
@@ -167,6 +165,14 @@ def test_file_database_is_created_seeded_once_and_reset(tmp_path: Path) -> None:
     reset = open_seeded_store(path, reset=True, now=FIXED_NOW)
     reset.close()
     assert rows(path) == rows()
+
+
+def test_file_database_is_in_wal_mode(tmp_path: Path) -> None:
+    store = open_seeded_store(tmp_path / "devices.sqlite3", now=FIXED_NOW)
+    try:
+        assert store.fetch_all("PRAGMA journal_mode")[0][0] == "wal"
+    finally:
+        store.close()
 
 
 def test_default_database_lives_in_an_ignored_folder() -> None:

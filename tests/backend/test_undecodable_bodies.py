@@ -4,14 +4,12 @@ get a typed 400 INVALID_INPUT and their audit row; the connection is never dropp
 
 from __future__ import annotations
 
-import io
+from collections.abc import Iterator
 
 import pytest
-from demo.api import Api, ApiRequest
-from demo.backend import DemoServer, RequestBody
-from demo.seed import open_seeded_store
+from demo.backend import DemoServer, start_demo_server
 
-from .helpers import FIXED_NOW, Client, assert_error, audit_rows, devices_table
+from .helpers import FIXED_NOW, Client, assert_error, audit_rows, devices_table, envelope
 
 # (id, procedure, raw body sent straight to the backend)
 UNDECODABLE: list[tuple[str, str, bytes]] = [
@@ -37,7 +35,7 @@ def test_undecodable_body_gets_a_typed_400_and_an_audit_row(
 ) -> None:
     before = devices_table(server)
     rows_before = len(audit_rows(server))
-    error = assert_error(client.call(procedure, raw=raw), 400, "INVALID_INPUT")
+    error = assert_error(client.call(procedure, raw=envelope(raw)), 400, "INVALID_INPUT")
     assert error["details"]["issues"]
     assert devices_table(server) == before
     rows = audit_rows(server)
@@ -49,7 +47,7 @@ def test_undecodable_body_gets_a_typed_400_and_an_audit_row(
 
 def test_surrogate_from_a_viewer_is_refused_by_role_and_audited(client: Client, server: DemoServer) -> None:
     """The role check runs before the body is read; the refused body is not kept since it is not text."""
-    reply = client.call("devices.disable", raw=b'{"deviceIds": ["dev-0003"], "reason": "\\ud800"}',
+    reply = client.call("devices.disable", raw=envelope(b'{"deviceIds": ["dev-0003"], "reason": "\\ud800"}'),
                         token="demo-acme-viewer")
     assert_error(reply, 403, "NOT_AUTHORIZED")
     row = audit_rows(server)[-1]
@@ -58,24 +56,25 @@ def test_surrogate_from_a_viewer_is_refused_by_role_and_audited(client: Client, 
 
 def test_well_formed_escapes_still_work(client: Client) -> None:
     """A surrogate pair escaping one astral character is valid Unicode text and is accepted."""
-    reply = client.call("devices.rename", raw=b'{"deviceId": "dev-0003", "name": "Sensor \\ud83c\\udf3f"}')
+    reply = client.call("devices.rename", raw=envelope(b'{"deviceId": "dev-0003", "name": "Sensor \\ud83c\\udf3f"}'))
     assert reply.status == 200, reply.text
-    assert reply.json["device"]["name"] == "Sensor \U0001f33f"
+    assert reply.output["device"]["name"] == "Sensor \U0001f33f"
 
 
-def test_an_unexpected_failure_still_gets_a_typed_500() -> None:
+@pytest.fixture
+def broken() -> Iterator[DemoServer]:
+    """A running server whose database has gone away."""
+    srv, _ = start_demo_server(clock=lambda: FIXED_NOW)
+    srv.store.close()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_an_unexpected_failure_still_gets_a_typed_500(broken: DemoServer) -> None:
     """A defect (here: the database is gone) is answered with EXECUTION_FAILED, never an exception
-    that would drop the connection."""
-    store = open_seeded_store(":memory:", now=FIXED_NOW)
-    api = Api(store, clock=lambda: FIXED_NOW)
-    store.close()
-    request = ApiRequest("GET", "/api/session", {"authorization": "Bearer demo-acme-operator"}, "127.0.0.1",
-                         RequestBody(io.BytesIO(), 0))
-    response = api.handle(request)
-    assert response.status == 500
-    assert response.payload == {"error": {
-        "code": "EXECUTION_FAILED",
-        "message": "The server failed to complete the operation; nothing was changed.",
-        "retry": "no",
-        "details": {"reason": "internal-error", "transient": False},
-    }}
+    that would drop the connection: on the app's routes and on the procedures alike."""
+    client = Client(broken)
+    for reply in (client.get("/api/session"), client.call("devices.query", {})):
+        error = assert_error(reply, 500, "EXECUTION_FAILED")
+        assert error["retry"] == "no" and error["details"]["reason"] == "server-error"

@@ -1,22 +1,24 @@
 """AS-EXAMPLE-001: "show me the offline devices in Milan, select the visible ones and disable
 them", scripted with no LLM, through the testing harness in CPython, against the real backend
-(HTTP + SQLite). The console's surface code is the same module the page runs."""
+(uvicorn + SQLite). The console's surface code is the same module the page runs, and its domain
+calls go through the library's BackendBridge (httpx here, pyfetch in the page)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 from demo.app.model import ConsoleState, Device
-from demo.app.surface import BackendExecutor, create_console_surface
-from demo.backend import start_demo_server
+from demo.app.surface import CONTRACTS, create_console_surface, reflecting
+from demo.backend import PROCEDURES_BASE, start_demo_server
 
 from agent_surface import ManualClock
+from agent_surface.bridge import BackendBridge
 from agent_surface.testing import (
     TestSurface,
     assert_exposes,
@@ -40,6 +42,26 @@ def backend() -> Iterator[str]:
         server.server_close()
 
 
+_bridges: list[BackendBridge] = []
+
+
+@pytest.fixture(autouse=True)
+async def close_bridges() -> AsyncIterator[None]:
+    yield
+    while _bridges:
+        await _bridges.pop().aclose()
+
+
+async def agent_bridge(url: str, token: str) -> BackendBridge:
+    """The page's agent bridge, connected (the backend manifest checked against the contracts)."""
+    bridge = BackendBridge(url + PROCEDURES_BASE,
+                           headers={"Authorization": f"Bearer {token}", "X-Agent-Surface-Channel": "agent"})
+    _bridges.append(bridge)
+    await bridge.connect(CONTRACTS)
+    assert bridge.unserved == ()
+    return bridge
+
+
 def http(
     url: str, path: str, body: Any = None, token: str = TOKEN, headers: dict[str, str] | None = None
 ) -> tuple[int, Any]:
@@ -56,7 +78,7 @@ def http(
         return exc.code, json.loads(exc.read())
 
 
-def console(
+async def console(
     url: str, token: str = TOKEN, session_token: str | None = None
 ) -> tuple[TestSurface, ConsoleState, list[tuple[str, Any]]]:
     """The console as the page builds it; ``session_token`` makes the page believe another
@@ -67,19 +89,15 @@ def console(
     state.set_devices([Device.from_api(row) for row in listing["devices"]])
     results: list[tuple[str, Any]] = []
 
-    async def fetch_json(path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
-        auth = headers.pop("Authorization").removeprefix("Bearer ")
-        return await asyncio.to_thread(http, url, path, body, auth, headers)
-
     def on_result(procedure_id: str, body: Any) -> None:
         results.append((procedure_id, body))
         rows = body.get("devices") or []
         if procedure_id != "domain:devices.query" and rows:
             state.upsert([Device.from_api(r) for r in rows])
 
-    surface = create_console_surface(
-        state, BackendExecutor(fetch_json, token, on_result), session=session, clock=ManualClock()
-    )
+    executor = reflecting(await agent_bridge(url, token), on_result)
+    # The page's clock dates the confirmation evidence; the server checks it against its own.
+    surface = create_console_surface(state, executor, session=session, clock=ManualClock(start=time.time()))
     return create_test_surface(registry=surface.registry, host=session), state, results
 
 
@@ -100,7 +118,7 @@ async def select_offline_in_milan(surface: TestSurface) -> list[str]:
 
 
 async def test_AS_EXAMPLE_001_disable_offline_devices_in_milan(backend: str) -> None:
-    surface, state, _ = console(backend)
+    surface, state, _ = await console(backend)
     ids = await select_offline_in_milan(surface)
 
     first = await surface.invoke("domain:devices.disable", {"reason": "maintenance"})
@@ -132,7 +150,7 @@ async def test_AS_EXAMPLE_001_disable_offline_devices_in_milan(backend: str) -> 
 
 
 async def test_AS_EXAMPLE_001_denial_leaves_the_database_unchanged(backend: str) -> None:
-    surface, _, results = console(backend)
+    surface, _, results = await console(backend)
     ids = await select_offline_in_milan(surface)
     first = await surface.invoke("domain:devices.disable", {})
     surface.confirmations.deny()
@@ -150,7 +168,7 @@ async def test_AS_EXAMPLE_001_denial_leaves_the_database_unchanged(backend: str)
 
 
 async def test_locked_selection_cannot_be_redirected_by_the_agent(backend: str) -> None:
-    surface, _, results = console(backend)
+    surface, _, results = await console(backend)
     await select_offline_in_milan(surface)
     result = await surface.invoke("domain:devices.disable", {"deviceIds": ["dev-0002"]})
     assert_fails_with(result, "INVALID_INPUT", lockedFields=["deviceIds"])
@@ -158,7 +176,7 @@ async def test_locked_selection_cannot_be_redirected_by_the_agent(backend: str) 
 
 
 async def test_bait_and_switch_after_approval_fails_closed(backend: str) -> None:
-    surface, state, results = console(backend)
+    surface, state, results = await console(backend)
     ids = await select_offline_in_milan(surface)
     first = await surface.invoke("domain:devices.disable", {})
     surface.confirmations.approve()
@@ -176,7 +194,7 @@ async def test_bait_and_switch_after_approval_fails_closed(backend: str) -> None
 
 async def test_server_refusal_is_relayed_as_a_typed_error(backend: str) -> None:
     # A viewer may look, not disable; the page (told it is an operator) offers disable anyway.
-    surface, _, _ = console(backend, token="demo-acme-viewer", session_token=TOKEN)
+    surface, _, _ = await console(backend, token="demo-acme-viewer", session_token=TOKEN)
     ids = await select_offline_in_milan(surface)
     first = await surface.invoke("domain:devices.disable", {})
     surface.confirmations.approve()
@@ -192,7 +210,7 @@ async def test_server_refusal_is_relayed_as_a_typed_error(backend: str) -> None:
 
 
 async def test_rename_is_bound_to_the_open_drawer(backend: str) -> None:
-    surface, _state, _ = console(backend)
+    surface, _state, _ = await console(backend)
     assert_exposes_unavailable(surface, "domain:devices.rename", reason="Open a device in the drawer first.")
     assert_ok(await surface.invoke("view:devices.drawer.open", {"deviceId": "dev-0002"}))
     renamed = assert_ok(await surface.invoke("domain:devices.rename", {"name": "Rooftop north"}))
@@ -202,7 +220,7 @@ async def test_rename_is_bound_to_the_open_drawer(backend: str) -> None:
 
 
 async def test_navigation_and_hidden_capabilities(backend: str) -> None:
-    surface, state, _ = console(backend)
+    surface, state, _ = await console(backend)
     assert_ok(await surface.invoke("view:app.navigation.goTo", {"route": "activity"}))
     assert state.route == "activity"
     assert_hidden(surface, "view:devices.table.deleteEverything")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from demo.app.model import ConsoleState, Device
-from demo.app.surface import BackendExecutor, create_console_surface
+from demo.app.surface import create_console_surface
 from demo.backend import start_demo_server
 
 from agent_surface import ManualClock
@@ -29,7 +29,7 @@ def backend() -> Iterator[str]:
         server.server_close()
 
 
-async def _never_called(path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+async def _never_called(procedure_id: str, effective_input: Any, ctx: Any) -> Any:
     raise AssertionError("discovery must not call the backend")
 
 
@@ -40,7 +40,7 @@ def surface_for(url: str, token: str) -> Any:
     state.set_devices([Device.from_api(row) for row in listing["devices"]])
     state.select([state.devices[0].id])
     state.open_drawer(state.devices[0].id)  # every write would be available, were it allowed
-    console = create_console_surface(state, BackendExecutor(_never_called, token), session=session, clock=ManualClock())
+    console = create_console_surface(state, _never_called, session=session, clock=ManualClock())
     return create_test_surface(registry=console.registry, host=session)  # the harness owns the host
 
 
@@ -60,7 +60,7 @@ def test_an_operators_agent_is_offered_the_write_procedures(backend: str) -> Non
 def test_a_session_without_allowed_procedures_offers_no_procedure() -> None:
     state = ConsoleState()
     session = {"user": {"role": "operator"}}
-    console = create_console_surface(state, BackendExecutor(_never_called, "t"), session=session, clock=ManualClock())
+    console = create_console_surface(state, _never_called, session=session, clock=ManualClock())
     surface = create_test_surface(registry=console.registry, host=session)
     for capability in (*WRITES, "domain:devices.query"):
         assert_hidden(surface, capability)

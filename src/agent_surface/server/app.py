@@ -93,6 +93,7 @@ class CallRecord:
     replayed: bool = False
     input: str | None = None  # canonical JSON of what was sent, once it parsed
     confirmation_id: str | None = None
+    reason: str | None = None  # the refusal's ``details.reason``, if it gave one
 
 
 Audit: TypeAlias = Callable[[CallRecord, Any], None]
@@ -271,11 +272,11 @@ class ProcedureServer:
         result = served.contract.input.validate(raw)
         if isinstance(result, Invalid):
             issues = result.issues
-            first = issues[0]
+            listed = [(safe_pointer(i.path), i.message) for i in issues]
             raise Refusal(
                 invalid_input(
-                    f"The input is invalid at {first.path}: {first.message}. Fix it and retry.",
-                    [(i.path, i.message) for i in issues],
+                    f"The input is invalid at {listed[0][0]}: {listed[0][1]}. Fix it and retry.",
+                    listed,
                 )
             )
         return result.value
@@ -396,6 +397,8 @@ class ProcedureServer:
     def _record(self, call: _Call, outcome: Outcome, *, replayed: bool = False) -> CallRecord:
         error = outcome.body.get("error")
         code = error.get("code") if isinstance(error, dict) else None
+        details = error.get("details") if isinstance(error, dict) else None
+        reason = details.get("reason") if isinstance(details, dict) else None
         return CallRecord(
             at=self._clock(),
             procedure_id=call.procedure_id,
@@ -406,6 +409,7 @@ class ProcedureServer:
             replayed=replayed,
             input=call.input,
             confirmation_id=call.confirmation.id if call.confirmation else None,
+            reason=reason if isinstance(reason, str) else None,
         )
 
     def _write_audit(self, record: CallRecord, db: Any) -> None:
@@ -438,7 +442,8 @@ class ProcedureServer:
             error = not_found()
         else:
             error = execution_failed(transient=False)
-        return JSONResponse(error_body(error), status)
+        allow = exc.headers.get("Allow") if isinstance(exc, HTTPException) and exc.headers else None
+        return JSONResponse(error_body(error), status, headers={"Allow": allow} if allow else None)
 
     async def _internal_error(self, request: Request, exc: Exception) -> Response:
         log.error("unhandled error in the procedure server", exc_info=exc)
@@ -451,9 +456,23 @@ class _InvalidOutput(Exception):
 
 def _headers(refusal: Refusal) -> Mapping[str, str] | None:
     retry_after = (refusal.error.details or {}).get("retryAfterMs")
-    if refusal.error.code == "RATE_LIMITED" and isinstance(retry_after, int):
+    if refusal.error.code in ("RATE_LIMITED", "EXECUTION_FAILED") and isinstance(retry_after, int):
         return {"Retry-After": str(max(1, -(-retry_after // 1000)))}
     return None
+
+
+_SAFE_SEGMENT = re.compile(r"[A-Za-z0-9_$.-]{1,64}")
+
+
+def safe_pointer(path: str) -> str:
+    """``path`` cut before the first segment that is not a plain name or index: the answer never
+    repeats a property name the caller made up (markup, control characters, megabytes)."""
+    kept: list[str] = []
+    for segment in path.split("/")[1:]:
+        if not _SAFE_SEGMENT.fullmatch(segment):
+            break
+        kept.append(segment)
+    return "/" + "/".join(kept)
 
 
 def _parse_instant(text: str) -> datetime | None:

@@ -10,6 +10,7 @@ exhaust the parser's stack) and lone surrogates (``"\\ud800"``, which no UTF-8 t
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -85,6 +86,13 @@ def _no_constant(name: str) -> Any:
     raise _Malformed(f"{name} is not a JSON number")
 
 
+def _finite(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):  # 1e400 parses to infinity, which no JSON text can carry back
+        raise _Malformed("a number is too large")
+    return number
+
+
 class _Malformed(ValueError):
     pass
 
@@ -122,7 +130,9 @@ def parse_json(raw: bytes, *, max_depth: int) -> Any:
             f"nesting deeper than {max_depth} levels",
         )
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        value = json.loads(
+            text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_finite
+        )
     except _Malformed as exc:
         raise _bad("The request body is not valid JSON.", str(exc)) from None
     except (ValueError, RecursionError):
