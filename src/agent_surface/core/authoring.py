@@ -16,7 +16,6 @@ capabilities. Schemas come from type hints: an action's parameters become its in
 from __future__ import annotations
 
 import inspect
-import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -36,9 +35,9 @@ from .ids import DEFAULT_INSTANCE_ID, validate_capability_name
 from .kinds import AuditLevel, ConfirmationLevel, ViewEffect
 from .policy import Policy
 from .schema import Schema, as_schema, schema_from_type
+from .signatures import Signature
 
 F = TypeVar("F", bound=Callable[..., Any])
-_CONTEXT_TYPES = (ActionContext, ReadContext)
 
 
 def camel_case(name: str) -> str:
@@ -173,85 +172,7 @@ def action(
     return decorate
 
 
-# --------------------------------------------------------------------------- signatures
-
-
-class _Signature:
-    """How to call a method: which parameter takes the context, how input maps to arguments."""
-
-    def __init__(self, fn: Callable[..., Any], where: str) -> None:
-        try:
-            hints = typing.get_type_hints(fn, include_extras=True)
-        except Exception as exc:
-            raise DefinitionError(
-                "INVALID_DEFINITION", f"cannot resolve type hints: {exc}", path=where
-            ) from exc
-        params = list(inspect.signature(fn).parameters.values())[1:]  # drop self
-        self.context_param: str | None = None
-        self.fields: dict[str, tuple[Any, Any]] = {}
-        for p in params:
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise DefinitionError(
-                    "INVALID_DEFINITION", f"*{p.name} parameters are not supported", path=where
-                )
-            hint = hints.get(p.name, Any)
-            if hint in _CONTEXT_TYPES or p.name == "ctx":
-                self.context_param = p.name
-                continue
-            if p.name not in hints:
-                raise DefinitionError(
-                    "INVALID_DEFINITION", f"parameter {p.name!r} needs a type hint", path=where
-                )
-            self.fields[p.name] = (hint, ... if p.default is p.empty else p.default)
-        self.returns = hints.get("return", inspect.Signature.empty)
-        # One parameter typed with a pydantic model: that model *is* the input.
-        self.model_param: str | None = None
-        if len(self.fields) == 1:
-            ((pname, (hint, default)),) = self.fields.items()
-            if _is_model(hint) and default is ...:
-                self.model_param = pname
-
-    def input_schema(self, where: str) -> Schema:
-        if self.model_param is not None:
-            return schema_from_type(self.fields[self.model_param][0])
-        from pydantic import ConfigDict, create_model
-
-        try:
-            model = create_model(  # type: ignore[call-overload]
-                _model_name(where), __config__=ConfigDict(extra="forbid"), **self.fields
-            )
-        except Exception as exc:
-            raise DefinitionError(
-                "UNSUPPORTED_SCHEMA", f"cannot build an input schema: {exc}", path=where
-            ) from exc
-        return schema_from_type(model)
-
-    def call_args(self, value: Any, ctx: Any) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        if self.model_param is not None:
-            kwargs[self.model_param] = value
-        elif self.fields:
-            kwargs.update({name: getattr(value, name) for name in self.fields})
-        if self.context_param is not None:
-            kwargs[self.context_param] = ctx
-        return kwargs
-
-
-def _model_name(where: str) -> str:
-    """``devices.table.selectRows`` → ``SelectRowsInput`` (pydantic uses it as the schema title)."""
-    name = where.rsplit(".", 1)[-1]
-    return name[:1].upper() + name[1:] + "Input"
-
-
-def _is_model(hint: Any) -> bool:
-    try:
-        from pydantic import BaseModel
-    except ImportError:  # pragma: no cover - pydantic is a dependency
-        return False
-    return isinstance(hint, type) and issubclass(hint, BaseModel)
-
-
-def _output_schema(sig: _Signature, explicit: Any, where: str, required: bool) -> Schema | None:
+def _output_schema(sig: Signature, explicit: Any, where: str, required: bool) -> Schema | None:
     if explicit is not None:
         return as_schema(explicit)
     if sig.returns is inspect.Signature.empty:
@@ -271,7 +192,7 @@ class AgentComponent:
     """Base class for a component type. Subclass with ``type=`` and ``description=``."""
 
     contract: ClassVar[ComponentContract]
-    _agent_members: ClassVar[dict[str, tuple[_Member[Any], _Signature]]]
+    _agent_members: ClassVar[dict[str, tuple[_Member[Any], Signature]]]
     instance_id: str = DEFAULT_INSTANCE_ID
 
     def __init_subclass__(
@@ -300,14 +221,14 @@ class AgentComponent:
             return
         if description is None:
             description = (cls.__doc__ or "").strip()
-        members: dict[str, tuple[_Member[Any], _Signature]] = {}
+        members: dict[str, tuple[_Member[Any], Signature]] = {}
         observations: dict[str, ObservationContract] = {}
         actions: dict[str, ActionContract] = {}
         for klass in reversed(cls.__mro__):
             for attr, value in vars(klass).items():
                 if isinstance(value, _Member):
                     try:
-                        members[attr] = (value, _Signature(value.fn, f"{type}.{value.name}"))
+                        members[attr] = (value, Signature(value.fn, f"{type}.{value.name}"))
                     except DefinitionError as exc:
                         raise _in_method(exc, klass, attr) from None
         for attr, (member, sig) in members.items():
@@ -417,7 +338,7 @@ def _in_method(exc: DefinitionError, cls: type, attr: str) -> DefinitionError:
     return DefinitionError(exc.code, prefix + exc.message, path=exc.path)
 
 
-def _reader(component: AgentComponent, attr: str, sig: _Signature) -> Callable[[ReadContext], Any]:
+def _reader(component: AgentComponent, attr: str, sig: Signature) -> Callable[[ReadContext], Any]:
     def read(ctx: ReadContext) -> Any:
         # getattr at call time: a handler swapped on the instance takes effect immediately.
         return getattr(component, attr)(**sig.call_args(None, ctx))
@@ -425,7 +346,7 @@ def _reader(component: AgentComponent, attr: str, sig: _Signature) -> Callable[[
     return read
 
 
-def _executor(component: AgentComponent, attr: str, sig: _Signature) -> Callable[[Any, ActionContext], Any]:
+def _executor(component: AgentComponent, attr: str, sig: Signature) -> Callable[[Any, ActionContext], Any]:
     def execute(value: Any, ctx: ActionContext) -> Any:
         return getattr(component, attr)(**sig.call_args(value, ctx))
 
@@ -441,7 +362,7 @@ def _bound_predicate(
 
 
 def _precondition(
-    component: AgentComponent, fn: Callable[..., Any] | None, sig: _Signature
+    component: AgentComponent, fn: Callable[..., Any] | None, sig: Signature
 ) -> Callable[[Any, ReadContext], Any] | None:
     if fn is None:
         return None

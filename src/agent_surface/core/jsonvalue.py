@@ -117,7 +117,7 @@ def _write(value: Any, parts: list[str]) -> None:
     elif isinstance(value, float):
         parts.append(es_number(value))
     elif isinstance(value, Mapping):
-        keys = sorted(k for k, v in value.items() if v is not _OMIT)
+        keys = sorted(value)
         if not all(isinstance(k, str) for k in keys):
             raise TypeError(f"object keys must be strings, got {keys!r}")
         if not all(k.isascii() for k in keys):
@@ -179,13 +179,6 @@ def es_number(value: float) -> str:
         head = digits if k == 1 else f"{digits[0]}.{digits[1:]}"
         text = f"{head}e{'+' if e >= 0 else '-'}{abs(e)}"
     return sign + text
-
-
-class _Omit:
-    """Marker for 'undefined' values that canonical JSON drops."""
-
-
-_OMIT = _Omit()
 
 
 def sha256_hex(text: str) -> str:

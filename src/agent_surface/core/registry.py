@@ -22,22 +22,13 @@ from .errors import DefinitionError, RegistryDisposedError
 from .events import EventBus, Listener, SurfaceEvent, make_event
 from .ids import random_id
 from .invocation import Invocation, InvocationResult
-from .jsonvalue import FrozenDict, freeze
 from .limits import DEFAULT_LIMITS, Limits
+from .live_updates import apply_update, publish_flips
 from .pipeline import Pipeline, ProcedureExecutor, invoke
 from .policy import Policy
 from .registration import Registration, Tombstone, Tombstones
-from .snapshot import (
-    Budget,
-    ComponentDescriptor,
-    ProcedureDescriptor,
-    Snapshot,
-    apply_budget,
-    describe_registration,
-    in_scope,
-    normalize_scope,
-    sort_key,
-)
+from .registry_checks import check_options, suffix_collisions
+from .snapshot import Budget, Snapshot, build_snapshot, normalize_scope, sort_key
 
 __all__ = ["AgentSurfaceRegistry", "RegistrationHandle", "create_registry", "random_id"]
 
@@ -125,7 +116,7 @@ class AgentSurfaceRegistry:
             raise ValueError("on_duplicate_instance must be 'reject' or 'replace'")
         if duplicate_suffix_policy not in ("off", "warn", "error"):
             raise ValueError("duplicate_suffix_policy must be 'off', 'warn' or 'error'")
-        _check_options(policies, limits, context=context, on_register=on_register, route=route)
+        check_options(policies, limits, context=context, on_register=on_register, route=route)
         self.environment: Environment = environment
         self.limits = limits or DEFAULT_LIMITS
         self.clock: Clock = as_clock(clock)
@@ -245,7 +236,7 @@ class AgentSurfaceRegistry:
         verified = self.authority.verify_binding(binding)
         contract = verified.contract
         self._check_executor(verified)
-        collisions = self._check_suffix_collisions(verified)
+        collisions = suffix_collisions(verified, self._domain_paths, self._suffix_policy)
         key = (contract.type, verified.instance_id)
         if not self._guard_accepts(verified):
             return self._reject(verified, "guard")
@@ -319,27 +310,6 @@ class AgentSurfaceRegistry:
         )
         return RegistrationHandle(self, self._new_registration_id(), None)
 
-    def _check_suffix_collisions(self, binding: ComponentBinding) -> list[SurfaceEvent]:
-        """Raise under policy 'error'; otherwise warn and return the events to dispatch
-        once the registration has happened."""
-        events: list[SurfaceEvent] = []
-        if self._suffix_policy == "off" or not self._domain_paths:
-            return events
-        contract = binding.contract
-        for name in (*contract.observations, *contract.actions):
-            path = f"{contract.type}.{name}"
-            if path in self._domain_paths:
-                view_id, domain_id = f"view:{path}", f"domain:{path}"
-                if self._suffix_policy == "error":
-                    raise DefinitionError(
-                        "PLANE_VIOLATION", f"{view_id} duplicates the domain procedure {domain_id}"
-                    )
-                log.warning("%s looks like a copy of the domain procedure %s", view_id, domain_id)
-                events.append(
-                    make_event("collision-suspected", viewCapabilityId=view_id, domainProcedureId=domain_id)
-                )
-        return events
-
     def _unregister(self, reg: Registration) -> None:
         if reg.status != "active":
             return
@@ -385,43 +355,9 @@ class AgentSurfaceRegistry:
             signal.abort("unmounted")
 
     def _update(self, reg: Registration, enabled: bool | None, overrides: Mapping[str, Any] | None) -> None:
-        # Parse the whole patch before touching anything: a bad entry must not leave the
-        # registration half-updated (and changed without a version bump).
-        if enabled is not None and not isinstance(enabled, bool):
-            raise DefinitionError("INVALID_DEFINITION", f"enabled must be True or False, got {enabled!r}")
-        if overrides is not None and not isinstance(overrides, Mapping):
-            raise DefinitionError(
-                "INVALID_DEFINITION", f"availability must be a mapping of capability to override, got {overrides!r}"
-            )
-        patch = [(_override_target(reg, name), _parse_override(value)) for name, value in (overrides or {}).items()]
-        before = {cid: availability(reg, e)[0] for cid, e in reg.capabilities.items()}
-        changed = False
-        if enabled is not None and enabled != reg.enabled:
-            reg.enabled = enabled
-            changed = True
-        for cid, parsed in patch:
-            if reg.overrides.get(cid) != parsed:
-                if parsed is None:
-                    reg.overrides.pop(cid, None)
-                else:
-                    reg.overrides[cid] = parsed
-                changed = True
-        if not changed:
-            return
-        events = []
-        for cid, entry in reg.capabilities.items():
-            now_available = availability(reg, entry)[0]
-            reg.published[cid] = now_available
-            if now_available != before[cid]:
-                events.append(
-                    make_event(
-                        "availability-changed",
-                        registrationId=reg.registration_id,
-                        capabilityId=cid,
-                        available=now_available,
-                    )
-                )
-        self._bump(events)
+        events = apply_update(reg, enabled, overrides)
+        if events is not None:
+            self._bump(events)
 
     def sync_availability(self) -> None:
         """Re-evaluate ``when()`` everywhere and publish what flipped since the last publication.
@@ -431,20 +367,7 @@ class AgentSurfaceRegistry:
         after its state changes, as a UI framework would after rendering.
         """
         self._check_alive()
-        events: list[SurfaceEvent] = []
-        for reg in self._by_id.values():
-            for cid, entry in reg.capabilities.items():
-                available = availability(reg, entry)[0]
-                if reg.published.get(cid, available) != available:
-                    events.append(
-                        make_event(
-                            "availability-changed",
-                            registrationId=reg.registration_id,
-                            capabilityId=cid,
-                            available=available,
-                        )
-                    )
-                reg.published[cid] = available
+        events = publish_flips(self._by_id.values())
         if events:
             self._bump(events)
 
@@ -479,42 +402,18 @@ class AgentSurfaceRegistry:
         self._check_alive()
         if consumer is not None and not isinstance(consumer, Consumer):
             raise TypeError(f"consumer must be a Consumer, got {consumer!r}")
-        who = consumer or ANONYMOUS
-        scope = normalize_scope(scope)
-        components: list[ComponentDescriptor] = []
-        procedures: list[ProcedureDescriptor] = []
-        host_cache: list[Mapping[str, Any]] = []
-
-        def host() -> Mapping[str, Any]:
-            if not host_cache:
-                host_cache.append(self.host_context())
-            return host_cache[0]
-
-        for reg in self.registrations():
-            if not in_scope(reg.component_type, scope):
-                continue
-            component, procs = describe_registration(reg, who, host, self.now, include_unavailable)
-            if component is not None:
-                components.append(component)
-            procedures.extend(procs)
-        procedures.sort(key=lambda p: (p.procedure_id, p.context))
-        components, procedures, dropped = apply_budget(components, procedures, budget)
-        route = None
-        if self._route is not None:
-            try:
-                info = self._route()
-            except Exception:
-                log.exception("route() raised; the snapshot has no route")
-                info = None
-            route = freeze(dict(info)) if info else None
-        return Snapshot(
+        return build_snapshot(
             surface_id=self.surface_id,
             surface_version=self.version,
             captured_at=iso(self.now()),
-            components=tuple(components),
-            procedures=tuple(procedures),
-            route=route,
-            truncated=FrozenDict({"droppedComponents": dropped}) if dropped else None,
+            registrations=self.registrations(),
+            consumer=consumer or ANONYMOUS,
+            host_context=self.host_context,
+            now=self.now,
+            scope=normalize_scope(scope),
+            include_unavailable=include_unavailable,
+            budget=budget,
+            route=self._route,
         )
 
     # ------------------------------------------------------------------ invocation
@@ -571,51 +470,6 @@ class AgentSurfaceRegistry:
         self._holders.clear()
         self._disposed = True
         self._events.clear()
-
-
-def _override_target(reg: Registration, name: object) -> str:
-    """The capability id an availability override names (by capability name or full id)."""
-    if isinstance(name, str):
-        cid = name if ":" in name else f"view:{reg.component_type}.{name}"
-        if cid in reg.capabilities:
-            return cid
-    raise DefinitionError("INVALID_DEFINITION", f"{name!r} is not a capability of this registration")
-
-
-def _check_options(
-    policies: object, limits: object, **callbacks: object
-) -> None:
-    """Constructor arguments fail here, by name, rather than later and obscurely."""
-    if isinstance(policies, Policy) or not isinstance(policies, (list, tuple)):
-        raise TypeError(f"policies must be a list of Policy objects, got {policies!r}")
-    for policy in policies:
-        if not isinstance(policy, Policy):
-            raise TypeError(f"policies: {policy!r} is not a Policy")
-    if limits is not None and not isinstance(limits, Limits):
-        raise TypeError(f"limits must be a Limits instance, got {limits!r}")
-    for name, callback in callbacks.items():
-        if callback is not None and not callable(callback):
-            raise TypeError(f"{name} must be callable, got {callback!r}")
-
-
-def _parse_override(value: Any) -> tuple[bool, str | None] | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return (value, None)
-    available: object = None
-    reason: object = None
-    if isinstance(value, tuple) and len(value) == 2:
-        available, reason = value
-    elif isinstance(value, Mapping) and "available" in value:
-        available, reason = value["available"], value.get("reason")
-    # Strict: {"available": "no"} would otherwise read as available.
-    if isinstance(available, bool) and (reason is None or isinstance(reason, str)):
-        return (available, reason)
-    raise DefinitionError(
-        "INVALID_DEFINITION",
-        f"availability override must be a bool, (bool, reason) or {{'available': ...}}, got {value!r}",
-    )
 
 
 def create_registry(

@@ -8,7 +8,7 @@ Descriptors are cached per registration and rebuilt only when what they show cha
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .availability import availability, discovery
@@ -24,7 +24,7 @@ from .descriptors import (
     Snapshot,
 )
 from .entries import ActionEntry, CapabilityEntry, ObservationEntry, ProcedureEntry
-from .jsonvalue import json_size
+from .jsonvalue import FrozenDict, freeze, json_size
 from .registration import Registration
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "ProcedureDescriptor",
     "Snapshot",
     "apply_budget",
+    "build_snapshot",
     "describe_registration",
     "in_scope",
     "normalize_scope",
@@ -123,6 +124,61 @@ def describe_registration(
     )
     cache[""] = (members, component)
     return component, procedures
+
+
+def build_snapshot(
+    *,
+    surface_id: str,
+    surface_version: str,
+    captured_at: str,
+    registrations: Iterable[Registration],
+    consumer: Consumer,
+    host_context: Callable[[], Mapping[str, Any]],
+    now: Callable[[], float],
+    scope: Sequence[str] | None,
+    include_unavailable: bool,
+    budget: Budget | None,
+    route: Callable[[], Mapping[str, Any] | None] | None,
+) -> Snapshot:
+    """The catalog of ``registrations`` (in snapshot order) for ``consumer``."""
+    components: list[ComponentDescriptor] = []
+    procedures: list[ProcedureDescriptor] = []
+    host_cache: list[Mapping[str, Any]] = []
+
+    def host() -> Mapping[str, Any]:  # read once, and only if a policy asks
+        if not host_cache:
+            host_cache.append(host_context())
+        return host_cache[0]
+
+    for reg in registrations:
+        if not in_scope(reg.component_type, scope):
+            continue
+        component, procs = describe_registration(reg, consumer, host, now, include_unavailable)
+        if component is not None:
+            components.append(component)
+        procedures.extend(procs)
+    procedures.sort(key=lambda p: (p.procedure_id, p.context))
+    components, procedures, dropped = apply_budget(components, procedures, budget)
+    return Snapshot(
+        surface_id=surface_id,
+        surface_version=surface_version,
+        captured_at=captured_at,
+        components=tuple(components),
+        procedures=tuple(procedures),
+        route=_route(route),
+        truncated=FrozenDict({"droppedComponents": dropped}) if dropped else None,
+    )
+
+
+def _route(route: Callable[[], Mapping[str, Any] | None] | None) -> FrozenDict | None:
+    if route is None:
+        return None
+    try:
+        info = route()
+    except Exception:
+        log.exception("route() raised; the snapshot has no route")
+        return None
+    return freeze(dict(info)) if info else None
 
 
 def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
