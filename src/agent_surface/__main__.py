@@ -4,4 +4,5 @@ import sys
 
 from agent_surface.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing the module (tools that walk the package) runs nothing
+    sys.exit(main())
