@@ -1,8 +1,18 @@
 """agent-surface: declare typed, governed capabilities for AI agents.
 
 If a capability is not declared, it does not exist for the agent.
+
+Public: the names in ``__all__`` here, and the modules the README lists under "Public API"
+(``agent_surface.testing``, ``.toolset``, ``.adapters.webmcp``, ``.explain``, ``.wire_names``,
+``.bridge``, ``.server``, ``.compiler.load``, ``.browser.jsvalues``). Everything else, the
+``core`` package included, is internal: import it from here instead.
 """
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from .compat import import_jsonschema
+from .core import errors as _errors
 from .core.audit import AuditEvent, AuditSink, MemoryAuditSink, console_audit_sink, memory_audit_sink
 from .core.authoring import AgentComponent, action, observation
 from .core.authority import (
@@ -25,15 +35,31 @@ from .core.contracts import (
     ProcedureContract,
     ProcedureReference,
 )
+from .core.descriptors import (
+    ActionDescriptor,
+    Budget,
+    ComponentDescriptor,
+    ObservationDescriptor,
+    ProcedureDescriptor,
+    Snapshot,
+)
 from .core.errors import (
     AgentSurfaceError,
     AuthorityError,
     CapabilityError,
     DefinitionError,
+    ErrorCode,
+    ErrorSpec,
     RegistryDisposedError,
+    Retry,
+    error,
+    surface_shut_down,
 )
+from .core.events import EVENT_TYPES, SurfaceEvent
 from .core.invocation import Invocation, InvocationResult, PreconditionFailure
+from .core.jsonvalue import JsonValue
 from .core.limits import Limits
+from .core.pipeline import ProcedureExecutor
 from .core.policies import (
     audit,
     authenticated,
@@ -45,13 +71,19 @@ from .core.policies import (
 )
 from .core.policy import Decision, Policy, PolicyContext
 from .core.registry import AgentSurfaceRegistry, RegistrationHandle, create_registry
-from .core.schema import schema_from_json, schema_from_type
-from .core.snapshot import Budget, Snapshot
+from .core.schema import Invalid, Issue, Schema, Valid, schema_from_json, schema_from_type
+
+ERROR_MATRIX: Mapping[ErrorCode, ErrorSpec] = MappingProxyType(_errors.ERROR_MATRIX)
+"""The closed set of error codes: each code's phases, retry hints and agent-safe detail keys
+(a read-only view)."""
 
 __all__ = [
+    "ERROR_MATRIX",
+    "EVENT_TYPES",
     "ActionBinding",
     "ActionContext",
     "ActionContract",
+    "ActionDescriptor",
     "AgentComponent",
     "AgentSurfaceError",
     "AgentSurfaceRegistry",
@@ -65,28 +97,41 @@ __all__ = [
     "Clock",
     "ComponentBinding",
     "ComponentContract",
+    "ComponentDescriptor",
     "Concurrency",
     "Consumer",
     "Decision",
     "DefinitionError",
+    "ErrorCode",
+    "ErrorSpec",
+    "Invalid",
     "Invocation",
     "InvocationResult",
+    "Issue",
+    "JsonValue",
     "Limits",
     "ManualClock",
     "MemoryAuditSink",
     "ObservationBinding",
     "ObservationContract",
+    "ObservationDescriptor",
     "PendingConfirmation",
     "Policy",
     "PolicyContext",
     "PreconditionFailure",
     "ProcedureContract",
+    "ProcedureDescriptor",
+    "ProcedureExecutor",
     "ProcedureReference",
     "ReadContext",
     "RegistrationHandle",
     "RegistryDisposedError",
+    "Retry",
+    "Schema",
     "Snapshot",
+    "SurfaceEvent",
     "SystemClock",
+    "Valid",
     "action",
     "audit",
     "authenticated",
@@ -95,12 +140,15 @@ __all__ = [
     "create_capability_authority",
     "create_registry",
     "environment",
+    "error",
     "has_permission",
+    "import_jsonschema",
     "memory_audit_sink",
     "observation",
     "rate_limit",
     "require_confirmation",
     "schema_from_json",
     "schema_from_type",
+    "surface_shut_down",
     "tenant_boundary",
 ]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from .core.descriptors import ActionDescriptor, ObservationDescriptor, ProcedureDescriptor, Snapshot
 from .core.jsonvalue import FrozenDict, freeze
 from .core.schema import EMPTY_OBJECT_SCHEMA
-from .core.snapshot import ActionDescriptor, ObservationDescriptor, ProcedureDescriptor, Snapshot
 from .wire_names import WireNameEntry
 
 Descriptor = ObservationDescriptor | ActionDescriptor | ProcedureDescriptor

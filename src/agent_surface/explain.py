@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .core.availability import availability, policy_context
 from .core.consumer import ANONYMOUS, Consumer
 from .core.policy import EXPOSE, Decision, as_decision, more_restrictive
 from .core.registry import AgentSurfaceRegistry
-from .core.availability import availability, policy_context
 from .core.snapshot import in_scope
+
+__all__ = ["CapabilityExplanation", "PolicyVote", "explain_surface"]
 
 
 @dataclass(frozen=True, slots=True)

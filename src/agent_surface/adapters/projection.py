@@ -9,12 +9,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..catalog import CatalogEntry, Descriptor, Target, catalog_entries
+from ..core.descriptors import ProcedureDescriptor, Snapshot
 from ..core.errors import DefinitionError
 from ..core.invocation import InvocationResult
 from ..core.jsonvalue import canonical_json, thaw
 from ..core.kinds import READ_ONLY_EFFECTS
 from ..core.schema import inline_refs
-from ..core.snapshot import ProcedureDescriptor, Snapshot
 from ..toolset import AgentTool
 from ..wire_names import assign_wire_names
 from .model_context import ToolExecute, WebMcpTool

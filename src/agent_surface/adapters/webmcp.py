@@ -23,9 +23,10 @@ from ..core.consumer import Consumer
 from ..core.context import CancelSignal
 from ..core.errors import RegistryDisposedError, error, surface_shut_down
 from ..core.events import SurfaceEvent
+from ..core.ids import random_id
 from ..core.invocation import MISSING, Invocation, InvocationResult
 from ..core.jsonvalue import JsonValue
-from ..core.registry import AgentSurfaceRegistry, random_id
+from ..core.registry import AgentSurfaceRegistry
 from ..toolset import AgentTool, AgentToolset
 from .confirmation import ConfirmHook, InCallConfirmation
 from .model_context import ModelContext, ModelContextError, Shape, ToolCall, ToolExecute, WebMcpTool

@@ -13,12 +13,12 @@ from ..core.authority import CapabilityAuthority, compile_manifest, create_capab
 from ..core.clock import ManualClock
 from ..core.confirmation import PendingConfirmation
 from ..core.consumer import Consumer
+from ..core.descriptors import Budget, Snapshot
 from ..core.events import SurfaceEvent
 from ..core.invocation import MISSING, Invocation, InvocationResult
 from ..core.limits import Limits
 from ..core.policy import Policy
 from ..core.registry import AgentSurfaceRegistry, Environment, RegistrationHandle, create_registry
-from ..core.snapshot import Budget, Snapshot
 
 TEST_CONSUMER = Consumer("test", "test")
 

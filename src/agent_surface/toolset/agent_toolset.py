@@ -18,12 +18,13 @@ from typing import Any, Literal
 from ..catalog import Target, catalog_entries
 from ..core.consumer import Consumer
 from ..core.context import CancelSignal
+from ..core.descriptors import Budget, ProcedureDescriptor, Snapshot
 from ..core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
 from ..core.events import SurfaceEvent
+from ..core.ids import random_id
 from ..core.invocation import MISSING, Invocation, InvocationResult
 from ..core.jsonvalue import canonical_json
-from ..core.registry import AgentSurfaceRegistry, random_id
-from ..core.snapshot import Budget, ProcedureDescriptor, Snapshot
+from ..core.registry import AgentSurfaceRegistry
 from ..wire_names import assign_wire_names
 from .meta import build_meta_tools
 from .tools import AgentTool, Executor, ToolState

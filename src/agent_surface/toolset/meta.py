@@ -16,12 +16,13 @@ from typing import Any, Protocol
 
 from ..catalog import Target
 from ..core.consumer import Consumer
+from ..core.descriptors import ActionDescriptor, Budget, ObservationDescriptor, Snapshot
 from ..core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
+from ..core.ids import random_id
 from ..core.invocation import MISSING, InvocationResult
 from ..core.jsonvalue import FrozenDict, JsonValue, freeze, thaw
 from ..core.pointer import ROOT, json_pointer
-from ..core.registry import AgentSurfaceRegistry, random_id
-from ..core.snapshot import ActionDescriptor, Budget, ObservationDescriptor, Snapshot
+from ..core.registry import AgentSurfaceRegistry
 from .tools import AgentTool, Executor, ToolState
 
 
