@@ -16,11 +16,10 @@ from console_app.surface import CONTRACTS, create_console_surface, reflecting
 from console_app.ui import ConsoleUI
 from pyodide.http import pyfetch
 
-from agent_surface import ActionContext, AgentSurfaceError, CancelSignal, Consumer
+from agent_surface import ActionContext, AgentSurfaceError, CancelSignal, Consumer, import_jsonschema
 from agent_surface.adapters.webmcp import create_webmcp_adapter
 from agent_surface.bridge import BackendBridge, BackendContractError, BackendUnavailableError
 from agent_surface.browser.jsvalues import js_or_none
-from agent_surface.compat import import_jsonschema
 
 params = js.URLSearchParams.new(js.location.search)
 TOKEN = js_or_none(params.get("token")) or "demo-acme-operator"  # get() answers JS null

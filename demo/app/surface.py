@@ -19,6 +19,7 @@ from agent_surface import (
     AgentComponent,
     AgentSurfaceRegistry,
     CapabilityAuthority,
+    JsonValue,
     PreconditionFailure,
     ProcedureContract,
     ProcedureExecutor,
@@ -30,7 +31,6 @@ from agent_surface import (
     require_confirmation,
 )
 from agent_surface.compiler.load import authority_from_contract
-from agent_surface.core.jsonvalue import JsonValue
 
 from .contracts import DISABLE, QUERY, RENAME
 from .model import ROUTES, ConsoleState, Filters, Route, Status
