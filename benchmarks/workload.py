@@ -7,8 +7,11 @@ approved by the authority, as a compiled contract is; binding it to ``w{i}`` is 
 
 Timing: warm up, size batches to about 20 ms, then time batches with ``time.perf_counter`` (garbage
 collection paused inside a synchronous batch) until ``min_time`` seconds and 10 batches; the figure is the
-median ms/op. Reference figures are the TypeScript implementation's, recorded in BENCHMARKS.md
-(run A / run B, another session): read ``ours / mean(A, B)`` as an order of magnitude.
+median ms/op. Reference figures are the TypeScript implementation's, recorded in BENCHMARKS.md:
+runs A and B (another session) and run C, measured on the same machine minutes before the CPython
+figures issue 11 compares against. The printed ratio is ``ours / C``; issue 11's target is
+at most 1.5x on every row. Absolute times vary 20-80 % between runs on a shared machine, so read
+the ratio as a guide, not a precise comparison.
 """
 
 from __future__ import annotations
@@ -66,9 +69,13 @@ def populated(n: int, **options: Any) -> AgentSurfaceRegistry:
     return registry
 
 
-def ratio(name: str, ours_ms: float, reference: dict[str, tuple[float, float]]) -> float:
-    ref_a, ref_b = reference[name]
-    return ours_ms / statistics.mean((ref_a, ref_b))
+# What issue 11 asks for: every row at most this many times the reference's run C.
+TARGET_RATIO = 1.5
+
+
+def ratio(name: str, ours_ms: float, reference: dict[str, tuple[float, float, float]]) -> float:
+    """``ours / run C`` (the reference figure measured beside the issue's CPython figures)."""
+    return ours_ms / reference[name][2]
 
 
 def median_ms(op: Callable[[], Any], min_time: float) -> float:
