@@ -75,7 +75,7 @@ async def human_api(procedure: str, payload: dict[str, Any]) -> None:
     ctx = ActionContext(
         capability_id=procedure_id,
         registration_id="console-ui",
-        consumer=Consumer("person", "console-ui"),
+        consumer=Consumer("person", "other"),  # the person, not an agent
         invocation_id=f"ui-{js.crypto.randomUUID()}",
         signal=CancelSignal(),
     )
