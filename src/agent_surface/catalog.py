@@ -6,10 +6,16 @@ Internal: ``Target`` and ``describe_prefix`` are public through ``agent_surface.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
-from .core.descriptors import ActionDescriptor, ObservationDescriptor, ProcedureDescriptor, Snapshot
+from .core.descriptors import (
+    ActionDescriptor,
+    ComponentDescriptor,
+    ObservationDescriptor,
+    ProcedureDescriptor,
+    Snapshot,
+)
 from .core.jsonvalue import FrozenDict, freeze
 from .core.schema import EMPTY_OBJECT_SCHEMA
 from .wire_names import WireNameEntry
@@ -46,16 +52,41 @@ class CatalogEntry:
     descriptor: Descriptor
     component_type: str | None  # None for procedures (their context is in the descriptor)
     input_schema: FrozenDict
+    prefix: str  # describe_prefix of the descriptor: stable, so computed with the entry
 
-    @property
-    def prefix(self) -> str:
-        d = self.descriptor
-        return describe_prefix(d.capability_id.split(":", 1)[0], d.effect, d.confirmation)
+
+# Recent projections, by what they were projected from: the surface and its version (targets
+# carry it) and the identities of the snapshot's descriptors. Snapshots reuse a registration's
+# frozen descriptors while nothing it shows changes, so an unchanged catalog is found here
+# whatever consumer or toolset asks. The value holds the descriptors, so the ids in its key
+# cannot be reused by other objects while it is cached.
+_Key = tuple[str, str, tuple[int, ...], tuple[int, ...]]
+_Held = tuple[tuple[ComponentDescriptor, ...], tuple[ProcedureDescriptor, ...]]
+_RECENT: OrderedDict[_Key, tuple[_Held, tuple[CatalogEntry, ...]]] = OrderedDict()
+_RECENT_LIMIT = 16
 
 
 def catalog_entries(snapshot: Snapshot) -> list[CatalogEntry]:
     """Every capability of ``snapshot``, in snapshot order. A component type mounted more than
     once, or a procedure referenced more than once, is instance-qualified in its wire name."""
+    held = (tuple(snapshot.components), tuple(snapshot.procedures))
+    key = (snapshot.surface_id, snapshot.surface_version, tuple(map(id, held[0])), tuple(map(id, held[1])))
+    hit = _RECENT.get(key)
+    if hit is not None:
+        _RECENT.move_to_end(key)
+        return list(hit[1])
+    entries = _project(snapshot)
+    _RECENT[key] = (held, tuple(entries))
+    if len(_RECENT) > _RECENT_LIMIT:
+        _RECENT.popitem(last=False)
+    return entries
+
+
+def _prefix(d: Descriptor) -> str:
+    return describe_prefix(d.capability_id.split(":", 1)[0], d.effect, d.confirmation)
+
+
+def _project(snapshot: Snapshot) -> list[CatalogEntry]:
     version = snapshot.surface_version
     type_counts = Counter(c.type for c in snapshot.components)
     entries: list[CatalogEntry] = []
@@ -71,6 +102,7 @@ def catalog_entries(snapshot: Snapshot) -> list[CatalogEntry]:
                     cap,
                     comp.type,
                     schema,
+                    _prefix(cap),
                 )
             )
     proc_counts = Counter(p.procedure_id for p in snapshot.procedures)
@@ -84,6 +116,7 @@ def catalog_entries(snapshot: Snapshot) -> list[CatalogEntry]:
                 proc,
                 None,
                 proc.input_schema,
+                _prefix(proc),
             )
         )
     return entries

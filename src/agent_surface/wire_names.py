@@ -262,6 +262,13 @@ class WireNameCatalog:
         return f"WireNameCatalog({len(self)} names)"
 
 
+# Names of recent catalogs, by the identities of their entries: catalogs projected from an
+# unchanged snapshot reuse their entry objects, so naming them again is a lookup. Names depend
+# only on the entries' values, and entries are frozen.
+_RECENT: dict[tuple[int, ...], tuple[tuple[WireNameEntry, ...], tuple[str, ...]]] = {}
+_RECENT_LIMIT = 16
+
+
 def assign_wire_names(entries: Iterable[WireNameEntry]) -> WireNameCatalog:
     """Name every entry of one catalog: unique, at most 64 characters, order-independent.
 
@@ -271,6 +278,18 @@ def assign_wire_names(entries: Iterable[WireNameEntry]) -> WireNameCatalog:
     whatever order it arrives in. Raises ``ValueError`` for an entry given twice.
     """
     items = tuple(entries)
+    key = tuple(map(id, items))
+    hit = _RECENT.get(key)
+    if hit is not None:
+        return WireNameCatalog(items, hit[1])
+    names = _assign(items)
+    _RECENT[key] = (items, names)  # holding the entries keeps the ids in the key theirs
+    if len(_RECENT) > _RECENT_LIMIT:
+        del _RECENT[next(iter(_RECENT))]
+    return WireNameCatalog(items, names)
+
+
+def _assign(items: tuple[WireNameEntry, ...]) -> tuple[str, ...]:
     if len(set(items)) != len(items):
         raise ValueError("duplicate wire-name entries: each entry must address one distinct tool")
     levels = dict.fromkeys(items, 0)
@@ -285,7 +304,7 @@ def assign_wire_names(entries: Iterable[WireNameEntry]) -> WireNameCatalog:
         for entry in colliding:
             levels[entry] += 1
         names = [_entry_name(entry, levels[entry]) for entry in items]
-    return WireNameCatalog(items, _settle(items, names))
+    return _settle(items, names)
 
 
 def _entry_name(entry: WireNameEntry, level: int) -> str:

@@ -53,6 +53,13 @@ class CapabilityId:
         return f"{self.plane}:{self.path}"
 
 
+# Ids already parsed: the same few ids are checked on every catalog and call, and whether a
+# string is valid never changes. Bounded (cleared when full); a miss runs the full check.
+_PARSED_IDS: dict[str, CapabilityId] = {}
+_VALID_INSTANCE_IDS: set[str] = set()
+_MEMO_LIMIT = 8192
+
+
 def _check_length(value: str, what: str) -> None:
     if len(value) > MAX_ID_LENGTH:
         raise DefinitionError(
@@ -98,6 +105,17 @@ def validate_capability_name(value: object) -> str:
 
 
 def validate_instance_id(value: object) -> str:
+    if type(value) is str and value in _VALID_INSTANCE_IDS:
+        return value
+    checked = _check_instance_id(value)
+    if type(checked) is str:
+        if len(_VALID_INSTANCE_IDS) >= _MEMO_LIMIT:
+            _VALID_INSTANCE_IDS.clear()
+        _VALID_INSTANCE_IDS.add(checked)
+    return checked
+
+
+def _check_instance_id(value: object) -> str:
     if not isinstance(value, str) or not value:
         raise DefinitionError("INVALID_ID", f"instance id must be a non-empty string, got {value!r}")
     _check_length(value, "instance id")
@@ -143,6 +161,19 @@ def format_capability_id(plane: Plane, component_type: str, name: str) -> str:
 
 def parse_capability_id(value: object) -> CapabilityId:
     """Parse a canonical capability id; raises DefinitionError naming the bad part."""
+    if type(value) is str:
+        hit = _PARSED_IDS.get(value)
+        if hit is not None:
+            return hit
+    parsed = _parse_capability_id(value)
+    if type(value) is str:
+        if len(_PARSED_IDS) >= _MEMO_LIMIT:
+            _PARSED_IDS.clear()
+        _PARSED_IDS[value] = parsed
+    return parsed
+
+
+def _parse_capability_id(value: object) -> CapabilityId:
     if not isinstance(value, str) or not value:
         raise DefinitionError("INVALID_ID", f"capability id must be a non-empty string, got {value!r}")
     _check_length(value, "capability id")

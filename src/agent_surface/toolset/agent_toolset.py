@@ -122,15 +122,20 @@ class AgentToolset:
         entries = catalog_entries(self.snapshot())
         names = assign_wire_names(e.wire for e in entries).names
         tools = []
+        states: dict[tuple[bool, str | None, str | None], ToolState] = {}  # frozen: shared
         for entry, name in zip(entries, names, strict=True):
             d = entry.descriptor
             note = d.contextual_note if isinstance(d, ProcedureDescriptor) else None
+            key = (d.available, d.unavailable_reason, note)
+            state = states.get(key)
+            if state is None:
+                state = states[key] = ToolState(*key)
             tools.append(
                 AgentTool(
                     name,
                     f"{entry.prefix} {d.description}",
                     entry.input_schema,
-                    ToolState(d.available, d.unavailable_reason, note),
+                    state,
                     d.kind,
                     d.capability_id,
                     self._executor_for(entry.target),
