@@ -7,6 +7,7 @@ Idempotent: every step skips work that is already done and says so.
     <web>/dist/pyscript/    PyScript (npm ``@pyscript/core`` dist/)
     <web>/dist/polyfill/    the WebMCP polyfill's IIFE bundle (npm ``@mcp-b/webmcp-polyfill``)
     <web>/dist/wheels/      our wheel, the dependency wheels and the generated ``rpds`` shim wheel
+    <web>/dist/testing/     axe-core (npm ``axe-core``) for the accessibility tests; no page loads it
 
 The lock is Pyodide's shipped lock with every package we provide replaced or added, pointing at
 ``../wheels/<file>`` with its real sha256, so ``pyodide.loadPackage(["agent-surface"])`` and
@@ -213,6 +214,17 @@ def copy_runtime(layout: RuntimeLayout) -> None:
         raise BuildError(f"polyfill bundle not found: {bundle}")
     changed = sync_file(bundle, layout.dist / "polyfill" / "webmcp-polyfill.iife.js")
     say("web/dist/polyfill: " + ("copied webmcp-polyfill.iife.js" if changed else "up to date"))
+
+
+def copy_test_tools(layout: RuntimeLayout) -> None:
+    """axe-core's ``axe.min.js`` into ``dist/testing/``: the e2e accessibility checks inject it
+    into the page under test (``e2e/a11y.py``); no page loads it in normal use, and ``bundle``
+    does not ship it (it copies only the runtime parts)."""
+    axe = layout.node_modules / "axe-core" / "axe.min.js"
+    if not axe.exists():
+        raise BuildError(f"axe-core not found: {axe} (is it in {layout.web.name}/package.json?)")
+    changed = sync_file(axe, layout.dist / "testing" / "axe.min.js")
+    say("web/dist/testing: " + ("copied axe.min.js" if changed else "up to date"))
 
 
 # --------------------------------------------------------------------------- wheels
@@ -438,6 +450,7 @@ def wheels_in_lock(layout: RuntimeLayout) -> list[Path]:
 def build(layout: RuntimeLayout, offline: bool = False) -> None:
     ensure_node_modules(layout)
     copy_runtime(layout)
+    copy_test_tools(layout)
     download_wheels(layout, offline)
     own = build_own_wheel(layout)
     shim = build_rpds_shim(layout)
