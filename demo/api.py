@@ -29,9 +29,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from agent_surface.server import Caller, CallRecord, RateLimit
-from agent_surface.server.errors import Refusal, execution_failed, not_authenticated, rate_limited
-from agent_surface.server.ratelimit import RateLimiter
+from agent_surface.server import (
+    Caller,
+    CallRecord,
+    RateLimit,
+    RateLimiter,
+    Refusal,
+    execution_failed,
+    not_authenticated,
+    rate_limited,
+)
 
 from .db import AuditEntry, DeviceFilter, Json, Principal, Store, Tx, canonical_json, iso
 from .errors import method_not_allowed, refusal_response, route_not_found

@@ -12,8 +12,7 @@ from collections.abc import Mapping
 
 from starlette.responses import JSONResponse
 
-from agent_surface.bridge.wire import error_body
-from agent_surface.server.errors import Refusal, capability_error, invalid_input
+from agent_surface.server import Refusal, capability_error, error_body, invalid_input
 
 ROUTES_HINT = "GET /api/session, GET /api/devices, POST /api/agent/procedures/<name>"
 

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl
 from pydantic import Field
 
 from agent_surface import Invalid, schema_from_type
-from agent_surface.server.errors import Refusal, invalid_input
+from agent_surface.server import Refusal, invalid_input
 
 from .app.contracts import QueryInput
 

@@ -10,6 +10,10 @@ implementations, as an ASGI app on Starlette::
     )
     uvicorn.run(server)                      # or Mount("/api/agent", server) in your app
 
+An app's own routes beside the server (a session or listing endpoint) answer in the same typed
+shape with :class:`Refusal`, the error constructors below, :func:`error_body` and a
+:class:`RateLimiter` of their own.
+
 The server re-validates every input, authenticates and authorizes every call, applies each
 invocation id once (recorded in the app's database, in the call's own transaction) and
 publishes a backend manifest the page's bridge checks its contracts against.
@@ -17,10 +21,20 @@ publishes a backend manifest the page's bridge checks its contracts against.
 
 from __future__ import annotations
 
+from ..bridge.wire import error_body
 from .app import Audit, Authenticate, CallRecord, ProcedureServer, ServerLimits, VerifyConfirmation
-from .errors import precondition_failed
+from .errors import (
+    Refusal,
+    capability_error,
+    execution_failed,
+    invalid_input,
+    not_authenticated,
+    not_authorized,
+    precondition_failed,
+    rate_limited,
+)
 from .procedures import Caller, ConfirmationEvidence, Implementation, ProcedureCall, ServedProcedure, serve
-from .ratelimit import RateLimit
+from .ratelimit import RateLimit, RateLimiter
 from .store import InvocationKey, InvocationStore, Outcome, Settlement, SqliteInvocationStore, StoreMisuse
 
 __all__ = [
@@ -36,12 +50,21 @@ __all__ = [
     "ProcedureCall",
     "ProcedureServer",
     "RateLimit",
+    "RateLimiter",
+    "Refusal",
     "ServedProcedure",
     "ServerLimits",
     "Settlement",
     "SqliteInvocationStore",
     "StoreMisuse",
     "VerifyConfirmation",
+    "capability_error",
+    "error_body",
+    "execution_failed",
+    "invalid_input",
+    "not_authenticated",
+    "not_authorized",
     "precondition_failed",
+    "rate_limited",
     "serve",
 ]
