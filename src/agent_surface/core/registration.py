@@ -35,6 +35,9 @@ class Registration:
     order: tuple[int, str, str] = (0, "", "")
     # The registry's environment, handed to policies (the environment() gate reads it).
     environment: str | None = None
+    # Whether only status, enabled and overrides decide what it shows (no policy votes, no
+    # when(), no live note); worked out by the first snapshot that describes it.
+    fixed: bool | None = None
 
     def __post_init__(self) -> None:
         contract = self.binding.contract

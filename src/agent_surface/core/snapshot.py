@@ -69,13 +69,49 @@ def in_scope(component_type: str, scope: Sequence[str] | None) -> bool:
     return any(component_type == p or component_type.startswith(p + ".") for p in scope)
 
 
+# Where a registration's whole description is cached among its descriptors ("" holds the
+# component's; capability ids contain ":").
+_WHOLE = "*"
+Described = tuple[ComponentDescriptor | None, tuple[ProcedureDescriptor, ...]]
+
+
 def describe_registration(
     reg: Registration,
     consumer: Consumer,
     host: Callable[[], Mapping[str, Any]],
     now: Callable[[], float],
     include_unavailable: bool,
-) -> tuple[ComponentDescriptor | None, list[ProcedureDescriptor]]:
+) -> Described:
+    """The component descriptor (None when it shows nothing) and procedure descriptors of
+    ``reg`` for ``consumer``."""
+    if reg.fixed is None:
+        reg.fixed = all(_fixed(entry) for entry in reg.capabilities.values())
+    if not reg.fixed or reg.overrides:
+        return _describe(reg, consumer, host, now, include_unavailable)
+    # Nothing the consumer, the clock or the host can vary: the last description stands while
+    # the registration's status and enabled flag do.
+    key = (reg.status, reg.enabled, include_unavailable)
+    hit = reg.descriptors.get(_WHOLE)
+    if hit is not None and hit[0] == key:
+        described: Described = hit[1]
+        return described
+    described = _describe(reg, consumer, host, now, include_unavailable)
+    reg.descriptors[_WHOLE] = (key, described)
+    return described
+
+
+def _fixed(entry: CapabilityEntry) -> bool:
+    note = entry.reference.describe if isinstance(entry, ProcedureEntry) else None
+    return not entry.policies and entry.when is None and note is None
+
+
+def _describe(
+    reg: Registration,
+    consumer: Consumer,
+    host: Callable[[], Mapping[str, Any]],
+    now: Callable[[], float],
+    include_unavailable: bool,
+) -> Described:
     observations: list[ObservationDescriptor] = []
     actions: list[ActionDescriptor] = []
     procedures: list[ProcedureDescriptor] = []
@@ -105,11 +141,11 @@ def describe_registration(
             case ProcedureDescriptor():
                 procedures.append(descriptor)
     if not observations and not actions:
-        return None, procedures
+        return None, tuple(procedures)
     members = (tuple(observations), tuple(actions))
     hit = cache.get("")  # "" is never a capability id
     if hit is not None and _same(hit[0][0], members[0]) and _same(hit[0][1], members[1]):
-        return hit[1], procedures
+        return hit[1], tuple(procedures)
     contract = reg.binding.contract
     component = ComponentDescriptor(
         type=contract.type,
@@ -123,7 +159,7 @@ def describe_registration(
         meta=frozen_meta(contract.meta),
     )
     cache[""] = (members, component)
-    return component, procedures
+    return component, tuple(procedures)
 
 
 def build_snapshot(
