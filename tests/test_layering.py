@@ -64,6 +64,10 @@ def add_import(project: Path, module: str, statement: str) -> None:
         # core touching the browser directly
         ("agent_surface.core.consumer", "import js", "browser-boundary"),
         ("agent_surface.catalog", "from pyodide.ffi import to_js", "browser-boundary"),
+        # the page layer touching the browser directly (its DOM goes through browser.dom)
+        ("agent_surface.page.lifecycle", "import js", "browser-boundary"),
+        # the browser helpers reaching up to the page layer built on them
+        ("agent_surface.browser.jsvalues", "import agent_surface.page.lifecycle", "layers"),
         # the toolset's tool types importing meta mode back: a cycle inside one layer
         ("agent_surface.toolset.tools", "from agent_surface.toolset import meta", "no-cycles"),
     ],

@@ -192,6 +192,19 @@ PUBLIC: dict[str, list[str]] = {
     "agent_surface.compiler.load": ["authority_from_contract", "parse_contract"],
     "agent_surface.cli": ["main"],
     "agent_surface.browser.jsvalues": ["is_nullish", "js_get", "js_or_none"],
+    "agent_surface.page": [
+        "INSTANCE_ATTRIBUTE",
+        "Attachment",
+        "Coalescer",
+        "PageDom",
+        "PageSurface",
+        "State",
+        "attach",
+        "mount",
+        "notify_state_changed",
+        "on_state_change",
+        "page_surface",
+    ],
 }
 
 # Every module directly under agent_surface, classified. A new one needs a decision here.
@@ -205,6 +218,7 @@ TOP_LEVEL: dict[str, str] = {
     "compat": "internal",
     "compiler": "public through compiler.load",
     "core": "internal",
+    "page": "public (the page API: runs in the browser)",
     "explain": "public",
     "server": "public",
     "testing": "public",
