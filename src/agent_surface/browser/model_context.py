@@ -7,18 +7,16 @@ registerTool/unregisterTool are used when both exist and ``provideContext`` othe
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 import js
 
-from ..adapters.model_context import ModelContext, ModelContextError, Shape, ToolCall, WebMcpTool
-from ..core.context import CancelSignal
-from .convert import error_kind, js_to_json, to_js_object
-from .jsvalues import js_get, js_or_none
-from .proxies import destroy, make_proxy
+from ..adapters.model_context import ModelContext, ModelContextError, Shape, WebMcpTool
+from .calls import ToolEntry
+from .convert import error_kind, to_js_object
+from .jsvalues import js_get
 
 log = logging.getLogger("agent_surface.webmcp")
 
@@ -30,66 +28,20 @@ def _has(obj: Any, name: str) -> bool:
 class _Registered:
     """What one exposed tool holds on the JS side, released together."""
 
-    __slots__ = ("controller", "execute")
+    __slots__ = ("controller", "entry")
 
-    def __init__(self, execute: Any, controller: Any = None) -> None:
-        self.execute = execute
+    def __init__(self, entry: ToolEntry, controller: Any = None) -> None:
+        self.entry = entry
         self.controller = controller
+
+    @property
+    def execute(self) -> Any:
+        return self.entry.execute
 
     def release(self) -> None:
         if self.controller is not None:
             self.controller.abort()
-        destroy(self.execute)
-        self.execute = None
-
-
-def _execute_proxy(tool: WebMcpTool) -> Any:
-    async def execute(tool_input: Any = None, extra: Any = None) -> Any:
-        call, cleanup = _tool_call(extra)
-        try:
-            result = await tool.execute(js_to_json(tool_input), call)
-        finally:
-            cleanup()
-        return to_js_object(result)
-
-    return make_proxy(execute)
-
-
-def _tool_call(extra: Any) -> tuple[ToolCall, Any]:
-    """Bridge the second ``execute`` argument: an AbortSignal holder (shape B) or a client."""
-    extra = js_or_none(extra)  # absent (undefined) and JS null alike
-    call = ToolCall(client=extra)
-    proxies: list[Any] = []
-    signal = js_get(extra, "signal")
-    if signal is not None and _has(signal, "addEventListener"):
-        cancel = CancelSignal()
-        if js_get(signal, "aborted"):
-            cancel.abort("cancelled")
-        else:
-            listener = make_proxy(lambda _event=None: cancel.abort("cancelled"))
-            proxies.append(listener)
-            signal.addEventListener("abort", listener)
-        call.signal = cancel
-    if extra is not None and _has(extra, "requestUserInteraction"):
-
-        async def request(ui: Any) -> Any:
-            callback = make_proxy(ui)  # JS calls it and gets a Promise for the coroutine
-            try:
-                assert extra is not None
-                return js_to_json(await extra.requestUserInteraction(callback))
-            finally:
-                destroy(callback)
-
-        call.request_user_interaction = request
-
-    def cleanup() -> None:
-        for proxy in proxies:
-            if signal is not None:
-                with contextlib.suppress(Exception):
-                    signal.removeEventListener("abort", proxy)
-            destroy(proxy)
-
-    return call, cleanup
+        self.entry.release()
 
 
 def _tool_object(tool: WebMcpTool, execute: Any, shape: Shape) -> Any:
@@ -117,9 +69,9 @@ class BrowserModelContext:
         self._provided: list[_Registered] = []
 
     async def register_tool(self, tool: WebMcpTool) -> None:
-        execute = _execute_proxy(tool)
+        entry = ToolEntry(tool)
         controller = js.AbortController.new() if self.shape == "abortable" else None
-        js_tool = _tool_object(tool, execute, self.shape)
+        js_tool = _tool_object(tool, entry.execute, self.shape)
         try:
             if controller is not None:
                 await self._target.registerTool(js_tool, to_js_object({"signal": controller.signal}))
@@ -128,10 +80,10 @@ class BrowserModelContext:
                 if _has(outcome, "then"):
                     await outcome
         except Exception as exc:
-            destroy(execute)
+            entry.release()
             name, message = error_kind(exc)
             raise ModelContextError("registerTool", tool.name, name, message) from None
-        self._tools[tool.name] = _Registered(execute, controller)
+        self._tools[tool.name] = _Registered(entry, controller)
 
     async def unregister_tool(self, name: str) -> None:
         held = self._tools.pop(name, None)
@@ -148,7 +100,7 @@ class BrowserModelContext:
                 held.release()  # abortable: aborting the signal is the unregistration
 
     async def provide_context(self, tools: Sequence[WebMcpTool]) -> None:
-        fresh = [_Registered(_execute_proxy(t)) for t in tools]
+        fresh = [_Registered(ToolEntry(t)) for t in tools]
         js_tools = [_tool_object(t, held.execute, self.shape) for t, held in zip(tools, fresh, strict=True)]
         try:
             self._target.provideContext(to_js_object({"tools": []}) if not js_tools else _context(js_tools))

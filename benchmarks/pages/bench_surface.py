@@ -1,0 +1,60 @@
+"""The benchmark page's surface: the shared workload's widget (readState, poke), exposed over
+WebMCP, plus hooks the benchmark drives (churn, memory checkpoints)."""
+
+import gc
+import json
+import tracemalloc
+
+import js
+from pyodide.ffi import create_proxy
+
+from agent_surface import (ActionContract, ComponentContract, Consumer, ObservationContract,
+                           compile_manifest, create_capability_authority, create_registry)
+from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.browser import live_proxy_count
+
+POKE = {"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+        "required": ["ids"], "additionalProperties": False}
+WIDGET = ComponentContract(
+    type="bench.widget", description="bench widget",
+    observations={"readState": ObservationContract("read", output={
+        "type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]})},
+    actions={"poke": ActionContract("poke", input=POKE)},
+)
+registry = create_registry(authority=create_capability_authority(compile_manifest([WIDGET])))
+
+
+def widget(i):
+    return WIDGET.bind(instance_id=f"w{i}", observations={"readState": lambda ctx, i=i: {"n": i}},
+                       actions={"poke": lambda value, ctx: None})
+
+
+registry.register(widget(0))
+adapter = create_webmcp_adapter()
+await adapter.start(registry=registry, consumer=Consumer("bench-agent", "webmcp"))
+js.window.firstToolMs = js.performance.now()
+
+
+async def churn(changes):
+    """``changes`` surface changes (a mount or an unmount each), each reflected in the browser."""
+    for i in range(1, changes // 2 + 1):
+        handle = registry.register(widget(i))
+        await adapter.settled()
+        handle.unregister()
+        await adapter.settled()
+    return json.dumps({"liveProxies": live_proxy_count(), "tools": len(adapter.tool_names)})
+
+
+def python_heap(start=False):
+    """Bytes tracemalloc sees as live after a full collection (it starts tracing on first call)."""
+    if start and not tracemalloc.is_tracing():
+        tracemalloc.start()
+    gc.collect()
+    current, _peak = tracemalloc.get_traced_memory()
+    return current
+
+
+js.window.churn = create_proxy(churn)
+js.window.pythonHeap = create_proxy(python_heap)
+js.window.proxyCount = create_proxy(live_proxy_count)
+js.window.benchReady = True

@@ -1,0 +1,141 @@
+"""One browser call into a tool: the JS ``execute`` the browser holds, and the Python entry it
+calls, with JSON text (not proxied objects) crossing the boundary both ways.
+
+Per call, nothing is proxied: the JS side stringifies the input, listens for its abort signal
+with a JS closure and tells Python by call id, and parses the JSON text Python answers. The
+coroutine starts eagerly inside the browser's call, so a call that never waits (most view
+calls) answers synchronously, with no event-loop hop before or after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from pyodide.code import run_js
+
+from ..adapters.model_context import ToolCall, WebMcpTool
+from ..core.context import CancelSignal
+from .convert import js_to_json
+from .jsvalues import is_nullish
+from .proxies import destroy, make_proxy
+
+# ``entry(inputJson, callId, client, aborted, resolve, reject)`` answers JSON text now, or
+# ``undefined`` and later ``resolve(text)``/``reject(error)``; ``entry.cancel(callId)`` on abort.
+_WRAP_SOURCE = """(entry) => {
+  let seq = 0;
+  return async function execute(input, extra) {
+    const id = ++seq;
+    const signal = extra != null ? extra.signal : undefined;
+    const client = extra != null && typeof extra.requestUserInteraction === "function" ? extra : undefined;
+    const listens = signal != null && typeof signal.addEventListener === "function";
+    const onAbort = () => entry.cancel(id);
+    if (listens) signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      const text = await new Promise((resolve, reject) => {
+        const json = input == null ? undefined : JSON.stringify(input);
+        const now = entry(json, id, client, listens && signal.aborted === true, resolve, reject);
+        if (typeof now === "string") resolve(now);
+      });
+      return JSON.parse(text);
+    } finally {
+      if (listens) signal.removeEventListener("abort", onAbort);
+    }
+  };
+}"""
+
+_wrap: Any = None
+
+
+def _wrapper() -> Any:
+    global _wrap
+    if _wrap is None:
+        _wrap = run_js(_WRAP_SOURCE)
+    return _wrap
+
+
+class ToolEntry:
+    """The Python side of one registered tool's ``execute``: owns its proxy and its calls."""
+
+    def __init__(self, tool: WebMcpTool) -> None:
+        self._tool = tool
+        self._calls: dict[int, CancelSignal] = {}
+        self._proxy: Any = make_proxy(self)
+        self.execute: Any = _wrapper()(self._proxy)  # the JS function the browser calls
+
+    def __call__(
+        self, input_json: Any, call_id: int, client: Any, aborted: bool, resolve: Any, reject: Any
+    ) -> str | None:
+        tool_input = None if is_nullish(input_json) else json.loads(input_json)
+        cancel = CancelSignal()
+        if aborted:
+            cancel.abort("cancelled")
+        call = ToolCall(signal=cancel, client=None if is_nullish(client) else client)
+        if call.client is not None:
+            call.request_user_interaction = _user_interaction(call.client)
+        self._calls[call_id] = cancel
+        task = _start(self._run(call_id, tool_input, call))
+        if task.done():
+            return _answer(task)  # settled without waiting: no promise hop back to JS
+        task.add_done_callback(lambda done: _settle(done, resolve, reject))
+        return None
+
+    def cancel(self, call_id: int) -> None:
+        signal = self._calls.get(call_id)
+        if signal is not None:
+            signal.abort("cancelled")
+
+    async def _run(self, call_id: int, tool_input: Any, call: ToolCall) -> str:
+        try:
+            return json.dumps(await self._tool.execute(tool_input, call), separators=(",", ":"))
+        finally:
+            self._calls.pop(call_id, None)
+
+    def release(self) -> None:
+        destroy(self._proxy)
+        self._proxy = None
+        self.execute = None
+
+
+def _start(coroutine: Coroutine[Any, Any, str]) -> asyncio.Task[str]:
+    """Run the coroutine now, inside the browser's call, up to its first real wait."""
+    loop = asyncio.get_event_loop()
+    if sys.version_info < (3, 12):  # no eager tasks (Pyodide runs 3.14)
+        return loop.create_task(coroutine)
+    # The browser called us directly, not through one of the loop's handles: claim the running
+    # loop for this thread state as the WebLoop does before each handle, so the task's steps
+    # see the loop they belong to.
+    if asyncio.events._get_running_loop() is not loop:
+        asyncio.events._set_running_loop(loop)
+    return asyncio.Task(coroutine, loop=loop, eager_start=True)
+
+
+def _answer(task: asyncio.Task[str]) -> str:
+    return task.result()  # an exception propagates to JS as a rejection of the call
+
+
+def _settle(task: asyncio.Task[str], resolve: Any, reject: Any) -> None:
+    if task.cancelled():
+        reject("the call was cancelled")
+        return
+    failure = task.exception()
+    if failure is not None:
+        reject(str(failure))
+    else:
+        resolve(task.result())
+
+
+def _user_interaction(client: Any) -> Callable[[Any], Coroutine[Any, Any, Any]]:
+    """Shape A's ``client.requestUserInteraction``, callable with a Python callback."""
+
+    async def request(ui: Any) -> Any:
+        callback = make_proxy(ui)  # JS calls it and gets a Promise for the coroutine
+        try:
+            return js_to_json(await client.requestUserInteraction(callback))
+        finally:
+            destroy(callback)
+
+    return request
