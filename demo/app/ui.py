@@ -15,7 +15,7 @@ from agent_surface import PendingConfirmation
 
 from .confirm import ConfirmDialog
 from .dom import by_id, closest, data, h, listen, replace_children
-from .model import STATUSES, ConsoleState, Filters
+from .model import ROUTES, STATUSES, ConsoleState, Filters
 
 STATUS_LABEL = {"online": "Online", "offline": "Offline", "disabled": "Disabled"}
 
@@ -84,7 +84,7 @@ class ConsoleUI:
             h(
                 "header",
                 {"class": "topbar"},
-                h("div", {"class": "brand"}, h("span", {"class": "logo"}, "◉"), " Devices console"),
+                h("h1", {"class": "brand"}, h("span", {"class": "logo", "aria-hidden": "true"}, "◉"), " Devices console"),
                 h(
                     "nav",
                     {"class": "tabs", "id": "tabs"},
@@ -131,7 +131,7 @@ class ConsoleUI:
                                 h(
                                     "tr",
                                     {},
-                                    h("th", {"class": "check"}, ""),
+                                    h("th", {"class": "check"}, h("span", {"class": "sr-only"}, "Selected")),
                                     h("th", {}, "Device"),
                                     h("th", {}, "Status"),
                                     h("th", {}, "City"),
@@ -157,15 +157,16 @@ class ConsoleUI:
                 ),
                 h(
                     "aside",
-                    {"class": "surface-panel"},
-                    h("h2", {}, "Agent surface"),
+                    # Scrollable on its own: focusable so keyboard users can scroll it.
+                    {"class": "surface-panel", "tabindex": "0", "aria-labelledby": "surface-title"},
+                    h("h2", {"id": "surface-title"}, "Agent surface"),
                     h("p", {"class": "hint", "id": "surface-meta"}),
                     h("ul", {"id": "tools", "class": "tools"}),
                     h("h3", {}, "Recent calls"),
                     h("ol", {"id": "calls", "class": "calls"}),
                 ),
             ),
-            h("div", {"id": "drawer", "class": "drawer", "hidden": True}),
+            h("aside", {"id": "drawer", "class": "drawer", "aria-labelledby": "drawer-title", "hidden": True}),
             h("div", {"id": "confirm", "class": "modal-backdrop", "hidden": True}),
             h("div", {"id": "click-shield", "class": "click-shield", "hidden": True}),
             h("div", {"id": "confirm-live", "class": "sr-only", "role": "status", "aria-live": "assertive"}),
@@ -191,8 +192,9 @@ class ConsoleUI:
 
     def _on_tab(self, event: Any) -> None:
         route = data(closest(event, "button[data-route]"), "route")
-        if route in ("devices", "activity"):
-            self.state.go(route)
+        for known in ROUTES:
+            if route == known:
+                self.state.go(known)
 
     def _on_row_click(self, event: Any) -> None:
         device_id = data(closest(event, "tr[data-id]"), "id")
@@ -304,7 +306,7 @@ class ConsoleUI:
             h(
                 "div",
                 {"class": "drawer-head"},
-                h("h2", {}, device.name),
+                h("h2", {"id": "drawer-title"}, device.name),
                 h("button", {"class": "ghost", "dataset": {"action": "close"}, "aria-label": "Close"}, "✕"),
             ),
             h(
