@@ -4,7 +4,9 @@ against any ``PageDom`` (tests use a fake)."""
 
 from __future__ import annotations
 
+from .dialog import ConfirmationDialog, install_confirmation_dialog
 from .dom import PageDom
+from .inspector import CallEntry, SurfaceInspector, ToolRow, install_surface_inspector
 from .lifecycle import INSTANCE_ATTRIBUTE, Attachment, PageSurface, attach, mount, page_surface
 from .scheduling import Coalescer
 from .state import State, notify_state_changed, on_state_change
@@ -12,11 +14,17 @@ from .state import State, notify_state_changed, on_state_change
 __all__ = [
     "INSTANCE_ATTRIBUTE",
     "Attachment",
+    "CallEntry",
     "Coalescer",
+    "ConfirmationDialog",
     "PageDom",
     "PageSurface",
     "State",
+    "SurfaceInspector",
+    "ToolRow",
     "attach",
+    "install_confirmation_dialog",
+    "install_surface_inspector",
     "mount",
     "notify_state_changed",
     "on_state_change",

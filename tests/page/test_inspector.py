@@ -1,0 +1,55 @@
+"""The surface inspector (CPython, fake DOM): rows as the agent sees them, a call log, and one
+render per animation frame however many events arrive; text only."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agent_surface import Invocation
+from agent_surface.page import PageSurface
+from agent_surface.page.inspector import SurfaceInspector
+
+from .fake_dom import FakeDom, FakeElement
+from .surface import Board, BoardState, make_registry
+
+
+async def test_rows_logs_and_one_render_per_frame() -> None:
+    dom = FakeDom()
+    registry = make_registry()
+    surface = PageSurface(registry, dom=dom)
+    surface.mount(Board(BoardState()))
+    root = FakeElement()
+    inspector = SurfaceInspector(registry, root, dom=dom)
+    dom.run_frame()
+    assert inspector.renders == 1
+    rows = {row.capability_id: row for row in inspector.rows()}
+    assert rows["view:board.canvas.undo"].available is False
+    assert rows["view:board.canvas.draw"].available is True
+    for index in range(20):
+        result = await registry.invoke(Invocation("view:board.canvas.draw", {"label": f"<b>{index}</b>"}))
+        assert result.ok
+    await registry.invoke(Invocation("view:board.canvas.draw", {"label": 5}))  # INVALID_INPUT
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert dom.run_frame() == 1 and inspector.renders == 2  # 21 calls, one render
+    assert [entry.outcome for entry in list(inspector.calls)[:2]] == ["INVALID_INPUT", "ok"]
+    text = root.all_text()
+    assert "Tools the agent sees" in text and "view:board.canvas.undo" in text
+    assert "INVALID_INPUT" in text and "ms" in text
+    assert "<b>" not in text  # inputs are never shown, let alone as HTML
+    assert dom.frames == []
+    inspector.close()
+    await registry.invoke(Invocation("view:board.canvas.draw", {"label": "late"}))
+    assert dom.frames == [] and inspector.renders == 2
+
+
+def test_the_inspector_is_labelled_for_assistive_technology() -> None:
+    dom = FakeDom()
+    root = FakeElement()
+    SurfaceInspector(make_registry(), root, dom=dom)
+    (section,) = root.children
+    assert section.tag == "section" and section.attributes["aria-labelledby"] == "agent-inspector-title"
+    log = next(child for child in section.children if child.tag == "ol")
+    assert log.attributes["role"] == "log"
+    ids = {child.attributes.get("id") for child in section.children}
+    assert {"agent-inspector-title", "agent-inspector-tools-title", "agent-inspector-calls-title"} <= ids
