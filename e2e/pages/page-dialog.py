@@ -1,0 +1,81 @@
+"""The drop-in confirmation dialog's e2e page: runs in the page under Pyodide.
+
+A vault whose ``openDrawer`` needs the person's confirmation, exposed through
+``create_webmcp_adapter(confirm=dialog.confirm)`` to whatever WebMCP the browser has: on
+Chromium's ``document.modelContext`` the adapter waits for the dialog's decision; on the polyfill's
+``navigator.modelContext`` the same dialog runs inside ``client.requestUserInteraction``.
+The whole confirmation UI is the one line ``install_confirmation_dialog(registry)``.
+
+``window.dialogPage.state()`` reports what the test checks; the agent side of every test is the
+browser's own client, never this code.
+"""
+
+import json
+
+import js
+from pyodide.ffi import create_proxy, to_js
+
+from agent_surface import (
+    AgentComponent,
+    Consumer,
+    PendingConfirmation,
+    action,
+    compile_manifest,
+    create_capability_authority,
+    create_registry,
+    observation,
+)
+from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.browser import live_proxy_count
+from agent_surface.page.dialog import install_confirmation_dialog
+
+
+class Vault(AgentComponent, type="bank.vault", description="The bank vault."):
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+
+    @observation("The drawers opened so far, oldest first.")
+    def opened_drawers(self) -> list[str]:
+        return list(self.opened)
+
+    @action("Open one drawer of the vault.", confirmation="required")
+    def open_drawer(self, drawer: str) -> str:
+        self.opened.append(drawer)
+        return drawer
+
+
+vault = Vault()
+registry = create_registry(authority=create_capability_authority(compile_manifest([Vault])))
+registry.register(vault)
+decided: list[list[object]] = []
+
+
+def on_decided(approved: bool, pending: PendingConfirmation) -> None:
+    decided.append([approved, pending.input])
+
+
+dialog = install_confirmation_dialog(registry, on_decided=on_decided)
+adapter = create_webmcp_adapter(confirm=dialog.confirm)
+await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))  # noqa: F704
+
+
+def state() -> str:
+    return json.dumps(
+        {
+            "shape": adapter.shape,
+            "opened": vault.opened,
+            "decided": decided,
+            "verdicts": dialog.verdicts,
+            "prompts": dialog.prompts,
+            "shown": dialog.shown,
+            "pending": [p.to_json() for p in registry.confirmations.pending()],
+            "liveProxies": live_proxy_count(),
+            "diagnostics": adapter.diagnostics,
+        }
+    )
+
+
+proxies = [create_proxy(state)]
+page_api = to_js({"shape": adapter.shape}, dict_converter=js.Object.fromEntries)
+page_api.state = proxies[0]
+js.window.dialogPage = page_api
