@@ -3,7 +3,9 @@
 - ``test_surface_factory(**options)`` → a TestSurface, disposed after the test;
 - ``surface_snapshot(surface, name)`` compares the semantic snapshot with
   ``__surface_snapshots__/<test module>/<name>.json`` beside the test, writing it when missing
-  or when pytest runs with ``--update-surface-snapshots``.
+  or when pytest runs with ``--update-surface-snapshots``;
+- ``webmcp_agent`` → a :class:`~agent_surface.testing.WebMCPAgent` on pytest-playwright's
+  ``page`` (Playwright stays optional: the fixture says what to install when it is missing).
 
 pytest imports every installed plugin at start-up, so this module stays import-light.
 """
@@ -65,3 +67,21 @@ def surface_snapshot(request: pytest.FixtureRequest) -> Callable[..., None]:
             )
 
     return check
+
+
+@pytest.fixture
+def webmcp_agent(request: pytest.FixtureRequest) -> Any:
+    """The agent's side of pytest-playwright's ``page``: list and call its WebMCP tools, wait
+    for tools, approve or deny its confirmation dialog with real clicks."""
+    from .webmcp_agent import WebMCPAgent
+
+    try:
+        page = request.getfixturevalue("page")
+    except pytest.FixtureLookupError:
+        pytest.fail(
+            "webmcp_agent drives pytest-playwright's `page` fixture, which is not available: "
+            "pip install pytest-playwright (Chromium 146+ with --enable-features=WebMCPTesting, "
+            "or a page that loads @mcp-b/webmcp-polyfill)",
+            pytrace=False,
+        )
+    return WebMCPAgent(page)
