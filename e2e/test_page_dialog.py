@@ -204,7 +204,7 @@ class TestNativeShape:
 
     def test_escape_denies(self, native: DialogPage) -> None:
         page = native.page
-        opened = native.state()["opened"]
+        opened, proxies = native.state()["opened"], native.state()["liveProxies"]
         native.ask("platinum", "escape")
         page.wait_for_selector(ARMED)
         page.keyboard.press("Escape")
@@ -213,6 +213,7 @@ class TestNativeShape:
         error = payload(result)
         assert error["code"] == "CONFIRMATION_INVALID" and error["details"] == {"reason": "denied"}
         assert native.state()["opened"] == opened and page.is_hidden(DIALOG)
+        assert native.state()["liveProxies"] == proxies  # the countdown's timer was freed on close
 
     def test_untrusted_clicks_and_dispatched_events_never_decide(self, native: DialogPage) -> None:
         page = native.page
