@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from test_console import START_CALL, call, console_server, open_console, shot, statuses
+from test_console import START_CALL, call, console_server, open_console, shot, statuses, text_of
 
 __all__ = ["console_server"]  # the fresh-backend fixture, shared with test_console
 
@@ -25,8 +25,9 @@ def limited_server(web_dist: Path) -> Iterator[str]:
 
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from demo.api import RateLimit
     from demo.backend import start_demo_server
+
+    from agent_surface.server import RateLimit
 
     server, url = start_demo_server(ROOT, port=0, rate_limit=RateLimit(burst=5, per_second=0.001))
     yield url
@@ -136,31 +137,54 @@ def test_a_viewers_agent_is_not_offered_write_tools_and_an_operators_is(open_pag
     assert "domain_devices__disable" in tool_names(operator)
 
 
+# What the person's other tab does: spend the person's own budget on the procedure server (the
+# procedures' real URL; a wrong path is a 404 that spends nothing, so count the 200s).
+SPEND_PERSONS_BUDGET = """async () => {
+    const ok = [];
+    for (let i = 0; i < 50; i++) {
+        const r = await fetch('/api/agent/procedures/devices.query', {method: 'POST',
+            body: JSON.stringify({invocationId: `other-tab-${i}`, input: {}}),
+            headers: {'Content-Type': 'application/json', Authorization: 'Bearer demo-acme-operator'}});
+        if (r.status === 429) return {ok, limited: true};
+        ok.push(r.status);
+    }
+    return {ok, limited: false};
+}"""
+
+
+def enable_from_drawer(page: Any, device_id: str) -> None:
+    page.fill("#filter-text", device_id)
+    page.click(f"#rows tr[data-id='{device_id}'] .name")
+    page.click("#drawer [data-action=enable]")
+
+
 # The browser itself logs every refused HTTP response; that line is the point of this test.
 @pytest.mark.allow_page_errors(r"status of 4\d\d")
-@pytest.mark.xfail(
-    strict=True,
-    reason="start_demo_server(rate_limit=...) does not reach the /api/agent procedure server's "
-    "budget since the backend moved onto it, so the test cannot provoke a 429 there yet",
-)
 def test_a_refusal_of_the_persons_own_action_is_shown(open_page: Any, limited_server: str) -> None:
-    run = open_console(open_page, limited_server)  # session + devices: 2 of the 5 calls
+    """The agent and the person have separate budgets (5 calls each on this server): the agent
+    spending all of its budget leaves the person's button working; once the person's own budget
+    is spent, the refusal of their click is shown in the page, not swallowed."""
+    run = open_console(open_page, limited_server)
     page = run.page
-    disabled = next(i for i, s in statuses(limited_server).items() if s == "disabled")
-    page.fill("#filter-text", disabled)
-    page.click(f"#rows tr[data-id='{disabled}'] .name")
-    page.wait_for_selector("#drawer [data-action=enable]")
-    # Spend the person's budget on the procedure server the Enable button calls.
-    spent = page.evaluate("""async () => {
-        for (let i = 0; i < 50; i++) {
-            const r = await fetch('/api/agent/devices.query', {method: 'POST', body: '{}',
-                headers: {'Content-Type': 'application/json', Authorization: 'Bearer demo-acme-operator'}});
-            if (r.status === 429) return i;
-        }
-        return -1;
-    }""")
-    assert spent >= 0
-    page.click("#drawer [data-action=enable]")
+    first, second = [i for i, s in statuses(limited_server).items() if s == "disabled"][:2]
+
+    # The agent runs out of calls: its sixth query is refused ...
+    for _ in range(5):
+        assert not call(run, "domain_devices__query", {}).get("isError")
+    refused = call(run, "domain_devices__query", {})
+    assert refused.get("isError") is True and text_of(refused)["code"] == "RATE_LIMITED"
+    # ... and the person's own button still works (1 of the person's 5 calls).
+    enable_from_drawer(page, first)
+    page.wait_for_function(
+        "() => document.querySelector('#notice:not([hidden])')?.textContent.includes('enabled')"
+    )
+    assert not page.locator("#notice.error").count()
+
+    spent = page.evaluate(SPEND_PERSONS_BUDGET)
+    assert spent == {"ok": [200] * 4, "limited": True}
+    enable_from_drawer(page, second)
     page.wait_for_selector("#notice.error:not([hidden])")
-    assert page.inner_text("#notice").startswith("Refused: ")
+    assert page.inner_text("#notice").startswith("Refused: Too many calls")
+    after = statuses(limited_server)
+    assert after[first] != "disabled" and after[second] == "disabled"
     assert page.evaluate(PYSCRIPT_ERRORS) == 0
