@@ -24,7 +24,7 @@ import re
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 from starlette.applications import Starlette
@@ -39,7 +39,6 @@ from .. import AgentSurfaceError, DefinitionError
 from ..bridge.wire import (
     DOMAIN_PREFIX,
     MANIFEST_PATH,
-    MAX_CONFIRMATION_ID,
     MAX_INVOCATION_ID,
     PROCEDURES_PREFIX,
     error_body,
@@ -47,6 +46,7 @@ from ..bridge.wire import (
     manifest_json,
 )
 from ..core.jsonvalue import canonical_json, digest, to_json_value
+from ..core.pointer import json_pointer
 from ..core.schema import Invalid, validate_output
 from .body import check_content_type, parse_json, read_limited
 from .errors import (
@@ -60,6 +60,7 @@ from .errors import (
     rate_limited,
     sanitized,
 )
+from .evidence import PRINTABLE_ID, VerifyConfirmation, check_evidence, parse_evidence
 from .procedures import Caller, ConfirmationEvidence, ProcedureCall, ServedProcedure
 from .ratelimit import RateLimit, RateLimiter
 from .store import InvocationKey, InvocationStore, Outcome, Settlement
@@ -67,8 +68,6 @@ from .store import InvocationKey, InvocationStore, Outcome, Settlement
 log = logging.getLogger("agent_surface.server")
 
 Authenticate: TypeAlias = Callable[[Request], "Caller | Awaitable[Caller | None] | None"]
-VerifyConfirmation: TypeAlias = Callable[[Caller, str, ConfirmationEvidence], bool]
-PRINTABLE_ID = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no whitespace
 ENVELOPE_KEYS = frozenset({"invocationId", "input", "confirmation"})
 
 
@@ -168,7 +167,16 @@ class ProcedureServer:
         try:
             served = await self._admit(request, call)
             value = await self._read_input(request, call, served)
-            self._check_confirmation(call, served)
+            limits = self.limits
+            check_evidence(
+                call.confirmation,
+                served,
+                call.caller,
+                self._clock(),
+                limits.confirmation_max_age,
+                limits.clock_skew,
+                self._verify_confirmation,
+            )
             settlement = await run_in_threadpool(self._apply, call, served, value)
         except Refusal as refusal:
             await self._audit_refusal(call, refusal)
@@ -264,7 +272,7 @@ class ProcedureServer:
                 )
             )
         call.invocation_id = invocation_id
-        call.confirmation = self._evidence(envelope.get("confirmation"))
+        call.confirmation = parse_evidence(envelope.get("confirmation"))
         if "input" not in envelope:
             raise Refusal(invalid_input("The call has no input.", [("/input", "is required")]))
         raw = envelope["input"]
@@ -280,68 +288,6 @@ class ProcedureServer:
                 )
             )
         return result.value
-
-    def _evidence(self, value: Any) -> ConfirmationEvidence | None:
-        if value is None:
-            return None
-        ident = value.get("id") if isinstance(value, dict) else None
-        approved = value.get("approvedAt") if isinstance(value, dict) else None
-        when = _parse_instant(approved) if isinstance(approved, str) else None
-        if (
-            not isinstance(ident, str)
-            or len(ident) > MAX_CONFIRMATION_ID
-            or not PRINTABLE_ID.fullmatch(ident)
-            or when is None
-            or set(value) - {"id", "approvedAt"}
-        ):
-            raise Refusal(
-                capability_error(
-                    "CONFIRMATION_INVALID",
-                    "The confirmation evidence is malformed; ask the user to confirm again.",
-                    "with-confirmation",
-                    reason="malformed",
-                )
-            )
-        return ConfirmationEvidence(ident, when)
-
-    def _check_confirmation(self, call: _Call, served: ServedProcedure) -> None:
-        """Step 6: a procedure that requires approval needs fresh evidence of it."""
-        evidence = call.confirmation
-        if not served.require_confirmation:
-            return
-        if evidence is None:
-            raise Refusal(
-                capability_error(
-                    "CONFIRMATION_REQUIRED",
-                    "The server requires the user's confirmation for this call. Ask the user to confirm, then retry.",
-                    effect=served.contract.effect,
-                    origin="server",
-                )
-            )
-        now = self._clock()
-        age = now - evidence.approved_at
-        if age > timedelta(seconds=self.limits.confirmation_max_age) or age < -timedelta(
-            seconds=self.limits.clock_skew
-        ):
-            raise Refusal(
-                capability_error(
-                    "CONFIRMATION_INVALID",
-                    "The confirmation has expired; ask the user to confirm again.",
-                    "with-confirmation",
-                    reason="expired",
-                )
-            )
-        assert call.caller is not None
-        verify = self._verify_confirmation
-        if verify is not None and not _safe_bool(verify, call.caller, served.id, evidence):
-            raise Refusal(
-                capability_error(
-                    "CONFIRMATION_INVALID",
-                    "The server did not accept this confirmation; ask the user to confirm again.",
-                    "with-confirmation",
-                    reason="rejected",
-                )
-            )
 
     def _apply(self, call: _Call, served: ServedProcedure, value: Any) -> Settlement:
         """Step 7 (in a worker thread): run once, in one transaction with the record and audit."""
@@ -472,23 +418,7 @@ def safe_pointer(path: str) -> str:
         if not _SAFE_SEGMENT.fullmatch(segment):
             break
         kept.append(segment)
-    return "/" + "/".join(kept)
-
-
-def _parse_instant(text: str) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else None
-
-
-def _safe_bool(check: VerifyConfirmation, caller: Caller, procedure_id: str, evidence: ConfirmationEvidence) -> bool:
-    try:
-        return check(caller, procedure_id, evidence) is True
-    except Exception:
-        log.exception("the verify_confirmation hook failed")
-        return False
+    return json_pointer(kept)
 
 
 __all__ = ["Audit", "Authenticate", "CallRecord", "ProcedureServer", "ServerLimits", "VerifyConfirmation"]
