@@ -100,8 +100,9 @@ def visit(context: BrowserContext, url: str, ready: str) -> tuple[Page, float]:
     page = context.new_page()
     page.on("pageerror", lambda error: print(f"  page error: {error}", file=sys.stderr))
     page.goto(url)
-    page.wait_for_function(f"() => typeof {ready} === 'number' || window.benchReady === true",
-                           timeout=BOOT_TIMEOUT_MS)
+    page.wait_for_function(
+        f"() => typeof {ready} === 'number' || window.benchReady === true", timeout=BOOT_TIMEOUT_MS
+    )
     return page, float(page.evaluate(f"() => {ready}"))
 
 
@@ -111,8 +112,10 @@ def visit(context: BrowserContext, url: str, ready: str) -> tuple[Page, float]:
 def startup(pw: Playwright, base: str, rounds: int) -> None:
     runs: dict[tuple[str, str], list[float]] = {}
     stages: list[dict[str, Any]] = []
-    pages = {"bare": (f"{base}/benchmarks/pages/bare.html", "window.bareReadyMs"),
-             "ours": (f"{base}/benchmarks/pages/webmcp.html", "window.firstToolMs")}
+    pages = {
+        "bare": (f"{base}/benchmarks/pages/bare.html", "window.bareReadyMs"),
+        "ours": (f"{base}/benchmarks/pages/webmcp.html", "window.firstToolMs"),
+    }
     for _ in range(rounds):
         for kind, (url, ready) in pages.items():
             with tempfile.TemporaryDirectory() as profile:
@@ -120,16 +123,22 @@ def startup(pw: Playwright, base: str, rounds: int) -> None:
                     with browser(pw, WEBMCP, profile) as context:
                         page, ms = visit(context, url, ready)
                         if kind == "ours":
-                            tools = page.evaluate("async () => (await document.modelContext.getTools()).length")
+                            tools = page.evaluate(
+                                "async () => (await document.modelContext.getTools()).length"
+                            )
                             assert tools >= 1, "no tool listed"
-                            stages.append({"visit": visit_kind, **page.evaluate("() => window.agentSurface.timings")})
+                            stages.append(
+                                {"visit": visit_kind, **page.evaluate("() => window.agentSurface.timings")}
+                            )
                         runs.setdefault((kind, visit_kind), []).append(ms)
     print(f"startup: navigation -> ready, ms, median of {rounds} rounds (all runs in brackets)")
     for visit_kind in ("cold", "warm"):
         bare, ours = runs[("bare", visit_kind)], runs[("ours", visit_kind)]
         print(f"  {visit_kind}: bare loadPyodide {statistics.median(bare):7.0f} {_runs(bare)}")
-        print(f"  {visit_kind}: ours first tool  {statistics.median(ours):7.0f} {_runs(ours)}"
-              f"   ratio ours/bare {statistics.median(ours) / statistics.median(bare):.2f}")
+        print(
+            f"  {visit_kind}: ours first tool  {statistics.median(ours):7.0f} {_runs(ours)}"
+            f"   ratio ours/bare {statistics.median(ours) / statistics.median(bare):.2f}"
+        )
     for visit_kind in ("cold", "warm"):
         mine = [s for s in stages if s["visit"] == visit_kind]
         boot = statistics.median(s["bootMs"] for s in mine)
@@ -161,7 +170,9 @@ def calls(pw: Playwright, base: str, count: int) -> None:
             page, _ = visit(context, f"{base}/benchmarks/pages/{page_name}", "window.firstToolMs")
             page.evaluate(f"() => {{ {TIME_CALLS} }}")
 
-            def measure(name: str, tool_input: Any, page: Page = page, script: str = script) -> dict[str, Any]:
+            def measure(
+                name: str, tool_input: Any, page: Page = page, script: str = script
+            ) -> dict[str, Any]:
                 result: dict[str, Any] = page.evaluate(script, [name, tool_input, count, BATCH])
                 return result
 
@@ -177,8 +188,10 @@ def calls(pw: Playwright, base: str, count: int) -> None:
 
 def _row(label: str, times: dict[str, list[float]]) -> None:
     single, means = times["single"], times["means"]
-    print(f"    {label:<28} p50 {statistics.median(single):5.2f}  p95 {pct(single, 0.95):5.2f}"
-          f"  mean50 {statistics.median(means):6.3f}")
+    print(
+        f"    {label:<28} p50 {statistics.median(single):5.2f}  p95 {pct(single, 0.95):5.2f}"
+        f"  mean50 {statistics.median(means):6.3f}"
+    )
 
 
 # --------------------------------------------------------------------------- memory
@@ -202,19 +215,35 @@ def memory(pw: Playwright, base: str, changes: int) -> None:
             return result
 
         churn(200)  # warm-up: first-use allocations are not growth
-        rows = [(0, js_heap(), page.evaluate("() => window.pythonHeap(true)") / 1e6, wasm_mb(),
-                 page.evaluate("() => window.proxyCount()"))]
+        rows = [
+            (
+                0,
+                js_heap(),
+                page.evaluate("() => window.pythonHeap(true)") / 1e6,
+                wasm_mb(),
+                page.evaluate("() => window.proxyCount()"),
+            )
+        ]
         for step in range(1, steps + 1):
             state = churn(changes // steps)
-            rows.append((step * changes // steps, js_heap(), page.evaluate("() => window.pythonHeap()") / 1e6,
-                         wasm_mb(), state["liveProxies"]))
+            rows.append(
+                (
+                    step * changes // steps,
+                    js_heap(),
+                    page.evaluate("() => window.pythonHeap()") / 1e6,
+                    wasm_mb(),
+                    state["liveProxies"],
+                )
+            )
     print(f"memory across {changes} surface changes (after 200 warm-up; JS heap after a collection)")
     print("  changes   JS heap MB   Python heap MB (tracemalloc)   wasm memory MB   live proxies")
     for done, heap, python, wasm, proxies in rows:
         print(f"  {done:7d}   {heap:10.2f}   {python:28.3f}   {wasm:14.1f}   {proxies:12d}")
     first, last = rows[0], rows[-1]
-    print(f"  growth: JS heap {last[1] - first[1]:+.2f} MB, Python heap {(last[2] - first[2]) * 1000:+.1f} kB, "
-          f"live proxies {last[4] - first[4]:+d}")
+    print(
+        f"  growth: JS heap {last[1] - first[1]:+.2f} MB, Python heap {(last[2] - first[2]) * 1000:+.1f} kB, "
+        f"live proxies {last[4] - first[4]:+d}"
+    )
 
 
 def main() -> None:

@@ -165,6 +165,9 @@ def test_pyscript_runs_agent_surface_and_pydantic(open_page, record_timing, page
     r"^Failed to find a valid digest in the 'integrity' attribute for resource '.*/agent_surface-",
     r"^Fetch API cannot load .*/agent_surface-.*SRI's integrity checks failed",
     r"^agent-surface failed to start: Error: could not load agent-surface",
+    # Pyodide's own report while loading the packages it was given at boot:
+    r"^The following error occurred while loading agent-surface:",
+    r"^Failed to fetch$",
 )
 def test_lock_integrity_blocks_a_tampered_wheel(open_page, web_dist):
     wheel = next((web_dist / "wheels").glob("agent_surface-*.whl"))
@@ -180,3 +183,37 @@ def test_lock_integrity_blocks_a_tampered_wheel(open_page, web_dist):
     )
     assert outcome.startswith("rejected: could not load agent-surface")
     assert any("integrity" in text for text in run.console_errors)  # the browser's SRI check
+
+
+# Imports a module the page has not imported yet from each served wheel, counting what the import
+# system compiles from source: the build ships Pyodide-compiled bytecode, so nothing should be.
+COMPILED_ON_IMPORT = """
+import importlib, importlib._bootstrap_external as external, json
+compiled = []
+original = external.SourceLoader.source_to_code
+def counting(self, data, path, *args, **kwargs):
+    compiled.append(path)
+    return original(self, data, path, *args, **kwargs)
+external.SourceLoader.source_to_code = counting
+try:
+    for name in ("agent_surface.explain", "pydantic.json_schema", "jsonschema.validators", "typing_extensions"):
+        importlib.import_module(name)
+finally:
+    external.SourceLoader.source_to_code = original
+json.dumps(compiled)
+"""
+
+
+def test_served_wheels_import_from_bytecode_compiled_at_build_time(open_page):
+    run = open_page(SMOKE, variant="plain")
+    run.wait_ready()
+    compiled = json.loads(
+        run.page.evaluate("(code) => window.agentSurface.pyodide.runPython(code)", COMPILED_ON_IMPORT)
+    )
+    assert compiled == []
+    loaded = run.page.evaluate(
+        "() => window.agentSurface.pyodide.runPython("
+        "'import sys; sorted(m for m in (\"agent_surface.explain\", \"pydantic.json_schema\") if m in sys.modules)')"
+        ".toJs()"
+    )
+    assert loaded == ["agent_surface.explain", "pydantic.json_schema"]

@@ -6,10 +6,10 @@
 //   <script type="text/x-agent-surface" src="app.py"></script>
 //   <script type="module" src="web/agent-surface.js" data-packages="jsonschema"></script>
 //
-// Loads Pyodide, then `agent-surface` by name from our pyodide-lock.json (which pulls pydantic and
-// everything else it needs, integrity-checked) plus any `data-packages`, then runs every
-// text/x-agent-surface script in document order, top-level `await` allowed, in one shared
-// namespace. Exposes window.agentSurface = { ready, pyodide, timings } and dispatches
+// Loads Pyodide and, while it boots, `agent-surface` by name from our pyodide-lock.json (which
+// pulls pydantic and everything else it needs, integrity-checked) plus any `data-packages`; then
+// runs every text/x-agent-surface script in document order, top-level `await` allowed, in one
+// shared namespace. Exposes window.agentSurface = { ready, pyodide, timings } and dispatches
 // `agent-surface:ready` (detail: { pyodide, timings }) or `agent-surface:error` (detail: { message,
 // error }) on document.
 
@@ -31,33 +31,26 @@ async function pythonSource(script) {
 
 const canonical = (name) => name.replace(/[-_.]+/g, "-").toLowerCase();
 
-// loadPackage resolves names (and their dependencies) through our pyodide-lock.json. It does not
-// reject when a wheel fails (e.g. an integrity mismatch): it reports through errorCallback, so
-// check that every requested package really got loaded.
-async function loadPackages(pyodide, names) {
-  const problems = [];
-  await pyodide.loadPackage(names, {
-    messageCallback: () => {},
-    errorCallback: (message) => problems.push(message),
-  });
+// Our packages are resolved by name (with their dependencies) through our pyodide-lock.json and
+// passed to loadPyodide, which downloads them while the runtime compiles and boots instead of
+// after it. A wheel that fails (e.g. an integrity mismatch) does not reject the boot: Pyodide
+// logs why (console.error), so check that every requested package really got loaded.
+function checkLoaded(pyodide, names) {
   const loaded = new Set(Object.keys(pyodide.loadedPackages).map(canonical));
   const missing = names.filter((name) => !loaded.has(canonical(name)));
   if (missing.length) {
-    throw new Error(`could not load ${missing.join(", ")}: ${problems.join(" ") || "unknown error"}`);
+    throw new Error(`could not load ${missing.join(", ")} (the console says why)`);
   }
-  problems.forEach((message) => console.warn(message));
 }
 
 async function boot() {
   let start = performance.now();
+  const packages = ["agent-surface", ...extraPackages];
   const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
-  const pyodide = await loadPyodide({ indexURL: PYODIDE_URL.href });
+  const pyodide = await loadPyodide({ indexURL: PYODIDE_URL.href, packages });
+  checkLoaded(pyodide, packages);
   window.agentSurface.pyodide = pyodide;
-  timings.bootMs = since(start);
-
-  start = performance.now();
-  await loadPackages(pyodide, ["agent-surface", ...extraPackages]);
-  timings.packagesMs = since(start);
+  timings.bootMs = since(start); // the runtime and our packages, loaded side by side
 
   start = performance.now();
   const scripts = document.querySelectorAll('script[type="text/x-agent-surface"]');

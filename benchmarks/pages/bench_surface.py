@@ -8,30 +8,48 @@ import tracemalloc
 import js
 from pyodide.ffi import create_proxy
 
-from agent_surface import (ActionContract, ComponentContract, Consumer, ObservationContract,
-                           compile_manifest, create_capability_authority, create_registry)
+from agent_surface import (
+    ActionContract,
+    ComponentContract,
+    Consumer,
+    ObservationContract,
+    compile_manifest,
+    create_capability_authority,
+    create_registry,
+)
 from agent_surface.adapters.webmcp import create_webmcp_adapter
 from agent_surface.browser import live_proxy_count
 
-POKE = {"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
-        "required": ["ids"], "additionalProperties": False}
+POKE = {
+    "type": "object",
+    "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+    "required": ["ids"],
+    "additionalProperties": False,
+}
 WIDGET = ComponentContract(
-    type="bench.widget", description="bench widget",
-    observations={"readState": ObservationContract("read", output={
-        "type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]})},
+    type="bench.widget",
+    description="bench widget",
+    observations={
+        "readState": ObservationContract(
+            "read", output={"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
+        )
+    },
     actions={"poke": ActionContract("poke", input=POKE)},
 )
 registry = create_registry(authority=create_capability_authority(compile_manifest([WIDGET])))
 
 
 def widget(i):
-    return WIDGET.bind(instance_id=f"w{i}", observations={"readState": lambda ctx, i=i: {"n": i}},
-                       actions={"poke": lambda value, ctx: None})
+    return WIDGET.bind(
+        instance_id=f"w{i}",
+        observations={"readState": lambda ctx, i=i: {"n": i}},
+        actions={"poke": lambda value, ctx: None},
+    )
 
 
 registry.register(widget(0))
 adapter = create_webmcp_adapter()
-await adapter.start(registry=registry, consumer=Consumer("bench-agent", "webmcp"))
+await adapter.start(registry=registry, consumer=Consumer("bench-agent", "webmcp"))  # noqa: F704
 js.window.firstToolMs = js.performance.now()
 
 

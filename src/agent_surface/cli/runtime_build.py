@@ -33,6 +33,8 @@ from email.parser import Parser
 from pathlib import Path
 from typing import Any
 
+from .precompile import PrecompileError, precompile_wheels
+
 
 @dataclass(frozen=True, slots=True)
 class RuntimeLayout:
@@ -454,7 +456,12 @@ def build(layout: RuntimeLayout, offline: bool = False) -> None:
     download_wheels(layout, offline)
     own = build_own_wheel(layout)
     shim = build_rpds_shim(layout)
-    write_lock(layout, [own, shim, *wheels_in_lock(layout)])
+    served = [own, shim, *wheels_in_lock(layout)]
+    try:
+        precompile_wheels(layout.dist / "pyodide", served, say)
+    except PrecompileError as exc:
+        raise BuildError(str(exc)) from None
+    write_lock(layout, served)
     say(f"done: {layout.dist.name} is ready")
 
 
