@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from a11y import axe_violations, describe_violations
-from test_console import ARTIFACTS, console_server, open_console, select_offline_in_milan, start_disable
+from test_console import ARTIFACTS, START_CALL, call, console_server, open_console
 
 __all__ = ["console_server"]  # the fresh-backend fixture, shared with test_console
 
@@ -49,9 +49,15 @@ def test_the_console_with_the_confirmation_dialog_open_has_no_serious_or_critica
     open_page: Any, console_server: str
 ) -> None:
     run = open_console(open_page, console_server)
-    select_offline_in_milan(run)
-    start_disable(run)
+    # The agent selects the offline devices in Milan and asks to disable them: the page asks the person.
+    call(run, "view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+    call(run, "view_devices__table__selectVisible", {})
+    run.page.wait_for_function(
+        "async () => (await document.modelContext.getTools()).some((t) => t.name === 'domain_devices__disable')"
+    )
+    run.page.evaluate(START_CALL, ["domain_devices__disable", {"reason": "maintenance"}])
     run.page.wait_for_selector("#confirm-approve:not([disabled])")  # after the input protection
+    assert "Disable 7 device(s)" in run.page.inner_text("#confirm .modal")
     screenshot(run, "confirmation")
     violations = axe_violations(run.page)
     assert not violations, describe_violations(violations)
