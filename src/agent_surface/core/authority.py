@@ -59,11 +59,13 @@ class CapabilityAuthority:
     """The frozen, verified manifest a registry executes under. Mint with
     ``create_capability_authority``; instances made any other way are refused."""
 
-    __slots__ = ("__weakref__", "_entries", "_manifest", "_verified")
+    __slots__ = ("__weakref__", "_entries", "_manifest", "_verified", "domain_paths")
 
     def __init__(self, manifest: FrozenDict, entries: Mapping[str, FrozenDict]) -> None:
         self._manifest = manifest
         self._entries = FrozenDict(entries)
+        self.domain_paths = frozenset(i.split(":", 1)[1] for i in entries if i.startswith("domain:"))
+        """The paths of the manifest's domain procedures (a registry checks view ids against them)."""
         # Contracts are frozen; once a contract object has been checked, re-hashing it on
         # every mount would only cost time.
         self._verified: weakref.WeakSet[Contract] = weakref.WeakSet()

@@ -216,14 +216,16 @@ def is_valid_capability_id(value: object) -> bool:
     return True
 
 
-_BASE62 = string.digits + string.ascii_letters
+_BASE62 = (string.digits + string.ascii_letters).encode("ascii")
+# Bytes 0..247 map onto the 62 characters four times over; 248..255 are dropped, so every
+# character stays equally likely (rejection sampling, done by bytes.translate in C).
+_TO_BASE62 = bytes(_BASE62[b % 62] for b in range(256))
+_UNEVEN_TAIL = bytes(range(248, 256))
 
 
 def random_id(prefix: str, length: int = 22) -> str:
-    """``prefix`` + ``length`` base62 characters from the OS CSPRNG (one syscall, not one per char)."""
-    value = int.from_bytes(secrets.token_bytes(length), "big")
-    chars = []
-    for _ in range(length):
-        value, digit = divmod(value, 62)
-        chars.append(_BASE62[digit])
-    return prefix + "".join(chars)
+    """``prefix`` + ``length`` uniformly random base62 characters from the OS CSPRNG."""
+    chars = b""
+    while len(chars) < length:  # one draw almost always suffices (3 % of bytes are dropped)
+        chars += secrets.token_bytes(length + 8).translate(_TO_BASE62, _UNEVEN_TAIL)
+    return prefix + chars[:length].decode("ascii")

@@ -144,7 +144,6 @@ class AgentSurfaceRegistry:
             audit = FanOutSink(memory, ConsoleAuditSink()) if environment == "development" else memory
         self.audit_sink: AuditSink = audit
         self._pipeline: Pipeline | None = None
-        self._domain_paths = {i.split(":", 1)[1] for i in self.authority.ids() if i.startswith("domain:")}
 
     # ------------------------------------------------------------------ basics
 
@@ -236,7 +235,7 @@ class AgentSurfaceRegistry:
         verified = self.authority.verify_binding(binding)
         contract = verified.contract
         self._check_executor(verified)
-        collisions = suffix_collisions(verified, self._domain_paths, self._suffix_policy)
+        collisions = suffix_collisions(verified, self.authority.domain_paths, self._suffix_policy)
         key = (contract.type, verified.instance_id)
         if not self._guard_accepts(verified):
             return self._reject(verified, "guard")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Set as AbstractSet
 
 from .contracts import ComponentBinding
 from .errors import DefinitionError
@@ -29,7 +30,9 @@ def check_options(
             raise TypeError(f"{name} must be callable, got {callback!r}")
 
 
-def suffix_collisions(binding: ComponentBinding, domain_paths: set[str], policy: str) -> list[SurfaceEvent]:
+def suffix_collisions(
+    binding: ComponentBinding, domain_paths: AbstractSet[str], policy: str
+) -> list[SurfaceEvent]:
     """View capabilities that look like copies of a domain procedure: raise under policy
     'error'; otherwise warn and return the events to dispatch once the registration happened."""
     events: list[SurfaceEvent] = []
