@@ -101,8 +101,9 @@ def _hash36(text: str, length: int) -> str:
     return out[:length]
 
 
-# What a faithful (unhashed) encoding may contain, before ":" and "." are replaced.
-_FAITHFUL_ID_RE = re.compile(r"[A-Za-z0-9:.-]+")
+# What a faithful (unhashed) encoding may contain, before ":" and "." are replaced: one ":"
+# (the plane's), since only the first is replaced (``domain::`` must not become ``domain_:``).
+_FAITHFUL_ID_RE = re.compile(r"[A-Za-z0-9.-]+:[A-Za-z0-9.-]+")
 _FOREIGN_CHAR_RE = re.compile(r"[^A-Za-z0-9_-]")
 
 
