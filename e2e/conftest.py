@@ -1,10 +1,15 @@
 """End-to-end harness: real Chromium (Debian's, via Playwright), pages served locally, offline.
 
 Session setup: build web/dist once (scripts/build_web.py), serve the repository on a free port,
-and launch at most one Chromium per variant:
+and launch at most one Chromium per variant, on pytest-playwright's ``playwright`` fixture:
 
     webmcp   --enable-features=WebMCPTesting  (document.modelContext, Chromium's shape B)
     plain    no WebMCP flag                   (absence, or the polyfill's shape A)
+
+pytest-playwright's own ``browser``/``context``/``page`` fixtures (and agent-surface's
+``webmcp_agent`` on them) work too, the way an application's tests use them: the browser is
+launched through ``browser_type_launch_args`` with ``agent_surface.testing.with_webmcp`` (Debian's
+Chromium, WebMCPTesting on), watched by the same guards, and each context is offline.
 
 Every page gets a fresh browser context whose requests to anything but the local server are
 aborted and recorded; a test that caused one fails. On failure a screenshot goes to e2e/artifacts/.
@@ -40,7 +45,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Route, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Route
+
+from agent_surface.testing import with_webmcp
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "e2e" / "artifacts"
@@ -319,11 +326,52 @@ class Browsers:
 
 
 @pytest.fixture(scope="session")
-def browsers(chromium_executable: str) -> Iterator[Browsers]:
-    with sync_playwright() as playwright:
-        pool = Browsers(playwright, chromium_executable)
-        yield pool
-        pool.close()
+def browsers(playwright: Playwright, chromium_executable: str) -> Iterator[Browsers]:
+    """On pytest-playwright's session-wide ``playwright`` (one Playwright per process)."""
+    pool = Browsers(playwright, chromium_executable)
+    yield pool
+    pool.close()
+
+
+# --------------------------------------------------------------------------- pytest-playwright's page
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(
+    browser_type_launch_args: dict[str, Any], chromium_executable: str
+) -> dict[str, Any]:
+    """pytest-playwright's launch options, as an application's conftest sets them up."""
+    base = {**browser_type_launch_args, "args": CHROMIUM_FLAGS}
+    return with_webmcp(base, executable_path=chromium_executable)
+
+
+@pytest.fixture(scope="session")
+def browser(launch_browser: Callable[..., Browser]) -> Iterator[GuardedBrowser]:
+    """pytest-playwright's browser (launched only by tests that use its ``page``), guarded."""
+    launched = GuardedBrowser(launch_browser())
+    yield launched
+    launched.close()
+
+
+@pytest.fixture
+def context(new_context: Callable[..., BrowserContext], server_url: str) -> Iterator[BrowserContext]:
+    """pytest-playwright's context, offline like ``open_page``'s: a request to anything but the
+    local server is aborted and fails the test."""
+    made = new_context(viewport={"width": 1400, "height": 900})
+    made.set_default_timeout(PAGE_TIMEOUT_MS)
+    external: list[str] = []
+
+    def guard(route: Route) -> None:
+        if _is_local(route.request.url, server_url):
+            route.fallback()
+        else:
+            external.append(route.request.url)
+            route.abort()
+
+    made.route("**/*", guard)
+    yield made
+    if external:
+        pytest.fail(f"page requested external URLs (must be offline): {external}", pytrace=False)
 
 
 # --------------------------------------------------------------------------- pages

@@ -1,9 +1,10 @@
 """The devices console end to end in Chromium 156 (AS-EXAMPLE-001): "show me the offline devices
 in Milan, select the visible ones and disable them".
 
-The agent is the browser's own WebMCP client (document.modelContext.getTools/executeTool): it
-never touches the DOM. The person approves or denies in the page's dialog with a real click. The
-backend (SQLite) is checked directly over HTTP.
+The agent is the browser's own WebMCP client (document.modelContext.getTools/executeTool), driven
+through agent-surface's agent client (``agent_surface.testing.WebMCPAgent``): it never touches the
+DOM. The person approves or denies in the page's dialog with a real click. The backend (SQLite) is
+checked directly over HTTP.
 """
 
 from __future__ import annotations
@@ -17,16 +18,17 @@ from typing import Any
 
 import pytest
 
+from agent_surface.testing import DialogSelectors, ToolResult, WebMCPAgent
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "e2e" / "artifacts"
 MILAN_OFFLINE = ["dev-0003", "dev-0017", "dev-0026", "dev-0051", "dev-0079", "dev-0080", "dev-0112"]
 
-CALL = """async ([name, input]) => {
-  const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
-  if (!tool) throw new Error(`no tool ${name}`);
-  return await document.modelContext.executeTool(tool, input);
-}"""
+# The demo's own dialog (not yet the library's drop-in one).
+CONSOLE_DIALOG = DialogSelectors(dialog="#confirm .modal", approve="#confirm-approve", deny="#confirm-deny")
 
+# A raw executeTool started from page code, for tests that need the call's promise in the page
+# (test_console_hostile); the tests here use the agent client.
 START_CALL = """([name, input]) => {
   window.agentCall = (async () => {
     const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
@@ -66,21 +68,23 @@ def statuses(base: str) -> dict[str, str]:
     return {d["id"]: d["status"] for d in body["devices"]}
 
 
+def agent_for(run: Any) -> WebMCPAgent:
+    return WebMCPAgent(run.page, dialog=CONSOLE_DIALOG)
+
+
 def open_console(open_page: Any, base: str) -> Any:
     run = open_page("/index.html", variant="webmcp", base=base)
     run.page.wait_for_function("() => document.body.dataset.ready === 'true'")
-    run.page.wait_for_function(
-        "async () => (await document.modelContext.getTools()).some((t) => t.name === 'view_devices__table__selectVisible')"
-    )
+    agent_for(run).wait_for_tool("view_devices__table__selectVisible")
     return run
 
 
 def call(run: Any, name: str, input: dict[str, Any]) -> Any:
-    content = json.loads(run.page.evaluate(CALL, [name, input]))
-    return content
+    """The tool content as the browser returned it (``{"content": [...], "isError"?}``)."""
+    return agent_for(run).call(name, input).content
 
 
-def text_of(content: dict[str, Any]) -> Any:
+def text_of(content: Any) -> Any:
     return json.loads(content["content"][0]["text"])
 
 
@@ -89,44 +93,35 @@ def shot(run: Any, name: str) -> None:
     run.page.screenshot(path=str(ARTIFACTS / f"console-{name}.png"))
 
 
-def select_offline_in_milan(run: Any) -> None:
-    names = run.page.evaluate("async () => (await document.modelContext.getTools()).map((t) => t.name)")
-    assert "domain_devices__disable" not in names  # nothing selected: unavailable, so not registered
-    filters = call(run, "view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
-    assert text_of(filters) == {"status": "offline", "city": "Milan", "text": None}
-    rows = text_of(call(run, "view_devices__table__visibleRows", {}))
+def select_offline_in_milan(agent: WebMCPAgent) -> None:
+    assert "domain_devices__disable" not in agent.tool_names()  # nothing selected: unavailable, not registered
+    filters = agent.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+    assert filters.expect_ok() == {"status": "offline", "city": "Milan", "text": None}
+    rows = agent.call("view_devices__table__visibleRows", {}).expect_ok()
     assert sorted(r["id"] for r in rows) == MILAN_OFFLINE
-    assert sorted(text_of(call(run, "view_devices__table__selectVisible", {}))) == MILAN_OFFLINE
+    assert sorted(agent.call("view_devices__table__selectVisible", {}).expect_ok()) == MILAN_OFFLINE
     # The table shows what the agent did, and the disable tool appears once rows are selected.
-    run.page.wait_for_function("() => document.querySelectorAll('#rows tr.selected').length === 7")
-    run.page.wait_for_function(
-        "async () => (await document.modelContext.getTools()).some((t) => t.name === 'domain_devices__disable')"
-    )
+    agent.page.wait_for_function("() => document.querySelectorAll('#rows tr.selected').length === 7")
+    agent.wait_for_tool("domain_devices__disable")
 
 
-def start_disable(run: Any) -> None:
-    run.page.evaluate(START_CALL, ["domain_devices__disable", {"reason": "maintenance"}])
-    run.page.wait_for_selector("#confirm-approve")
-    dialog = run.page.inner_text("#confirm .modal")
+def start_disable(agent: WebMCPAgent) -> Any:
+    pending = agent.start("domain_devices__disable", {"reason": "maintenance"})
+    dialog = agent.wait_for_dialog()
     assert "Disable 7 device(s)" in dialog and "destructive" in dialog and "dev-0112" in dialog
-
-
-def agent_result(run: Any) -> Any:
-    run.page.wait_for_function("() => window.agentCall && window.agentCall.then")
-    outcome = run.page.evaluate("() => window.agentCall")
-    assert "text" in outcome, outcome
-    return json.loads(outcome["text"])
+    return pending
 
 
 def test_AS_EXAMPLE_001_agent_disables_offline_milan_devices_after_approval(open_page: Any, console_server: str) -> None:
     run = open_console(open_page, console_server)
+    agent = agent_for(run)
     shot(run, "1-loaded")
     before = statuses(console_server)
     assert all(before[i] == "offline" for i in MILAN_OFFLINE)
 
-    select_offline_in_milan(run)
+    select_offline_in_milan(agent)
     shot(run, "2-selected")
-    start_disable(run)
+    pending = start_disable(agent)
     shot(run, "3-confirmation")
     assert statuses(console_server) == before  # nothing happens before the person decides
 
@@ -135,12 +130,12 @@ def test_AS_EXAMPLE_001_agent_disables_offline_milan_devices_after_approval(open
     run.page.evaluate("() => document.getElementById('confirm-approve').click()")
     run.page.wait_for_function("() => document.getElementById('confirm-warning').textContent.length > 0")
     assert statuses(console_server) == before
-    run.page.click("#confirm-approve")  # a real user gesture
+    assert not pending.settled
+    agent.approve()  # a real user gesture
 
-    content = agent_result(run)
-    assert not content.get("isError"), content
-    output = text_of(content)
-    assert output["disabled"] == 7
+    result: ToolResult = pending.result()
+    assert result.ok, result.error
+    assert result.expect_ok()["disabled"] == 7
     after = statuses(console_server)
     assert all(after[i] == "disabled" for i in MILAN_OFFLINE)
     assert {k: v for k, v in after.items() if k not in MILAN_OFFLINE} == {
@@ -157,15 +152,16 @@ def test_AS_EXAMPLE_001_agent_disables_offline_milan_devices_after_approval(open
 
 def test_AS_EXAMPLE_001_denial_leaves_the_database_unchanged(open_page: Any, console_server: str) -> None:
     run = open_console(open_page, console_server)
+    agent = agent_for(run)
     before = statuses(console_server)
-    select_offline_in_milan(run)
-    start_disable(run)
-    run.page.click("#confirm-deny")
-    content = agent_result(run)
-    assert content.get("isError") is True
-    error = text_of(content)
-    assert error["code"] == "CONFIRMATION_INVALID" and error["details"] == {"reason": "denied"}
-    assert error["retry"] == "no"
+    select_offline_in_milan(agent)
+    pending = start_disable(agent)
+    agent.deny()
+    result = pending.result()
+    assert result.ok is False and result.content.get("isError") is True
+    error = result.expect_error("CONFIRMATION_INVALID")
+    assert error.details == {"reason": "denied"}
+    assert error.retry == "no"
     assert statuses(console_server) == before
     assert run.page.locator("#rows tr").count() == 7  # still offline, still selected
     assert run.page.inner_text("#notice").startswith("You denied: Disable 7 device(s)")
@@ -178,11 +174,12 @@ def test_agent_cannot_redirect_the_locked_selection_and_the_server_refuses_forge
     open_page: Any, console_server: str
 ) -> None:
     run = open_console(open_page, console_server)
-    select_offline_in_milan(run)
-    content = call(run, "domain_devices__disable", {"deviceIds": ["dev-0002"]})
-    error = text_of(content)
-    assert content["isError"] is True and error["code"] == "INVALID_INPUT"
-    assert error["details"]["lockedFields"] == ["deviceIds"]
+    agent = agent_for(run)
+    select_offline_in_milan(agent)
+    result = agent.call("domain_devices__disable", {"deviceIds": ["dev-0002"]})
+    assert result.content["isError"] is True
+    error = result.expect_error("INVALID_INPUT")
+    assert error.details["lockedFields"] == ["deviceIds"]
     assert run.page.is_hidden("#confirm")  # refused before any confirmation was created
 
     # Page code calling the backend directly, bypassing the surface: the server is the authority.
