@@ -16,6 +16,7 @@ from .core.descriptors import (
     ProcedureDescriptor,
     Snapshot,
 )
+from .core.ids import MAX_ID_LENGTH
 from .core.jsonvalue import FrozenDict, freeze
 from .core.schema import EMPTY_OBJECT_SCHEMA
 from .wire_names import WireNameEntry
@@ -106,9 +107,16 @@ def _project(snapshot: Snapshot) -> list[CatalogEntry]:
                 )
             )
     proc_counts = Counter(p.procedure_id for p in snapshot.procedures)
+    shared_instances = Counter((p.procedure_id, p.context[1]) for p in snapshot.procedures)
     for proc in snapshot.procedures:
         repeated = proc_counts[proc.procedure_id] > 1
-        instance = proc.context[1] if repeated else None
+        instance = None
+        if repeated:
+            component_type, instance = proc.context
+            if shared_instances[(proc.procedure_id, instance)] > 1:
+                # Components of different types with the same instance id reference it: name
+                # both by type and instance, or only the registration order would tell them apart.
+                instance = f"{component_type.replace('.', '_')}_{instance}"[:MAX_ID_LENGTH]
         entries.append(
             CatalogEntry(
                 WireNameEntry(proc.procedure_id, instance, proc.registration_id, repeated),
