@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "e2e" / "artifacts"
 MILAN_OFFLINE = ["dev-0003", "dev-0017", "dev-0026", "dev-0051", "dev-0079", "dev-0080", "dev-0112"]
 
-# The demo's own dialog (not yet the library's drop-in one).
-CONSOLE_DIALOG = DialogSelectors(dialog="#confirm .modal", approve="#confirm-approve", deny="#confirm-deny")
+# The console uses the library's drop-in dialog (ids agent-surface-confirm-...): the defaults.
+CONSOLE_DIALOG = DialogSelectors()
 
 # A raw executeTool started from page code, for tests that need the call's promise in the page
 # (test_console_hostile); the tests here use the agent client.
@@ -126,9 +126,11 @@ def test_AS_EXAMPLE_001_agent_disables_offline_milan_devices_after_approval(open
     assert statuses(console_server) == before  # nothing happens before the person decides
 
     # A script (or an agent driving the DOM with scripts) cannot approve: untrusted clicks are ignored.
-    run.page.wait_for_selector("#confirm-approve:not([disabled])")  # after the input protection
-    run.page.evaluate("() => document.getElementById('confirm-approve').click()")
-    run.page.wait_for_function("() => document.getElementById('confirm-warning').textContent.length > 0")
+    run.page.wait_for_selector("#agent-surface-confirm-approve:not([disabled])")  # after the input protection
+    run.page.evaluate("() => document.getElementById('agent-surface-confirm-approve').click()")
+    run.page.wait_for_function(
+        "() => document.getElementById('agent-surface-confirm-warning').textContent.length > 0"
+    )
     assert statuses(console_server) == before
     assert not pending.settled
     agent.approve()  # a real user gesture
@@ -143,9 +145,12 @@ def test_AS_EXAMPLE_001_agent_disables_offline_milan_devices_after_approval(open
     }  # exactly those rows changed
     run.page.wait_for_function("() => document.getElementById('notice').textContent.includes('7 device(s) disabled')")
     assert run.page.locator("#rows tr").count() == 0  # no offline device left in Milan
-    assert run.page.is_hidden("#confirm")
+    assert run.page.is_hidden("#agent-surface-confirm")
     shot(run, "4-done")
-    activity = run.page.inner_text("#calls")
+    run.page.wait_for_function(  # the library's inspector logs the call (rendered on the next frame)
+        "() => document.querySelector('.agent-inspector-calls').textContent.includes('domain:devices.disable')"
+    )
+    activity = run.page.inner_text(".agent-inspector-calls")
     assert "domain:devices.disable" in activity
     assert run.console_errors == []
 
@@ -180,7 +185,7 @@ def test_agent_cannot_redirect_the_locked_selection_and_the_server_refuses_forge
     assert result.content["isError"] is True
     error = result.expect_error("INVALID_INPUT")
     assert error.details["lockedFields"] == ["deviceIds"]
-    assert run.page.is_hidden("#confirm")  # refused before any confirmation was created
+    assert run.page.is_hidden("#agent-surface-confirm")  # refused before any confirmation was created
 
     # Page code calling the backend directly, bypassing the surface: the server is the authority.
     forged = run.page.evaluate("""async () => {
@@ -205,3 +210,30 @@ def test_agent_cannot_redirect_the_locked_selection_and_the_server_refuses_forge
         "otherTenant": [409, "PRECONDITION_FAILED"],
     }
     assert statuses(console_server)["dev-0003"] == "offline"
+
+
+DRAWER_TOOLS = {"view_devices__drawer__openDevice", "view_devices__drawer__close", "domain_devices__rename"}
+
+
+def test_the_drawers_tools_exist_only_while_the_drawer_is_open(open_page: Any, console_server: str) -> None:
+    """The drawer's component is attached to the drawer's element: opening the drawer (the
+    person's click, or the agent's openDevice) adds its tools to getTools(), closing removes them.
+    No sync call anywhere: the page surface follows the DOM."""
+    run = open_console(open_page, console_server)
+    agent = agent_for(run)
+    assert not DRAWER_TOOLS & set(agent.tool_names())
+    run.page.click("#rows tr[data-id='dev-0003'] .name")  # the person opens it
+    run.page.wait_for_selector("#drawer h2")
+    for name in DRAWER_TOOLS:
+        agent.wait_for_tool(name)
+    assert text_of(call(run, "view_devices__drawer__openDevice", {}))["id"] == "dev-0003"
+    run.page.click("#drawer [data-action=close]")  # the person closes it
+    for name in DRAWER_TOOLS:
+        agent.wait_for_tool_gone(name)
+    assert run.page.locator("#drawer").count() == 0
+    agent.call("view_devices__table__openDevice", {"deviceId": "dev-0017"}).expect_ok()  # the agent opens it
+    agent.wait_for_tool("domain_devices__rename")
+    assert agent.call("view_devices__drawer__close", {}).ok  # and closes it
+    agent.wait_for_tool_gone("domain_devices__rename")
+    assert not DRAWER_TOOLS & set(agent.tool_names())
+    assert run.console_errors == []

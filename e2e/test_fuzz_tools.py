@@ -92,7 +92,7 @@ for _token, _value in {
 }.items():
     REVIVE_AND_CALL = REVIVE_AND_CALL.replace(_token, _value)
 DIALOG_OPEN = (
-    "() => { const b = document.getElementById('confirm-deny'); return !!b && b.offsetParent !== null; }"
+    "() => { const b = document.getElementById('agent-surface-confirm-deny'); return !!b && b.offsetParent !== null; }"
 )
 SETTLED_OR_ASKING = f"() => window.fuzzCall.settled || ({DIALOG_OPEN})()"
 LIST = """async () => (await document.modelContext.getTools()).map(
@@ -104,7 +104,7 @@ BASELINE = [
     ("view_app__navigation__goTo", {"route": "devices"}),
     ("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"}),
     ("view_devices__table__selectVisible", {}),
-    ("view_devices__drawer__open", {"deviceId": "dev-0003"}),
+    ("view_devices__table__openDevice", {"deviceId": "dev-0003"}),
 ]
 
 
@@ -269,7 +269,7 @@ def _call(run: Any, name: str, tool_input: Any) -> dict[str, Any] | None:
         if time.monotonic() > deadline:
             return {"thrown": "hang: the call never settled after the dialog"}
         if page.evaluate(DIALOG_OPEN):
-            page.click("#confirm-deny")
+            page.click("#agent-surface-confirm-deny")
             denied = True
             page.wait_for_function(f"() => window.fuzzCall.settled || !({DIALOG_OPEN})()", timeout=5_000)
 

@@ -6,9 +6,10 @@ CPython tests drive it through the testing harness.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+from agent_surface.page import State
 
 Status = Literal["online", "offline", "disabled"]
 Route = Literal["devices", "activity"]
@@ -70,25 +71,19 @@ class Filters:
         return {"status": self.status, "city": self.city, "text": self.text}
 
 
-@dataclass(slots=True)
-class ConsoleState:
-    """Mutable view state with change notification (the UI re-renders on every change)."""
+class ConsoleState(State):
+    """The view state. A ``State``: every assignment tells the page, which re-evaluates the
+    agent's availability (coalesced per event-loop turn) and re-renders (once per animation
+    frame); nobody calls ``sync_availability()``. Lists are replaced, never mutated in place."""
 
-    devices: list[Device] = field(default_factory=list)
-    filters: Filters = field(default_factory=Filters)
-    selected: list[str] = field(default_factory=list)
-    drawer: str | None = None
-    route: Route = "devices"
-    notice: str | None = None  # a one-line message for the person ("7 devices disabled")
-    notice_tone: NoticeTone = "ok"
-    listeners: list[Callable[[], None]] = field(default_factory=list)
-
-    def subscribe(self, listener: Callable[[], None]) -> None:
-        self.listeners.append(listener)
-
-    def changed(self) -> None:
-        for listener in tuple(self.listeners):
-            listener()
+    def __init__(self) -> None:
+        self.devices: list[Device] = []
+        self.filters = Filters()
+        self.selected: list[str] = []
+        self.drawer: str | None = None
+        self.route: Route = "devices"
+        self.notice: str | None = None  # a one-line message for the person ("7 devices disabled")
+        self.notice_tone: NoticeTone = "ok"
 
     # ---- derived
     def visible(self) -> list[Device]:
@@ -107,7 +102,6 @@ class ConsoleState:
         self.selected = [i for i in self.selected if i in known]
         if self.drawer is not None and self.drawer not in known:
             self.drawer = None
-        self.changed()
 
     def upsert(self, rows: list[Device], notice: str | None = None) -> None:
         by_id = {d.id: d for d in rows}
@@ -116,18 +110,15 @@ class ConsoleState:
         self.selected = [i for i in self.selected if i in visible]  # selection follows what is shown
         if notice is not None:
             self.notice, self.notice_tone = notice, "ok"
-        self.changed()
 
     def tell(self, notice: str, tone: NoticeTone) -> None:
         self.notice, self.notice_tone = notice, tone
-        self.changed()
 
     def set_filters(self, filters: Filters) -> None:
         self.filters = filters
         self.notice = None
         visible = {d.id for d in self.visible()}
         self.selected = [i for i in self.selected if i in visible]  # selection follows what is shown
-        self.changed()
 
     def select(self, ids: list[str], mode: Literal["replace", "add", "remove"] = "replace") -> None:
         if mode == "replace":
@@ -137,16 +128,12 @@ class ConsoleState:
         else:
             chosen = [i for i in self.selected if i not in set(ids)]
         self.selected = chosen
-        self.changed()
 
     def open_drawer(self, device_id: str | None) -> None:
         self.drawer = device_id
-        self.changed()
 
     def go(self, route: Route) -> None:
         self.route = route
-        self.changed()
 
     def with_status(self, ids: set[str], status: Status) -> None:
         self.devices = [replace(d, status=status) if d.id in ids else d for d in self.devices]
-        self.changed()

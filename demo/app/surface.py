@@ -31,6 +31,7 @@ from agent_surface import (
     require_confirmation,
 )
 from agent_surface.compiler.load import authority_from_contract
+from agent_surface.page import Attachment, page_surface
 
 from .contracts import DISABLE, QUERY, RENAME
 from .model import ROUTES, ConsoleState, Filters, Route, Status
@@ -123,6 +124,16 @@ class DevicesTable(
     def clear_selection(self) -> None:
         self.state.select([])
 
+    @action("Open the details drawer for a device (its own tools appear while it is open).")
+    def open_device(self, device_id: str = Field(alias="deviceId", max_length=64)) -> None:
+        self.state.open_drawer(device_id)
+
+    @open_device.precondition
+    def _known(self, device_id: str) -> PreconditionFailure | None:
+        if self.state.device(device_id) is None:
+            return PreconditionFailure("No such device in the console.", {"reason": "unknown-device"})
+        return None
+
     def agent_procedures(self) -> list[ProcedureReference]:
         state = self.state
         return [
@@ -162,6 +173,9 @@ class DevicesFilters(AgentComponent, type="devices.filters", description="The fi
 
 
 class DeviceDrawer(AgentComponent, type="devices.drawer", description="The details drawer for one device."):
+    """Exists only while the drawer is open: the page attaches it to the drawer's element, so its
+    tools come and go with the drawer."""
+
     def __init__(self, state: ConsoleState) -> None:
         self.state = state
 
@@ -169,16 +183,6 @@ class DeviceDrawer(AgentComponent, type="devices.drawer", description="The detai
     def open_device(self) -> Row | None:
         device = self.state.device(self.state.drawer) if self.state.drawer else None
         return None if device is None else Row.model_validate(device.row())
-
-    @action("Open the details drawer for a device.", name="open")
-    def open_drawer(self, device_id: str = Field(alias="deviceId", max_length=64)) -> None:
-        self.state.open_drawer(device_id)
-
-    @open_drawer.precondition
-    def _known(self, device_id: str) -> PreconditionFailure | None:
-        if self.state.device(device_id) is None:
-            return PreconditionFailure("No such device in the console.", {"reason": "unknown-device"})
-        return None
 
     @action("Close the details drawer.", name="close", idempotent=True)
     def close_drawer(self) -> None:
@@ -245,16 +249,31 @@ def committed_authority() -> CapabilityAuthority:
 
 
 class ConsoleSurface:
-    """The registry with the console's components mounted over one ConsoleState."""
+    """The registry and the console's components over one ConsoleState. The page attaches each
+    component to its element (``ui.ConsoleUI``); code without a page (tests, scripts) mounts
+    them with ``mount_views()`` / ``mount_drawer()``. Availability follows the state by itself
+    (the page surface re-evaluates it after every ``State`` assignment and settled call)."""
 
     def __init__(self, registry: AgentSurfaceRegistry, state: ConsoleState) -> None:
         self.registry = registry
         self.state = state
-        self.table = registry.register(DevicesTable(state).bind(instance_id="main"))
-        self.filters = registry.register(DevicesFilters(state).bind(instance_id="main"))
-        self.drawer = registry.register(DeviceDrawer(state).bind(instance_id="main"))
-        self.navigation = registry.register(Navigation(state))
-        state.subscribe(registry.sync_availability)
+        self.page = page_surface(registry)
+        self.table = DevicesTable(state)
+        self.filters = DevicesFilters(state)
+        self.navigation = Navigation(state)
+
+    def drawer(self) -> DeviceDrawer:
+        """A new drawer component (one per opening of the drawer)."""
+        return DeviceDrawer(self.state)
+
+    def mount_views(self) -> list[Attachment]:
+        """Register the always-present views for as long as the code runs (no page)."""
+        views = (self.table.bind(instance_id="main"), self.filters.bind(instance_id="main"), self.navigation)
+        return [self.page.mount(view) for view in views]
+
+    def mount_drawer(self) -> Attachment:
+        """Register a drawer component, as the page does when the drawer opens (no page)."""
+        return self.page.mount(self.drawer().bind(instance_id="main"))
 
 
 def create_console_surface(

@@ -1,23 +1,30 @@
-"""The devices console UI (browser only): table, filters, drawer, tabs, the host confirmation
-dialog and the live agent-surface panel. Listeners are delegated on containers created once, so
-re-rendering never creates new JS proxies."""
+"""The devices console UI (browser only): tabs, filters, table, drawer and the agent-activity tab.
+
+The agent surface follows the page: each component is attached to its element (the drawer's only
+while the drawer is open). The UI only renders the state: every change asks for one render on the
+next animation frame, so a burst of agent calls costs one render per frame, and the table updates
+its rows by device id instead of rebuilding itself. Listeners are delegated on elements created
+once, so re-rendering makes no JS proxy.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import js
 
-from agent_surface import PendingConfirmation
+from agent_surface import PendingConfirmation, SurfaceEvent
+from agent_surface.page import Coalescer, SurfaceInspector, on_state_change
 
-from .confirm import ConfirmDialog
 from .dom import by_id, closest, data, h, listen, replace_children
-from .model import ROUTES, STATUSES, ConsoleState, Filters
+from .model import ROUTES, STATUSES, ConsoleState, Device, Filters
+from .surface import ConsoleSurface
 
 STATUS_LABEL = {"online": "Online", "offline": "Offline", "disabled": "Disabled"}
+HumanApi = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
 def _ago(iso: str) -> str:
@@ -32,31 +39,95 @@ def _ago(iso: str) -> str:
     return "just now"
 
 
+class DeviceRow:
+    """One table row, kept while its device is unchanged (only its selection is updated)."""
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+        self.selected = False
+        self.checkbox = h("input", {"type": "checkbox", "aria-label": f"Select {device.name}"})
+        self.element = h(
+            "tr",
+            {"dataset": {"id": device.id}},
+            h("td", {"class": "check"}, self.checkbox),
+            h("td", {}, h("div", {"class": "name"}, device.name), h("div", {"class": "id"}, device.id)),
+            h("td", {}, h("span", {"class": f"pill {device.status}"}, STATUS_LABEL[device.status])),
+            h("td", {}, device.city),
+            h("td", {}, device.model),
+            h("td", {"title": device.last_seen}, _ago(device.last_seen)),
+        )
+
+    def show_selected(self, selected: bool) -> None:
+        if selected != self.selected:
+            self.selected = selected
+            self.element.classList.toggle("selected", selected)
+            self.checkbox.checked = selected
+
+
+class RowsView:
+    """The table body, keyed by device id: a render touches only rows whose device or selection
+    changed, and reorders the body only when the visible rows changed."""
+
+    def __init__(self, body: Any) -> None:
+        self.body = body
+        self.rows: dict[str, DeviceRow] = {}
+        self.order: list[str] = []
+
+    def render(self, visible: list[Device], selected: set[str]) -> None:
+        rows: dict[str, DeviceRow] = {}
+        rebuilt = False
+        for device in visible:
+            row = self.rows.get(device.id)
+            if row is None or row.device != device:
+                row, rebuilt = DeviceRow(device), True
+            rows[device.id] = row
+            row.show_selected(device.id in selected)
+        order = list(rows)
+        if rebuilt or order != self.order:
+            replace_children(self.body, [row.element for row in rows.values()])
+        self.rows, self.order = rows, order
+
+
 class ConsoleUI:
     def __init__(
-        self, state: ConsoleState, surface: Any, adapter: Any, session: dict[str, Any], human_api: Any
+        self,
+        state: ConsoleState,
+        surface: ConsoleSurface,
+        inspector: Callable[[Any], SurfaceInspector],
+        session: Mapping[str, Any],
+        human_api: HumanApi,
     ) -> None:
         self.state = state
         self.surface = surface
-        self.registry = surface.registry
-        self.adapter = adapter
         self.session = session
         self.human_api = human_api
-        self.log: list[dict[str, Any]] = []
-        self._started: dict[str, float] = {}
-        self._tasks: set[Any] = set()
+        self._tasks: set[asyncio.Future[None]] = set()
         allowed = session.get("allowedProcedures")
         self.allowed: set[str] = set(allowed) if isinstance(allowed, list) else set()
+        self._drawer: Any = None  # the drawer's element while it is open
+        self._drawer_device: Device | None = None
+        page = surface.page
+        assert page.dom is not None, "the console UI runs in the page"
+        self._render_soon = Coalescer(self.render, page.dom.request_frame)
         self._build()
-        self.dialog = ConfirmDialog(self.registry, self._on_decided)
-        state.subscribe(self.render)
-        self.registry.subscribe(self._on_event)
+        self.rows = RowsView(by_id("rows"))
+        self.inspector = inspector(by_id("surface-panel"))
+        # The components follow their elements: registered while the element is in the page.
+        page.attach(surface.table, by_id("devices-table"))
+        page.attach(surface.filters, by_id("filters"))
+        page.attach(surface.navigation, by_id("tabs"))
+        on_state_change(self._render_soon.request)
+        surface.registry.subscribe(self._on_event)
         self.render()
+
+    def on_decided(self, approved: bool, pending: PendingConfirmation) -> None:
+        """The confirmation dialog's verdict, told to the person."""
+        verdict = "Approved" if approved else "You denied"
+        self.state.tell(f"{verdict}: {pending.summary}", "ok" if approved else "info")
 
     # ------------------------------------------------------------------ skeleton (built once)
 
     def _build(self) -> None:
-        root = by_id("app")
         user = self.session.get("user", {})
         status_select = h(
             "select",
@@ -80,16 +151,20 @@ class ConsoleUI:
             listen(element, "change", lambda _e: self._filters_from_form())
         listen(text_input, "input", lambda _e: self._filters_from_form())
         replace_children(
-            root,
+            by_id("app"),
             h(
                 "header",
                 {"class": "topbar"},
-                h("h1", {"class": "brand"}, h("span", {"class": "logo", "aria-hidden": "true"}, "◉"), " Devices console"),
+                h(
+                    "h1",
+                    {"class": "brand"},
+                    h("span", {"class": "logo", "aria-hidden": "true"}, "◉"),
+                    " Devices console",
+                ),
                 h(
                     "nav",
-                    {"class": "tabs", "id": "tabs"},
-                    h("button", {"class": "tab", "dataset": {"route": "devices"}}, "Devices"),
-                    h("button", {"class": "tab", "dataset": {"route": "activity"}}, "Agent activity"),
+                    {"class": "tabs", "id": "tabs", "aria-label": "Tabs"},
+                    [h("button", {"class": "tab", "dataset": {"route": r}}, TAB_LABEL[r]) for r in ROUTES],
                 ),
                 h(
                     "div",
@@ -102,13 +177,13 @@ class ConsoleUI:
                 {"class": "layout"},
                 h(
                     "section",
-                    {"class": "content"},
+                    {"class": "content", "aria-label": "Devices"},
                     h(
                         "div",
                         {"id": "page-devices", "class": "page"},
                         h(
                             "div",
-                            {"class": "filters"},
+                            {"id": "filters", "class": "filters", "data-agent-instance": "main"},
                             status_select,
                             city_select,
                             text_input,
@@ -124,7 +199,7 @@ class ConsoleUI:
                         ),
                         h(
                             "table",
-                            {"class": "devices"},
+                            {"id": "devices-table", "class": "devices", "data-agent-instance": "main"},
                             h(
                                 "thead",
                                 {},
@@ -132,11 +207,10 @@ class ConsoleUI:
                                     "tr",
                                     {},
                                     h("th", {"class": "check"}, h("span", {"class": "sr-only"}, "Selected")),
-                                    h("th", {}, "Device"),
-                                    h("th", {}, "Status"),
-                                    h("th", {}, "City"),
-                                    h("th", {}, "Model"),
-                                    h("th", {}, "Last seen"),
+                                    [
+                                        h("th", {}, label)
+                                        for label in ("Device", "Status", "City", "Model", "Last seen")
+                                    ],
                                 ),
                             ),
                             h("tbody", {"id": "rows"}),
@@ -155,22 +229,19 @@ class ConsoleUI:
                         h("ol", {"id": "activity", "class": "activity"}),
                     ),
                 ),
+                # The library's inspector renders into it. Scrollable on its own: focusable.
                 h(
                     "aside",
-                    # Scrollable on its own: focusable so keyboard users can scroll it.
-                    {"class": "surface-panel", "tabindex": "0", "aria-labelledby": "surface-title"},
-                    h("h2", {"id": "surface-title"}, "Agent surface"),
-                    h("p", {"class": "hint", "id": "surface-meta"}),
-                    h("ul", {"id": "tools", "class": "tools"}),
-                    h("h3", {}, "Recent calls"),
-                    h("ol", {"id": "calls", "class": "calls"}),
+                    {
+                        "id": "surface-panel",
+                        "class": "surface-panel",
+                        "tabindex": "0",
+                        "aria-labelledby": "agent-inspector-title",
+                    },
                 ),
             ),
-            h("aside", {"id": "drawer", "class": "drawer", "aria-labelledby": "drawer-title", "hidden": True}),
-            h("div", {"id": "confirm", "class": "modal-backdrop", "hidden": True}),
-            h("div", {"id": "click-shield", "class": "click-shield", "hidden": True}),
-            h("div", {"id": "confirm-live", "class": "sr-only", "role": "status", "aria-live": "assertive"}),
         )
+        app = by_id("app")
         listen(by_id("tabs"), "click", self._on_tab)
         listen(by_id("rows"), "click", self._on_row_click)
         listen(by_id("filter-clear"), "click", lambda _e: self.state.set_filters(Filters()))
@@ -180,9 +251,9 @@ class ConsoleUI:
             lambda _e: self.state.select([d.id for d in self.state.visible()]),
         )
         listen(by_id("clear-selection"), "click", lambda _e: self.state.select([]))
-        listen(by_id("drawer"), "click", self._on_drawer_click)
+        listen(app, "click", self._on_drawer_click)  # delegated: the drawer comes and goes
 
-    # ------------------------------------------------------------------ human interactions
+    # ------------------------------------------------------------------ the person's interactions
 
     def _filters_from_form(self) -> None:
         status = by_id("filter-status").value or None
@@ -207,7 +278,7 @@ class ConsoleUI:
             self.state.open_drawer(device_id)
 
     def _on_drawer_click(self, event: Any) -> None:
-        action = data(closest(event, "button[data-action]"), "action")
+        action = data(closest(event, "#drawer button[data-action]"), "action")
         if action == "close":
             self.state.open_drawer(None)
         elif action == "enable" and self.state.drawer:
@@ -218,22 +289,30 @@ class ConsoleUI:
         self._tasks.add(task)  # keep a reference until done (the loop holds only weak ones)
         task.add_done_callback(self._tasks.discard)
 
-    def _on_decided(self, approved: bool, pending: PendingConfirmation) -> None:
-        verdict = "Approved" if approved else "You denied"
-        self.state.tell(f"{verdict}: {pending.summary}", "ok" if approved else "info")
+    def _on_event(self, event: SurfaceEvent) -> None:
+        if event.type == "invocation-settled" and self.state.route == "activity":
+            self._render_soon.request()  # the activity tab lists the calls
 
-    # ------------------------------------------------------------------ rendering
+    # ------------------------------------------------------------------ rendering (once per frame)
 
     def render(self) -> None:
         state = self.state
-        for route in ("devices", "activity"):
+        for route in ROUTES:
             by_id(f"page-{route}").hidden = state.route != route
         for tab in by_id("tabs").children:
             tab.classList.toggle("active", data(tab, "route") == state.route)
         self._render_filters()
-        self._render_rows()
+        visible = state.visible()
+        selected = set(state.selected)
+        self.rows.render(visible, selected)
+        by_id("empty").hidden = bool(visible)
+        by_id(
+            "selection-count"
+        ).textContent = f"{len(selected)} selected · {len(visible)} shown of {len(state.devices)}"
+        self._render_notice()
         self._render_drawer()
-        self.render_surface()
+        if state.route == "activity":
+            self._render_activity()
 
     def _render_filters(self) -> None:
         city = by_id("filter-city")
@@ -251,44 +330,7 @@ class ConsoleUI:
         if js.document.activeElement != text:
             text.value = filters.text or ""
 
-    def _render_rows(self) -> None:
-        selected = set(self.state.selected)
-        rows = []
-        for device in self.state.visible():
-            rows.append(
-                h(
-                    "tr",
-                    {"class": "selected" if device.id in selected else None, "dataset": {"id": device.id}},
-                    h(
-                        "td",
-                        {"class": "check"},
-                        h(
-                            "input",
-                            {
-                                "type": "checkbox",
-                                "checked": device.id in selected,
-                                "aria-label": f"Select {device.name}",
-                            },
-                        ),
-                    ),
-                    h(
-                        "td",
-                        {},
-                        h("div", {"class": "name"}, device.name),
-                        h("div", {"class": "id"}, device.id),
-                    ),
-                    h("td", {}, h("span", {"class": f"pill {device.status}"}, STATUS_LABEL[device.status])),
-                    h("td", {}, device.city),
-                    h("td", {}, device.model),
-                    h("td", {"title": device.last_seen}, _ago(device.last_seen)),
-                )
-            )
-        replace_children(by_id("rows"), rows)
-        by_id("empty").hidden = bool(rows)
-        count = len(selected)
-        by_id(
-            "selection-count"
-        ).textContent = f"{count} selected · {len(rows)} shown of {len(self.state.devices)}"
+    def _render_notice(self) -> None:
         notice = by_id("notice")
         notice.hidden = not self.state.notice
         notice.textContent = self.state.notice or ""
@@ -296,13 +338,32 @@ class ConsoleUI:
             notice.classList.toggle(tone, self.state.notice_tone == tone)
 
     def _render_drawer(self) -> None:
-        drawer = by_id("drawer")
+        """The drawer's element exists only while a device is open; its component is attached
+        to it, so the drawer's tools are registered exactly while it is in the page."""
         device = self.state.device(self.state.drawer) if self.state.drawer else None
-        drawer.hidden = device is None
         if device is None:
+            if self._drawer is not None:
+                self._drawer.remove()  # the page surface unregisters the drawer's component
+                self._drawer, self._drawer_device = None, None
             return
-        replace_children(
-            drawer,
+        if self._drawer is None:
+            self._drawer = h(
+                "aside",
+                {
+                    "id": "drawer",
+                    "class": "drawer",
+                    "aria-labelledby": "drawer-title",
+                    "data-agent-instance": "main",
+                },
+            )
+            by_id("app").appendChild(self._drawer)  # inside the app: its clicks reach the app's listener
+            self.surface.page.attach(self.surface.drawer(), self._drawer)
+        if device != self._drawer_device:
+            self._drawer_device = device
+            replace_children(self._drawer, *self._drawer_content(device))
+
+    def _drawer_content(self, device: Device) -> list[Any]:
+        return [
             h(
                 "div",
                 {"class": "drawer-head"},
@@ -326,81 +387,23 @@ class ConsoleUI:
             h("button", {"class": "primary", "dataset": {"action": "enable"}}, "Enable device")
             if device.status == "disabled" and "devices.enable" in self.allowed
             else None,
-        )
+        ]
 
-    def render_surface(self) -> None:
-        tools = self.adapter.exposed_tools if self.adapter is not None else []
-        shape = getattr(self.adapter, "shape", None)
-        by_id("surface-meta").textContent = (
-            f"{len(tools)} tools exposed over WebMCP ({shape}) · surface v{self.registry.version}"
-            if shape
-            else f"No WebMCP in this browser: nothing is exposed · surface v{self.registry.version}"
-        )
+    def _render_activity(self) -> None:
         items = []
-        for tool in tools:
-            notes = [k.removesuffix("Hint") for k, v in tool.annotations.items() if v]
+        for entry in self.inspector.calls:
+            ms = "" if entry.duration_ms is None else f"{entry.duration_ms:.0f} ms"
             items.append(
                 h(
                     "li",
-                    {},
-                    h("div", {"class": "tool-name"}, tool.name),
-                    h("div", {"class": "tool-title"}, tool.title),
-                    h("div", {"class": "tool-desc"}, tool.description),
-                    h("div", {"class": "badges"}, [h("span", {"class": f"badge {n}"}, n) for n in notes]),
+                    {"class": "ok" if entry.status == "ok" else "err"},
+                    h("span", {"class": "time"}, entry.at),
+                    h("span", {"class": "cap"}, entry.capability_id),
+                    h("span", {"class": "outcome"}, entry.outcome),
+                    h("span", {"class": "ms"}, ms),
                 )
             )
-        snap = self.registry.snapshot(consumer=getattr(self.adapter, "consumer", None))
-        for cap in snap.capabilities():
-            if not cap.available:
-                items.append(
-                    h(
-                        "li",
-                        {"class": "off"},
-                        h("div", {"class": "tool-name"}, cap.capability_id),
-                        h("div", {"class": "tool-desc"}, f"unavailable: {cap.unavailable_reason}"),
-                    )
-                )
-        replace_children(by_id("tools"), items)
+        replace_children(by_id("activity"), items)
 
-    # ------------------------------------------------------------------ agent activity
 
-    def _on_event(self, event: Any) -> None:
-        if event.type == "invocation-started":
-            self._started[event["invocationId"]] = js.performance.now()
-        elif event.type == "invocation-settled":
-            self.log.insert(
-                0,
-                {
-                    "at": datetime.now(UTC).strftime("%H:%M:%S"),
-                    "capability": event["capabilityId"],
-                    "status": event["status"],
-                    "code": event.data.get("code"),
-                    "ms": round(
-                        js.performance.now() - self._started.pop(event["invocationId"], js.performance.now())
-                    ),
-                },
-            )
-            del self.log[50:]
-            self._render_log()
-        elif event.type == "surface-changed":
-            self._spawn(self._render_surface_when_settled())
-
-    async def _render_surface_when_settled(self) -> None:
-        if self.adapter is not None:
-            await self.adapter.settled()  # show the tools the browser really has
-        self.render_surface()
-
-    def _render_log(self) -> None:
-        def item(entry: dict[str, Any]) -> Any:
-            outcome = entry["code"] or "ok"
-            return h(
-                "li",
-                {"class": "ok" if entry["status"] == "ok" else "err"},
-                h("span", {"class": "time"}, entry["at"]),
-                h("span", {"class": "cap"}, entry["capability"]),
-                h("span", {"class": "outcome"}, outcome),
-                h("span", {"class": "ms"}, f"{entry['ms']} ms"),
-            )
-
-        replace_children(by_id("calls"), [item(e) for e in self.log[:8]])
-        replace_children(by_id("activity"), [item(e) for e in self.log])
+TAB_LABEL = {"devices": "Devices", "activity": "Agent activity"}

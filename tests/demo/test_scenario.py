@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 from demo.app.model import ConsoleState, Device
-from demo.app.surface import CONTRACTS, create_console_surface, reflecting
+from demo.app.surface import CONTRACTS, DeviceDrawer, create_console_surface, reflecting
 from demo.backend import PROCEDURES_BASE, start_demo_server
 
 from agent_surface import ManualClock
 from agent_surface.bridge import BackendBridge
+from agent_surface.page import page_surface
 from agent_surface.testing import (
     TestSurface,
     assert_exposes,
@@ -98,6 +99,7 @@ async def console(
     executor = reflecting(await agent_bridge(url, token), on_result)
     # The page's clock dates the confirmation evidence; the server checks it against its own.
     surface = create_console_surface(state, executor, session=session, clock=ManualClock(start=time.time()))
+    surface.mount_views()  # what the page does by attaching them to their elements
     return create_test_surface(registry=surface.registry, host=session), state, results
 
 
@@ -210,10 +212,19 @@ async def test_server_refusal_is_relayed_as_a_typed_error(backend: str) -> None:
 
 
 async def test_rename_is_bound_to_the_open_drawer(backend: str) -> None:
-    surface, _state, _ = await console(backend)
+    surface, state, _ = await console(backend)
+    assert_hidden(surface, "domain:devices.rename")  # the drawer's component exists only while it is open
+    assert_ok(await surface.invoke("view:devices.table.openDevice", {"deviceId": "dev-0002"}))
+    assert state.drawer == "dev-0002"
+    # The page attaches a drawer component to the drawer's element when it renders it open.
+    drawer = page_surface(surface.registry).mount(DeviceDrawer(state).bind(instance_id="main"))
+    assert_exposes(surface, "domain:devices.rename")
+    state.open_drawer(None)
     assert_exposes_unavailable(surface, "domain:devices.rename", reason="Open a device in the drawer first.")
-    assert_ok(await surface.invoke("view:devices.drawer.open", {"deviceId": "dev-0002"}))
+    state.open_drawer("dev-0002")
     renamed = assert_ok(await surface.invoke("domain:devices.rename", {"name": "Rooftop north"}))
+    drawer.detach()
+    assert_hidden(surface, "domain:devices.rename")
     assert renamed["device"]["id"] == "dev-0002" and renamed["device"]["name"] == "Rooftop north"
     _, listing = http(backend, "/api/devices")
     assert {d["id"]: d["name"] for d in listing["devices"]}["dev-0002"] == "Rooftop north"

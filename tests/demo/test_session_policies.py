@@ -41,6 +41,8 @@ def surface_for(url: str, token: str) -> Any:
     state.select([state.devices[0].id])
     state.open_drawer(state.devices[0].id)  # every write would be available, were it allowed
     console = create_console_surface(state, _never_called, session=session, clock=ManualClock())
+    console.mount_views()
+    console.mount_drawer()  # as the page does while the drawer is open
     return create_test_surface(registry=console.registry, host=session)  # the harness owns the host
 
 
@@ -61,6 +63,8 @@ def test_a_session_without_allowed_procedures_offers_no_procedure() -> None:
     state = ConsoleState()
     session = {"user": {"role": "operator"}}
     console = create_console_surface(state, _never_called, session=session, clock=ManualClock())
+    console.mount_views()
+    console.mount_drawer()
     surface = create_test_surface(registry=console.registry, host=session)
     for capability in (*WRITES, "domain:devices.query"):
         assert_hidden(surface, capability)

@@ -1,0 +1,143 @@
+"""The devices console, running in the page under PyScript (``main.py`` awaits ``main()``).
+
+Loads the session and devices from the backend, builds the agent surface, exposes it over WebMCP
+(whichever shape this browser has, or nothing) with the library's confirmation dialog and
+surface inspector, and renders the UI, whose elements carry the surface's components.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import js
+from pyodide.http import pyfetch
+
+from agent_surface import (
+    ActionContext,
+    AgentSurfaceError,
+    CancelSignal,
+    Consumer,
+    PendingConfirmation,
+    import_jsonschema,
+)
+from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.bridge import BackendBridge, BackendContractError, BackendUnavailableError
+from agent_surface.browser.jsvalues import js_or_none
+from agent_surface.page import install_confirmation_dialog, install_surface_inspector
+
+from .model import ConsoleState, Device
+from .surface import CONTRACTS, create_console_surface, reflecting
+from .ui import ConsoleUI
+
+params = js.URLSearchParams.new(js.location.search)
+TOKEN = js_or_none(params.get("token")) or "demo-acme-operator"  # get() answers JS null
+PROCEDURES_URL = "/api/agent"  # the library's procedure server, mounted by the demo backend
+
+
+def bearer() -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
+# The agent's calls and the person's own buttons reach the same procedures; the agent's are
+# marked so the server gives them their own rate-limit budget (it never starves the person).
+agent_bridge = BackendBridge(PROCEDURES_URL, headers=lambda: {**bearer(), "X-Agent-Surface-Channel": "agent"})
+person_bridge = BackendBridge(PROCEDURES_URL, headers=bearer)
+
+
+async def fetch_json(path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    options: dict[str, Any] = {"headers": {"Authorization": f"Bearer {TOKEN}", **(headers or {})}}
+    if body is not None:
+        options.update(method="POST", body=json.dumps(body))
+        options["headers"]["Content-Type"] = "application/json"
+    try:
+        response = await pyfetch(path, **options)
+        return response.status, await response.json()
+    except Exception:  # network failure: typed as a transport error by the executor
+        return 0, None
+
+
+state = ConsoleState()
+
+
+NOTICES: dict[str, Callable[[Any], str]] = {
+    "domain:devices.disable": lambda body: f"{body.get('disabled', 0)} device(s) disabled.",
+    "domain:devices.enable": lambda body: f"{body.get('enabled', 0)} device(s) enabled.",
+    "domain:devices.rename": lambda body: "Device renamed.",
+}
+
+
+def apply_result(procedure_id: str, body: Any) -> None:
+    """Reflect a domain call's result in the view (the server's answer is the truth)."""
+    rows = body.get("devices") or ([body["device"]] if body.get("device") else [])
+    if procedure_id == "domain:devices.query" or not rows:
+        return
+    notice = NOTICES.get(procedure_id)
+    state.upsert([Device.from_api(r) for r in rows], notice(body) if notice else None)
+
+
+async def human_api(procedure: str, payload: dict[str, Any]) -> None:
+    """The person's own buttons call the same procedures (not through the agent surface), with
+    an invocation id of their own. Every refusal (rate limit, permission, conflict, network) is
+    shown, never swallowed."""
+    procedure_id = f"domain:{procedure}"
+    ctx = ActionContext(
+        capability_id=procedure_id,
+        registration_id="console-ui",
+        consumer=Consumer("person", "other"),  # the person, not an agent
+        invocation_id=f"ui-{js.crypto.randomUUID()}",
+        signal=CancelSignal(),
+    )
+    try:
+        output = await person_bridge(procedure_id, payload, ctx)
+    except AgentSurfaceError as refusal:  # already agent-safe: the bridge keeps only typed fields
+        state.tell(f"Refused: {refusal.error.message}", "error")
+        return
+    apply_result(procedure_id, output)
+
+
+async def main() -> None:
+    status, session = await fetch_json("/api/session")
+    if status >= 400:
+        js.document.getElementById("app").textContent = "Could not open a session with the backend."
+        return
+    _, listing = await fetch_json("/api/devices")
+    rows = listing.get("devices", []) if isinstance(listing, dict) else []
+    state.set_devices([Device.from_api(row) for row in rows])
+    # The exposure ceiling: the page's procedure contracts must be the ones the backend serves.
+    try:
+        await agent_bridge.connect(CONTRACTS)
+    except (BackendContractError, BackendUnavailableError) as exc:
+        js.document.getElementById("app").textContent = f"The backend does not match this page: {exc}"
+        raise
+    if agent_bridge.unserved:  # the reviewed contract names them: a deployment error, fail closed
+        unserved = ", ".join(d.procedure_id for d in agent_bridge.unserved)
+        js.document.getElementById("app").textContent = f"The backend does not serve {unserved}."
+        return
+    # What the agent is offered follows the session (a viewer's agent never sees disable).
+    surface = create_console_surface(state, reflecting(agent_bridge, apply_result), session=session)
+    ui: ConsoleUI | None = None
+
+    def decided(approved: bool, pending: PendingConfirmation) -> None:
+        if ui is not None:
+            ui.on_decided(approved, pending)
+
+    # One dialog for both paths: the host's own wait, and the draft shape's requestUserInteraction.
+    dialog = install_confirmation_dialog(surface.registry, on_decided=decided)
+    adapter = create_webmcp_adapter(confirm=dialog.confirm)
+    await adapter.start(registry=surface.registry, consumer=Consumer("browser-agent", "webmcp"))
+    ui = ConsoleUI(
+        state,
+        surface,
+        lambda panel: install_surface_inspector(surface.registry, panel, adapter=adapter),
+        session,
+        human_api,
+    )
+    # Raw JSON Schemas are validated by jsonschema, imported on first use (~0.7 s in the page):
+    # import it once the page is idle, not during the agent's first domain call.
+    asyncio.get_running_loop().call_later(1.0, import_jsonschema)
+    js.window.consoleReady = True
+    js.document.body.dataset.ready = "true"
+    js.document.dispatchEvent(js.CustomEvent.new("console:ready"))
