@@ -38,6 +38,7 @@ from .runtime_build import (
     sync_file,
     sync_tree,
 )
+from .runtime_source import cached_runtime
 
 RUNTIME_PARTS = ("pyodide", "pyscript", "wheels")
 EMBED_SCRIPT = "agent-surface.js"
@@ -47,21 +48,21 @@ class BundleError(Exception):
     """The bundle cannot be written (no runtime, stale contract, compile failure, missing file)."""
 
 
-def _runtime(given: Path | None, offline: bool) -> Path:
-    """A built runtime directory: ``agent-surface.js`` beside ``dist/``."""
+def _runtime(given: Path | None, cache: Path | None, offline: bool) -> Path:
+    """A built runtime directory: ``agent-surface.js`` beside ``dist/``. Without ``--runtime`` it is
+    built in the source checkout's web/ (an editable install) or, from a pip install or with
+    ``--cache``, in a per-user cache directory (runtime_source)."""
     if given is None:
         checkout = source_checkout()
-        if checkout is None:
-            raise BundleError(
-                "no runtime to copy: pass --runtime DIR (a directory with agent-surface.js and a built "
-                "dist/), or run from an agent-surface source checkout"
-            )
-        layout = RuntimeLayout(project=checkout, web=checkout / "web")
         try:
-            build(layout, offline=offline)
+            if checkout is not None and cache is None:
+                layout = RuntimeLayout(project=checkout, web=checkout / "web")
+                build(layout, offline=offline)
+                given = layout.web
+            else:
+                given = cached_runtime(cache, offline)
         except BuildError as exc:
             raise BundleError(f"building the runtime failed: {exc}") from None
-        given = layout.web
     for required in (given / EMBED_SCRIPT, *(given / "dist" / part for part in RUNTIME_PARTS)):
         if not required.exists():
             raise BundleError(f"the runtime at {given} has no {required.relative_to(given)}")
@@ -122,7 +123,15 @@ def _write_if_changed(path: Path, data: bytes) -> bool:
     return True
 
 
-def bundle(root: Path, out: Path, *, runtime: Path | None, offline: bool, log: TextIO) -> None:
+def bundle(
+    root: Path,
+    out: Path,
+    *,
+    runtime: Path | None,
+    offline: bool,
+    log: TextIO,
+    cache: Path | None = None,
+) -> None:
     try:
         compiled = compile_at(root)
     except CompileError as exc:
@@ -134,7 +143,7 @@ def bundle(root: Path, out: Path, *, runtime: Path | None, offline: bool, log: T
     if committed != compiled.data:
         state = "missing" if committed is None else "stale"
         raise BundleError(f"{config.contract} is {state}; run `agent-surface snapshot` and review it first")
-    web = _runtime(runtime, offline)
+    web = _runtime(runtime, cache, offline)
     out.mkdir(parents=True, exist_ok=True)
     try:
         for part in RUNTIME_PARTS:

@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             from .bundle import BundleError, bundle
 
             try:
-                bundle(root, args.out, runtime=args.runtime, offline=args.offline, log=err)
+                bundle(root, args.out, runtime=args.runtime, cache=args.cache, offline=args.offline, log=err)
             except BundleError as exc:
                 print(f"agent-surface bundle: {exc}", file=err)
                 return 2

@@ -22,13 +22,14 @@ from pathlib import Path, PurePosixPath
 
 CACHE_TAG = "cpython-314"
 
-# Node: boot the vendored Pyodide, compile every {name, source} read from stdin as an unchecked
-# hash-based pyc, answer [{name, pyc (base64)}] on stdout.
+# Node: boot the vendored Pyodide (with the lock given as argv[2]: a first build has not written
+# its own yet), compile every {name, source} read from stdin as an unchecked hash-based pyc,
+# answer [{name, pyc (base64)}] on stdout.
 _NODE_COMPILER = """
 const { loadPyodide } = await import(process.argv[1] + "/pyodide.mjs");
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
-const pyodide = await loadPyodide({ indexURL: process.argv[1] + "/" });
+const pyodide = await loadPyodide({ indexURL: process.argv[1] + "/", lockFileURL: process.argv[2] });
 pyodide.globals.set("sources_json", Buffer.concat(chunks).toString());
 process.stdout.write(pyodide.runPython(`
 import base64, json
@@ -68,13 +69,20 @@ def _sources(wheel: Path) -> dict[str, str] | None:
         }
 
 
-def _compile(pyodide_dir: Path, sources: dict[str, str]) -> dict[str, bytes]:
+def _compile(pyodide_dir: Path, lock_file: Path, sources: dict[str, str]) -> dict[str, bytes]:
     node = shutil.which("node")
     if node is None:
         raise PrecompileError("node is not installed (it runs Pyodide to compile the wheels)")
     request = json.dumps([{"name": name, "source": text} for name, text in sources.items()])
     result = subprocess.run(
-        [node, "--input-type=module", "-e", _NODE_COMPILER, str(pyodide_dir.resolve())],
+        [
+            node,
+            "--input-type=module",
+            "-e",
+            _NODE_COMPILER,
+            str(pyodide_dir.resolve()),
+            str(lock_file.resolve()),
+        ],
         input=request,
         capture_output=True,
         text=True,
@@ -107,8 +115,11 @@ def _rewrite(wheel: Path, compiled: dict[str, bytes]) -> None:
     staged.replace(wheel)
 
 
-def precompile_wheels(pyodide_dir: Path, wheels: list[Path], say: Callable[[str], None]) -> None:
-    """Add bytecode to every wheel that lacks it, with one Pyodide run for all of them."""
+def precompile_wheels(
+    pyodide_dir: Path, lock_file: Path, wheels: list[Path], say: Callable[[str], None]
+) -> None:
+    """Add bytecode to every wheel that lacks it, with one Pyodide run for all of them
+    (``lock_file``: the pyodide-lock.json Pyodide boots with, e.g. the one npm shipped)."""
     pending = {wheel: sources for wheel in wheels if (sources := _sources(wheel))}
     if not pending:
         say("bytecode: every wheel is compiled already")
@@ -116,7 +127,7 @@ def precompile_wheels(pyodide_dir: Path, wheels: list[Path], say: Callable[[str]
     everything = {
         f"{wheel.name}!{name}": text for wheel, sources in pending.items() for name, text in sources.items()
     }
-    compiled = _compile(pyodide_dir, everything)
+    compiled = _compile(pyodide_dir, lock_file, everything)
     for wheel, sources in pending.items():
         _rewrite(wheel, {name: compiled[f"{wheel.name}!{name}"] for name in sources})
     say(f"bytecode: compiled {len(everything)} modules in {len(pending)} wheel(s) with Pyodide's CPython")

@@ -449,16 +449,22 @@ def wheels_in_lock(layout: RuntimeLayout) -> list[Path]:
     return [w for w in wanted if w is not None]
 
 
-def build(layout: RuntimeLayout, offline: bool = False) -> None:
+def build(
+    layout: RuntimeLayout,
+    offline: bool = False,
+    own_wheel: Callable[[RuntimeLayout], Path] = build_own_wheel,  # a pip install repacks itself
+) -> None:
     ensure_node_modules(layout)
     copy_runtime(layout)
     copy_test_tools(layout)
     download_wheels(layout, offline)
-    own = build_own_wheel(layout)
+    own = own_wheel(layout)
     shim = build_rpds_shim(layout)
     served = [own, shim, *wheels_in_lock(layout)]
     try:
-        precompile_wheels(layout.dist / "pyodide", served, say)
+        precompile_wheels(
+            layout.dist / "pyodide", layout.node_modules / "pyodide" / "pyodide-lock.json", served, say
+        )
     except PrecompileError as exc:
         raise BuildError(str(exc)) from None
     write_lock(layout, served)
