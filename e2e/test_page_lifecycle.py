@@ -131,8 +131,8 @@ def test_the_inspector_shows_the_tools_and_logs_calls(lifecycle: PageRun) -> Non
     before = json.loads(page.evaluate("() => window.pageLifecycle.figures()"))["inspectorRenders"]
     script = EXECUTE[lifecycle.variant]
     page.evaluate(f"() => Promise.all(Array.from({{length: 20}}, () => ({script})('strokes')))")
-    page.wait_for_function("() => document.querySelectorAll('#inspector ol[role=log] li').length === 20")
-    entry = page.locator("#inspector ol[role=log] li").first.inner_text()
+    page.wait_for_function("() => document.querySelectorAll('#inspector [role=log] ol li').length === 20")
+    entry = page.locator("#inspector [role=log] ol li").first.inner_text()
     assert "view:board.canvas.strokes" in entry and "ok" in entry and "ms" in entry
     renders = json.loads(page.evaluate("() => window.pageLifecycle.figures()"))["inspectorRenders"] - before
     assert renders <= 3  # 20 calls (40 events) batched per frame, not rendered per event

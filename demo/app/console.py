@@ -135,6 +135,7 @@ async def main() -> None:
         session,
         human_api,
     )
+    await adapter.settled()  # ready means the attached components' tools are in the browser
     # Raw JSON Schemas are validated by jsonschema, imported on first use (~0.7 s in the page):
     # import it once the page is idle, not during the agent's first domain call.
     asyncio.get_running_loop().call_later(1.0, import_jsonschema)

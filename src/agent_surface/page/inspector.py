@@ -157,11 +157,11 @@ class SurfaceInspector:
         self._tools = dom.create(
             "ul", None, {"class": "agent-inspector-tools", "aria-labelledby": "agent-inspector-tools-title"}
         )
-        self._log = dom.create(
-            "ol",
-            None,
-            {"class": "agent-inspector-calls", "role": "log", "aria-labelledby": "agent-inspector-calls-title"},
-        )
+        self._log = dom.create("ol", None, {"class": "agent-inspector-calls"})
+        # The live region wraps the list: an <ol> with role="log" would no longer be a list,
+        # and its <li> items would break axe's listitem rule.
+        log = dom.create("div", None, {"role": "log", "aria-labelledby": "agent-inspector-calls-title"})
+        dom.replace_children(log, [self._log])
         section = dom.create(
             "section", None, {"class": "agent-inspector", "aria-labelledby": "agent-inspector-title"}
         )
@@ -173,7 +173,7 @@ class SurfaceInspector:
                 dom.create("h3", "Tools the agent sees", {"id": "agent-inspector-tools-title"}),
                 self._tools,
                 dom.create("h3", "Agent calls", {"id": "agent-inspector-calls-title"}),
-                self._log,
+                log,
             ],
         )
         dom.replace_children(root, [section])
