@@ -16,13 +16,14 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import DefinitionError
 from .jsonvalue import FrozenDict, JsonValue, NotJsonError, freeze, json_size, thaw, to_json_value
 from .pointer import ROOT, json_pointer
+from .schema_accept import Accept, compile_accept
+from .schema_formats import FORMAT_CHECKS
 
 MAX_SCHEMA_BYTES = 16_384
 MAX_SCHEMA_DEPTH = 8
@@ -335,15 +336,24 @@ class JsonSchemaSchema:
 
         jsonschema = import_jsonschema()
         checker = jsonschema.FormatChecker(formats=())
-        for name, check in _FORMAT_CHECKS.items():
+        for name, check in FORMAT_CHECKS.items():
             checker.checks(name)(check)
         return jsonschema.Draft202012Validator(thaw(self._json_schema), format_checker=checker)
+
+    @cached_property
+    def _accepts(self) -> Accept | None:
+        return compile_accept(self._json_schema)
 
     def validate(self, value: JsonValue) -> ValidationResult:
         try:
             plain = to_json_value(value)
         except NotJsonError as exc:
             return Invalid((Issue(json_pointer(exc.parts), exc.reason),))
+        # Compiled once per schema, it proves the common valid value without jsonschema;
+        # anything it cannot prove valid gets the full validation and its issues.
+        accepts = self._accepts
+        if accepts is not None and accepts(plain):
+            return Valid(plain, plain)
         errors = sorted(self._validator.iter_errors(plain), key=lambda e: list(e.absolute_path))
         if not errors:
             return Valid(plain, plain)
@@ -375,53 +385,6 @@ def _describe(err: Any) -> Issue:
     else:
         message = f"violates {keyword} {json.dumps(constraint)}"
     return Issue(path, message)
-
-
-# RFC 3339 shapes. The stdlib parsers alone are too lenient (they take ISO week dates, hour-only
-# times, missing offsets, and UUIDs with hyphens anywhere), so the shape is checked first.
-_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DATETIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
-_UUID_RE = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
-
-
-def _is_datetime(value: object) -> bool:
-    if not isinstance(value, str):
-        return True
-    if not _DATETIME_RE.fullmatch(value):
-        return False
-    try:
-        datetime.fromisoformat(value[:19])  # the calendar/clock ranges (month 13, hour 25...)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_date(value: object) -> bool:
-    if not isinstance(value, str):
-        return True
-    if not _DATE_RE.fullmatch(value):
-        return False
-    try:
-        date.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_uuid(value: object) -> bool:
-    return not isinstance(value, str) or bool(_UUID_RE.fullmatch(value))
-
-
-_EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
-_URI_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*")
-
-_FORMAT_CHECKS: dict[str, Callable[[object], bool]] = {
-    "date-time": _is_datetime,
-    "date": _is_date,
-    "uuid": _is_uuid,
-    "email": lambda v: not isinstance(v, str) or bool(_EMAIL_RE.fullmatch(v)),
-    "uri": lambda v: not isinstance(v, str) or bool(_URI_RE.fullmatch(v)),
-}
 
 
 def schema_from_json(schema: Mapping[str, Any]) -> JsonSchemaSchema:
