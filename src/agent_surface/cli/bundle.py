@@ -31,13 +31,12 @@ from .runtime_build import (
     BuildError,
     RuntimeLayout,
     build,
-    canonical,
-    lock_entry,
     record_hash,
     source_checkout,
     sync_file,
     sync_tree,
 )
+from .runtime_lock import canonical, lock_entry
 from .runtime_source import cached_runtime
 
 RUNTIME_PARTS = ("pyodide", "pyscript", "wheels")

@@ -28,12 +28,10 @@ import sys
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from email.message import Message
-from email.parser import Parser
 from pathlib import Path
-from typing import Any
 
 from .precompile import PrecompileError, precompile_wheels
+from .runtime_lock import PYTHON_VERSION, LockError, canonical, pyodide_lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +63,6 @@ class RuntimeLayout:
             return str(self.wheels)
 
 
-PYTHON_VERSION = "3.14"
 WASM_PLATFORM = "pyemscripten_2026_0_wasm32"
 
 # Pure wheels (any platform). Pinned so the lock is reproducible.
@@ -86,11 +83,6 @@ PURE_WHEELS = [
 WASM_WHEELS = [
     "pydantic-core==2.50.4",
 ]
-# Lock entries have no extras: these extras are folded into the package's `depends`.
-EXTRAS = {
-    "pyrsistent-as-rpds-py": {"pyrsistent"},
-}
-
 # rpds-py has no wasm wheel on PyPI. pyrsistent-as-rpds-py implements the subset jsonschema and
 # referencing need (module `pyrsistent_as_rpds.pure`); this generated wheel installs it as the
 # `rpds` module under the distribution name `rpds-py`, the same trick as upstream's
@@ -102,21 +94,6 @@ RPDS_SHIM_INIT = '''\
 from pyrsistent_as_rpds.pure import *  # noqa: F403
 from pyrsistent_as_rpds.pure import __all__  # noqa: F401
 '''
-
-# Marker environment of Pyodide 314 (CPython 3.14 on Emscripten).
-MARKER_ENV = {
-    "python_version": PYTHON_VERSION,
-    "python_full_version": "3.14.2",
-    "sys_platform": "emscripten",
-    "platform_system": "Emscripten",
-    "platform_machine": "wasm32",
-    "os_name": "posix",
-    "implementation_name": "cpython",
-    "platform_python_implementation": "CPython",
-    "platform_release": "",
-    "platform_version": "",
-    "implementation_version": "3.14.2",
-}
 
 PYODIDE_SKIP = {"package.json", "README.md", "pyodide-lock.json"}
 PYODIDE_SKIP_SUFFIXES = (".d.ts", ".html")
@@ -139,13 +116,6 @@ def run(cmd: list[str], cwd: Path) -> None:
     if result.returncode != 0:
         output = (result.stdout + result.stderr).strip()
         raise BuildError(f"command failed ({result.returncode}): {' '.join(cmd)}\n{output}")
-
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-# --------------------------------------------------------------------------- npm
 
 
 def npm_pins(layout: RuntimeLayout) -> dict[str, str]:
@@ -352,96 +322,20 @@ def build_rpds_shim(layout: RuntimeLayout) -> Path:
 # --------------------------------------------------------------------------- lock
 
 
-def evaluate_marker(marker: str, extras: set[str]) -> bool:
-    """Evaluate a PEP 508 marker of a dependency for Pyodide, with the package's folded extras."""
-    from packaging.markers import Marker
-
-    parsed = Marker(marker)
-    return any(parsed.evaluate({**MARKER_ENV, "extra": extra}) for extra in (sorted(extras) or [""]))
-
-
-def read_metadata(wheel: Path) -> tuple[Message, list[str]]:
-    with zipfile.ZipFile(wheel) as archive:
-        names = archive.namelist()
-        meta_name = next(n for n in names if n.endswith(".dist-info/METADATA") and n.count("/") == 1)
-        metadata = Parser().parsestr(archive.read(meta_name).decode())
-    return metadata, names
-
-
-def top_level_imports(names: list[str]) -> list[str]:
-    found = set()
-    for name in names:
-        head, _, rest = name.partition("/")
-        if head.endswith((".dist-info", ".data")) or head == "__pycache__":
-            continue
-        if rest:
-            if rest == "__init__.py":
-                found.add(head)
-        elif head.endswith(".py"):
-            found.add(head[:-3])
-        elif head.endswith(".so"):
-            found.add(head.split(".")[0])
-    return sorted(found)
-
-
-def lock_entry(wheel: Path) -> dict[str, Any]:
-    metadata, names = read_metadata(wheel)
-    name = metadata["Name"]
-    extras = EXTRAS.get(canonical(name), set())
-    depends = []
-    for requirement in metadata.get_all("Requires-Dist") or []:
-        spec, _, marker = requirement.partition(";")
-        if marker.strip() and not evaluate_marker(marker.strip(), extras):
-            continue
-        named = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
-        if named is None:
-            raise BuildError(f"{wheel.name}: unreadable requirement {requirement!r}")
-        dep = canonical(named.group(1))
-        if dep not in depends:
-            depends.append(dep)
-    return {
-        "name": name,
-        "version": metadata["Version"],
-        "file_name": f"../wheels/{wheel.name}",  # resolved against the lock's own URL
-        "install_dir": "site",
-        "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
-        "package_type": "package",
-        "imports": top_level_imports(names),
-        "depends": depends,
-        "unvendored_tests": False,
-    }
-
-
 def write_lock(layout: RuntimeLayout, wheels: list[Path]) -> None:
     shipped = json.loads((layout.node_modules / "pyodide" / "pyodide-lock.json").read_text())
-    ours: dict[str, dict[str, Any]] = {}
-    for wheel in wheels:
-        entry = lock_entry(wheel)
-        key = canonical(entry["name"])
-        if key in ours:
-            raise BuildError(f"two wheels provide {key}: {ours[key]['file_name']} and {wheel.name}")
-        ours[key] = entry
-
-    for key, entry in ours.items():
-        for dep in entry["depends"]:
-            if dep not in ours:
-                raise BuildError(f"{key} depends on {dep}, which has no wheel in {layout.wheels_arg}")
-
-    replaced = sorted(k for k in ours if k in shipped["packages"])
-    packages = dict(shipped["packages"])
-    packages.update(ours)
-    lock = {"info": shipped["info"], "packages": dict(sorted(packages.items()))}
+    try:
+        lock, replaced = pyodide_lock(shipped, wheels)
+    except LockError as exc:
+        raise BuildError(f"{exc} (wheels in {layout.wheels_arg})") from None
     text = json.dumps(lock, indent=1, sort_keys=False) + "\n"
-
     target = layout.dist / "pyodide" / "pyodide-lock.json"
     if target.exists() and target.read_text() == text:
         say("pyodide-lock.json up to date")
     else:
         target.write_text(text)
-        say(
-            f"wrote pyodide-lock.json: {len(ours)} local wheels "
-            f"({len(replaced)} replace Pyodide's entries: {', '.join(replaced)})"
-        )
+        ours = len(wheels)
+        say(f"wrote pyodide-lock.json: {ours} local wheels ({len(replaced)} replace Pyodide's entries: {', '.join(replaced)})")
 
 
 def wheels_in_lock(layout: RuntimeLayout) -> list[Path]:
