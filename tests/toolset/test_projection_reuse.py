@@ -153,3 +153,18 @@ def test_a_procedure_shared_across_types_with_one_instance_id_is_named_independe
         "domain_shared__lookup_at_devices_map_default": ("devices.map", "default"),
         "domain_shared__lookup_at_devices_table_default": ("devices.table", "default"),
     }
+
+
+def test_one_toolset_reuses_its_tools_until_the_catalog_changes() -> None:
+    registry = registry_over(CONTRACTS.values())
+    handle = registry.register(
+        CONTRACTS["devices.table"].bind(instance_id="t1", observations={"count": lambda ctx: {"n": 1}})
+    )
+    toolset = toolset_for(registry)
+    first = toolset.tools()
+    first.clear()  # the host owns the list it got
+    again = toolset.tools()
+    assert len(again) == 1 and again[0] is toolset.tools()[0]
+    handle.update(enabled=False)
+    changed = toolset.tools()
+    assert changed[0] is not again[0] and not changed[0].state.available

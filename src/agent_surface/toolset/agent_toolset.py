@@ -13,21 +13,22 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal
 
-from ..catalog import Target, catalog_entries
+from ..catalog import CatalogEntry, Target, catalog_entries
 from ..core.consumer import Consumer
 from ..core.context import CancelSignal
 from ..core.descriptors import Budget, ProcedureDescriptor, Snapshot
 from ..core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
 from ..core.events import SurfaceEvent
 from ..core.ids import random_id
-from ..core.invocation import MISSING, Invocation, InvocationResult
+from ..core.invocation import Invocation, InvocationResult
 from ..core.jsonvalue import canonical_json
 from ..core.registry import AgentSurfaceRegistry
 from ..wire_names import assign_wire_names
 from .meta import build_meta_tools
-from .tools import AgentTool, Executor, ToolState
+from .tools import AgentTool, ToolState
 
 log = logging.getLogger("agent_surface")
 
@@ -89,6 +90,8 @@ class AgentToolset:
         self._signature: str | None = None
         self._baseline: Sequence[AgentTool] | None = None
         self._meta_tools: list[AgentTool] | None = None
+        # The direct tools last built, with the catalog entries and names they were built from.
+        self._built: tuple[tuple[CatalogEntry, ...], tuple[str, ...], tuple[AgentTool, ...]] | None = None
         self._unsubscribe = registry.subscribe(self._on_event)
 
     # ------------------------------------------------------------------ catalog
@@ -121,6 +124,14 @@ class AgentToolset:
     def _build_direct(self) -> list[AgentTool]:
         entries = catalog_entries(self.snapshot())
         names = assign_wire_names(e.wire for e in entries).names
+        built = self._built
+        if built is not None and built[1] is names and _same(built[0], entries):
+            return list(built[2])  # an unchanged catalog: the same frozen tools, a new list
+        tools = self._direct_tools(entries, names)
+        self._built = (tuple(entries), names, tuple(tools))
+        return tools
+
+    def _direct_tools(self, entries: Sequence[CatalogEntry], names: Sequence[str]) -> list[AgentTool]:
         tools = []
         states: dict[tuple[bool, str | None, str | None], ToolState] = {}  # frozen: shared
         for entry, name in zip(entries, names, strict=True):
@@ -138,18 +149,10 @@ class AgentToolset:
                     state,
                     d.kind,
                     d.capability_id,
-                    self._executor_for(entry.target),
+                    partial(self.call, entry.target),  # what AgentTool.execute awaits
                 )
             )
         return tools
-
-    def _executor_for(self, target: Target) -> Executor:
-        async def execute(
-            input: Any = MISSING, *, tool_call_id: str | None = None, confirmation_id: str | None = None
-        ) -> InvocationResult:
-            return await self.call(target, input, tool_call_id=tool_call_id, confirmation_id=confirmation_id)
-
-        return execute
 
     # ------------------------------------------------------------------ calling
 
@@ -251,6 +254,10 @@ class AgentToolset:
         for signal in list(self._waits):
             signal.abort("toolset disposed")
         self._waits.clear()
+
+
+def _same(a: Sequence[object], b: Sequence[object]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def _signature(tools: Sequence[AgentTool]) -> str:
