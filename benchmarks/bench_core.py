@@ -1,6 +1,6 @@
 """Core benchmark: registry lifecycle and snapshot, on the workload of shared/BENCHMARKS.md.
 
-Run: ``.venv/bin/python benchmarks/bench_core.py [--min-time 0.5]``.
+Run: ``.venv/bin/python benchmarks/bench_core.py [--min-time 0.5] [--cpu]``.
 
 Each row is timed with ``time.perf_counter``: a warm-up, then a calibration that sizes one
 batch to roughly ``--batch-ms`` milliseconds, then several batches; the figure is the median
@@ -25,7 +25,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from workload import AUTHORITY, TARGET_RATIO, definition, median_ms, populated, ratio
+from workload import (
+    AUTHORITY,
+    TARGET_RATIO,
+    add_clock_option,
+    definition,
+    median_ms,
+    populated,
+    ratio,
+    use_clock,
+)
 
 from agent_surface import AgentSurfaceRegistry, create_registry
 
@@ -66,7 +75,9 @@ REFERENCE_MS = {  # BENCHMARKS.md, run A / run B / run C
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--min-time", type=float, default=0.5, help="seconds of timed batches per row")
+    add_clock_option(parser)
     args = parser.parse_args()
+    clock = use_clock(args.cpu)
 
     r100 = populated(100)
     snapshot_of(r100)()  # warm: descriptors are built at registration, the first call pays imports
@@ -77,7 +88,9 @@ def main() -> None:
         ("register+unregister 1000", register_unregister(1000)),
         ("snapshot at 100", snapshot_of(r100)),
     ]
-    print(f"agent-surface core benchmark — Python {sys.version.split()[0]}, median ms/op over batches")
+    print(
+        f"agent-surface core benchmark — Python {sys.version.split()[0]}, median ms/op over batches ({clock})"
+    )
     print(f"{'workload':<26} {'ours ms/op':>11} {'ref A / B / C ms/op':>24} {'ours/C':>8}")
     for name, fn in rows:
         ours = median_ms(fn, args.min_time)

@@ -1,6 +1,6 @@
 """Invocation benchmarks on the BENCHMARKS.md workloads (a script, not a test).
 
-    .venv/bin/python benchmarks/bench_invoke.py [--min-time 0.5] [--json]
+    .venv/bin/python benchmarks/bench_invoke.py [--min-time 0.5] [--json] [--cpu]
 
 Each row: warm up, then time batches with ``time.perf_counter`` until at least ``--min-time``
 seconds and 10 batches are collected; the figure is the median ms/op over batches. The
@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any
 
-from workload import median_ms_async, populated, ratio
+from workload import add_clock_option, median_ms_async, populated, ratio, use_clock
 
 from agent_surface import authenticated, rate_limit
 from agent_surface.core.jsonvalue import canonical_json, digest
@@ -112,7 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--min-time", type=float, default=0.5, help="seconds of timed batches per row")
     parser.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
+    add_clock_option(parser)
     args = parser.parse_args(argv)
+    clock = use_clock(args.cpu)
     rows = asyncio.run(run(args.min_time))
     for row in rows:
         row["reference"] = list(REFERENCE[row["row"]])
@@ -120,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"Python {sys.version.split()[0]} ({sys.implementation.name}), median of batches, ms/op")
+    print(f"Python {sys.version.split()[0]} ({sys.implementation.name}), median of batches, ms/op ({clock})")
     print(f"{'workload':<28} {'ours':>10} {'reference A / B / C':>23} {'ours/C':>7}")
     for row in rows:
         ref_a, ref_b, ref_c = row["reference"]

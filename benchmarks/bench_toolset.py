@@ -1,6 +1,6 @@
 """Toolset projection benchmarks on the BENCHMARKS.md workloads (a script, not a test).
 
-    .venv/bin/python benchmarks/bench_toolset.py [--min-time 0.5] [--json]
+    .venv/bin/python benchmarks/bench_toolset.py [--min-time 0.5] [--json] [--cpu]
 
 Rows:
 - "direct tools at 40" / "direct tools at 300": create a toolset (embedded topology) over
@@ -23,7 +23,7 @@ import json
 import sys
 from typing import Any
 
-from workload import median_ms, populated, ratio
+from workload import add_clock_option, median_ms, populated, ratio, use_clock
 
 from agent_surface import AgentSurfaceRegistry, Consumer
 from agent_surface.toolset import AgentTool, create_agent_toolset
@@ -89,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--min-time", type=float, default=0.5, help="seconds of timed batches per row")
     parser.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
+    add_clock_option(parser)
     args = parser.parse_args(argv)
+    clock = use_clock(args.cpu)
     timed = direct_rows(args.min_time)
     for row in timed:
         row["reference"] = list(REFERENCE[row["row"]])
@@ -98,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"timed": timed, "sizes": sizes}, indent=2))
         return 0
-    print(f"Python {sys.version.split()[0]} ({sys.implementation.name}), median of batches, ms/op")
+    print(f"Python {sys.version.split()[0]} ({sys.implementation.name}), median of batches, ms/op ({clock})")
     print(f"{'workload':<24} {'ours':>10} {'reference A / B / C':>23} {'ours/C':>7}")
     for row in timed:
         ref_a, ref_b, ref_c = row["reference"]
