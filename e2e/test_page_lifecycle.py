@@ -31,15 +31,25 @@ AFTER_ONE_FRAME = """async ([change, names, expected]) => {
     } while (frames < 30 && (0, eval)(expected)(latest) !== true);
     return {latest, frames, ms: performance.now() - started};
 }"""
+# Find the tool the way an agent does (list, then call), retrying over a few frames: a tool whose
+# description changed is withdrawn and registered again, and a listing can fall in between.
 EXECUTE = {
     "webmcp": """async (fragment) => {
-        const tools = await document.modelContext.getTools();
-        const tool = tools.find((t) => t.name.includes(fragment));
-        return document.modelContext.executeTool(tool, {});
+        for (let frame = 0; frame < 60; frame++) {
+            const tools = await document.modelContext.getTools();
+            const tool = tools.find((t) => t.name.includes(fragment));
+            if (tool) return document.modelContext.executeTool(tool, {});
+            await new Promise((resolve) => requestAnimationFrame(resolve));
+        }
+        throw new Error(`no tool named like ${fragment}`);
     }""",
     "plain": """async (fragment) => {
-        const tool = navigator.modelContextTesting.listTools().find((t) => t.name.includes(fragment));
-        return navigator.modelContextTesting.executeTool(tool.name, "{}");
+        for (let frame = 0; frame < 60; frame++) {
+            const tool = navigator.modelContextTesting.listTools().find((t) => t.name.includes(fragment));
+            if (tool) return navigator.modelContextTesting.executeTool(tool.name, "{}");
+            await new Promise((resolve) => requestAnimationFrame(resolve));
+        }
+        throw new Error(`no tool named like ${fragment}`);
     }""",
 }
 
