@@ -28,8 +28,10 @@ def ensure_packages() -> None:
     """Re-run under the project's .venv when this interpreter lacks the backend's packages."""
     if all(importlib.util.find_spec(name) is not None for name in NEEDED):
         return
-    venv_python = ROOT / ".venv" / "bin" / "python"
-    if venv_python.exists() and Path(sys.executable).resolve() != venv_python.resolve():
+    venv = ROOT / ".venv"
+    venv_python = venv / "bin" / "python"
+    # Compare environments, not binaries: a venv's python is a symlink to the system one.
+    if venv_python.exists() and Path(sys.prefix).resolve() != venv.resolve():
         os.execv(str(venv_python), [str(venv_python), str(Path(__file__).resolve()), *sys.argv[1:]])
     sys.exit("error: the demo needs the project installed with its server extra:\n"
              "  python3 -m venv .venv && .venv/bin/pip install -e '.[server]'")

@@ -9,6 +9,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
 from demo.__main__ import parse_args
 from demo.db import DEFAULT_DB_PATH
 
@@ -40,3 +41,17 @@ def test_script_serves_page_and_api() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_the_system_python_hands_the_script_over_to_the_projects_venv() -> None:
+    # `python3 scripts/demo.py` as the README says it: the base interpreter (not this venv's), which
+    # need not have the server's packages. A venv's python is a symlink to that same binary, so the
+    # handover must compare environments, not executables.
+    base = getattr(sys, "_base_executable", sys.executable)
+    if not (ROOT / ".venv" / "bin" / "python").exists():
+        pytest.skip("the handover needs the project's .venv (scripts/test.sh creates it)")
+    done = subprocess.run(
+        [base, str(ROOT / "scripts" / "demo.py"), "--help"], cwd="/", capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--no-build" in done.stdout
