@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import AgentSurfaceError, CapabilityError
-from ..core.errors import ERROR_MATRIX, ErrorCode
+from ..core.errors import ERROR_MATRIX, ErrorCode, error
 from ..core.jsonvalue import JsonValue, NotJsonError, to_json_value
 from .transport import TransportResponse
 from .wire import SERVER_CODES, allowed_retry
@@ -29,8 +29,7 @@ SERVER_ORIGIN_CODES = frozenset({"NOT_AUTHORIZED", "CONFIRMATION_REQUIRED"})
 def failure(
     code: ErrorCode, message: str, retry: str | None = None, **details: JsonValue
 ) -> AgentSurfaceError:
-    clean: dict[str, JsonValue] = {k: v for k, v in details.items() if v is not None}
-    return AgentSurfaceError(CapabilityError(code, message, allowed_retry(code, retry), clean or None))
+    return AgentSurfaceError(error(code, message, allowed_retry(code, retry), **details))
 
 
 def transport_failed() -> AgentSurfaceError:

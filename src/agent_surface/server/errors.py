@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from .. import AgentSurfaceError, CapabilityError
 from ..bridge.wire import SERVER_CODES, allowed_retry, http_status
-from ..core.errors import ERROR_MATRIX, ErrorCode
+from ..core.errors import ERROR_MATRIX, ErrorCode, error
 from ..core.jsonvalue import JsonValue
 
 
@@ -24,8 +24,7 @@ class Refusal(Exception):
 
 
 def capability_error(code: ErrorCode, message: str, retry: str | None = None, **details: JsonValue) -> CapabilityError:
-    clean: dict[str, JsonValue] = {k: v for k, v in details.items() if v is not None}
-    return CapabilityError(code, message, allowed_retry(code, retry), clean or None)
+    return error(code, message, allowed_retry(code, retry), **details)
 
 
 def invalid_input(message: str, issues: Sequence[tuple[str, str]]) -> CapabilityError:
