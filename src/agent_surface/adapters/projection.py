@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..catalog import CatalogEntry, Descriptor, Target, catalog_entries
 from ..core.descriptors import ProcedureDescriptor, Snapshot
@@ -15,9 +15,11 @@ from ..core.invocation import InvocationResult
 from ..core.jsonvalue import canonical_json, thaw
 from ..core.kinds import READ_ONLY_EFFECTS
 from ..core.schema import inline_refs
-from ..toolset import AgentTool
 from ..wire_names import assign_wire_names
 from .model_context import ToolExecute, WebMcpTool
+
+if TYPE_CHECKING:  # meta mode only: direct mode never loads the toolset
+    from ..toolset import AgentTool
 
 # ``False`` skips the capability, a mapping rewords it (``{"description": ...}``), and ``None`` or
 # ``True`` keep it as authored: a hook that forgets to return must not hide the whole surface.

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..catalog import Descriptor, Target
 from ..core.consumer import Consumer
@@ -27,10 +27,12 @@ from ..core.ids import random_id
 from ..core.invocation import MISSING, Invocation, InvocationResult
 from ..core.jsonvalue import JsonValue
 from ..core.registry import AgentSurfaceRegistry
-from ..toolset import AgentTool, AgentToolset
 from .confirmation import ConfirmHook, InCallConfirmation
 from .model_context import ModelContext, ModelContextError, Shape, ToolCall, ToolExecute, WebMcpTool
 from .projection import Curation, DirectProjection, content, project_meta
+
+if TYPE_CHECKING:  # loaded in start() for meta mode: the default direct mode never needs it
+    from ..toolset import AgentTool, AgentToolset
 
 __all__ = [
     "ConfirmHook",
@@ -121,6 +123,8 @@ class WebMcpAdapter:
         self._running = True
         self._stop_signal = CancelSignal()
         if self.mode == "meta":
+            from ..toolset import AgentToolset
+
             self._meta = AgentToolset(
                 registry, consumer=consumer, mode="meta", confirmations="wait", scope=self.scope
             )
