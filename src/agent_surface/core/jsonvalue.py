@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, NoReturn, TypeAlias
 
+from .pointer import json_pointer
+
 JsonValue: TypeAlias = (
     str | int | float | bool | list["JsonValue"] | tuple["JsonValue", ...] | dict[str, "JsonValue"] | None
 )
@@ -33,7 +35,7 @@ class NotJsonError(TypeError):
 
     @property
     def pointer(self) -> str:
-        return "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in self.parts) or "/"
+        return json_pointer(self.parts)
 
 
 def to_json_value(value: Any, *, max_depth: int = 64, _path: str = "$", _depth: int = 0) -> JsonValue:
