@@ -295,10 +295,7 @@ class ModelSchema:
         try:
             parsed = self._adapter.validate_json(text, strict=self._strict)
         except ValidationError as exc:
-            issues = tuple(
-                Issue(json_pointer(e["loc"]), e["msg"]) for e in exc.errors(include_input=False)[:MAX_ISSUES]
-            )
-            return Invalid(issues)
+            return _pydantic_invalid(exc)
         return Valid(parsed, to_json_value(self._adapter.dump_python(parsed, mode="json")))
 
     def validate_output(self, value: Any) -> ValidationResult:
@@ -309,15 +306,17 @@ class ModelSchema:
             parsed = self._adapter.validate_python(value)
             plain = to_json_value(self._adapter.dump_python(parsed, mode="json"))
         except ValidationError as exc:
-            return Invalid(
-                tuple(
-                    Issue(json_pointer(e["loc"]), e["msg"])
-                    for e in exc.errors(include_input=False)[:MAX_ISSUES]
-                )
-            )
+            return _pydantic_invalid(exc)
         except (NotJsonError, ValueError, TypeError) as exc:
             return Invalid((Issue(ROOT, f"not JSON: {exc}"),))
         return Valid(parsed, plain)
+
+
+def _pydantic_invalid(exc: Any) -> Invalid:
+    """A pydantic ``ValidationError`` as agent-safe issues (never the input)."""
+    return Invalid(
+        tuple(Issue(json_pointer(e["loc"]), e["msg"]) for e in exc.errors(include_input=False)[:MAX_ISSUES])
+    )
 
 
 class JsonSchemaSchema:
