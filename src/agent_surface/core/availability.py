@@ -36,7 +36,7 @@ def availability(reg: Registration, entry: CapabilityEntry) -> tuple[bool, str |
         return False, "component-unmounted"
     if not reg.enabled:
         return False, "component-disabled"
-    override = reg.overrides.get(entry.capability_id) or reg.overrides.get(entry.name)
+    override = reg.overrides.get(entry.capability_id)  # keyed by id (live_updates)
     if override is not None and not override[0]:
         return False, override[1] or _reason(entry.unavailable_reason, "not available right now")
     when = entry.when
