@@ -6,12 +6,13 @@ CPython tests drive it through the testing harness.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_surface.page import State
 
-Status = Literal["online", "offline", "disabled"]
+from .contracts import Status
+
 Route = Literal["devices", "activity"]
 ROUTES: tuple[Route, ...] = ("devices", "activity")
 STATUSES: tuple[Status, ...] = ("online", "offline", "disabled")
@@ -134,6 +135,3 @@ class ConsoleState(State):
 
     def go(self, route: Route) -> None:
         self.route = route
-
-    def with_status(self, ids: set[str], status: Status) -> None:
-        self.devices = [replace(d, status=status) if d.id in ids else d for d in self.devices]

@@ -33,8 +33,8 @@ from agent_surface import (
 from agent_surface.compiler.load import authority_from_contract
 from agent_surface.page import Attachment, page_surface
 
-from .contracts import DISABLE, QUERY, RENAME
-from .model import ROUTES, ConsoleState, Filters, Route, Status
+from .contracts import DISABLE, QUERY, RENAME, Status
+from .model import ROUTES, ConsoleState, Filters, Route
 
 
 class Row(BaseModel):
