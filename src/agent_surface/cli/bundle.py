@@ -27,11 +27,11 @@ from typing import TextIO
 from ..compiler.config import ProjectConfig
 from ..compiler.errors import CompileError
 from .commands import compile_at
+from .precompile import record_line
 from .runtime_build import (
     BuildError,
     RuntimeLayout,
     build,
-    record_hash,
     source_checkout,
     sync_file,
     sync_tree,
@@ -105,7 +105,7 @@ def _app_wheel(config: ProjectConfig, version: str) -> tuple[str, bytes]:
         b"Wheel-Version: 1.0\nGenerator: agent-surface bundle\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     )
     files[f"{dist_info}/top_level.txt"] = ("\n".join(top) + "\n").encode()
-    record = [f"{name},{record_hash(data)},{len(data)}" for name, data in files.items()]
+    record = [record_line(name, data) for name, data in files.items()]
     files[f"{dist_info}/RECORD"] = ("\n".join([*record, f"{dist_info}/RECORD,,"]) + "\n").encode()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -92,7 +92,8 @@ def _compile(pyodide_dir: Path, lock_file: Path, sources: dict[str, str]) -> dic
     return {item["name"]: base64.b64decode(item["pyc"]) for item in json.loads(result.stdout)}
 
 
-def _record_line(name: str, data: bytes) -> str:
+def record_line(name: str, data: bytes) -> str:
+    """The wheel RECORD line for ``name`` holding ``data``: path, urlsafe-base64 sha256, size."""
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"{name},sha256={digest},{len(data)}"
 
@@ -109,7 +110,7 @@ def _rewrite(wheel: Path, compiled: dict[str, bytes]) -> None:
         for source, data in sorted(compiled.items()):
             name = pyc_name(source)
             new.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), data)
-            added.append(_record_line(name, data))
+            added.append(record_line(name, data))
         record = old.read(record_name).decode().rstrip("\n").split("\n")
         new.writestr(old.getinfo(record_name), "\n".join([*record, *added]) + "\n")
     staged.replace(wheel)

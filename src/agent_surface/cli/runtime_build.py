@@ -17,8 +17,6 @@ without any CDN. Needs npm (once, for Pyodide/PyScript) and pip; stdlib only oth
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import io
 import json
 import re
@@ -30,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .precompile import PrecompileError, precompile_wheels
+from .precompile import PrecompileError, precompile_wheels, record_line
 from .runtime_lock import PYTHON_VERSION, LockError, canonical, pyodide_lock
 
 
@@ -276,11 +274,6 @@ def build_own_wheel(layout: RuntimeLayout) -> Path:
     return built[0]
 
 
-def record_hash(data: bytes) -> str:
-    digest = hashlib.sha256(data).digest()
-    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
-
-
 def build_rpds_shim(layout: RuntimeLayout) -> Path:
     dist_info = f"rpds_py-{RPDS_SHIM_VERSION}.dist-info"
     files = {
@@ -300,7 +293,7 @@ def build_rpds_shim(layout: RuntimeLayout) -> Path:
         ),
         f"{dist_info}/top_level.txt": "rpds\n",
     }
-    record = [f"{name},{record_hash(text.encode())},{len(text.encode())}" for name, text in files.items()]
+    record = [record_line(name, text.encode()) for name, text in files.items()]
     record.append(f"{dist_info}/RECORD,,")
     files[f"{dist_info}/RECORD"] = "\n".join(record) + "\n"
 

@@ -11,8 +11,6 @@ The default cache is ``$XDG_CACHE_HOME/agent-surface/runtime-<version>`` (``~/.c
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import importlib.metadata
 import io
 import os
@@ -21,6 +19,7 @@ import zipfile
 from email.parser import Parser
 from pathlib import Path
 
+from .precompile import record_line
 from .runtime_build import BuildError, RuntimeLayout, build, npm_is_current, say, source_checkout
 
 DISTRIBUTION = "agent-surface"
@@ -55,10 +54,6 @@ def _copy_assets(source: Path, web: Path) -> None:
             target.write_bytes(data)
 
 
-def _record_hash(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
 def installed_files() -> tuple[str, dict[str, bytes]]:
     """The installed distribution as a wheel's contents: (wheel file name, archive name -> bytes),
     without bytecode, scripts the installer generated, or the installer's own records."""
@@ -83,7 +78,7 @@ def installed_files() -> tuple[str, dict[str, bytes]]:
     tags = Parser().parsestr(wheel_meta.decode()).get_all("Tag") or []
     if WHEEL_TAG not in tags:
         raise BuildError(f"the installed {DISTRIBUTION} is not a pure wheel ({tags})")
-    record = [f"{name},{_record_hash(data)},{len(data)}" for name, data in sorted(files.items())]
+    record = [record_line(name, data) for name, data in sorted(files.items())]
     files[f"{stem}.dist-info/RECORD"] = ("\n".join([*record, f"{stem}.dist-info/RECORD,,"]) + "\n").encode()
     return f"{stem}-{WHEEL_TAG}.whl", files
 
