@@ -32,6 +32,7 @@ from .contract_fields import (
     checked_timeout,
     frozen_meta,
     settle_governance,
+    with_optional_fields,
 )
 from .errors import DefinitionError
 from .ids import (
@@ -101,14 +102,8 @@ class ObservationContract:
         out: dict[str, JsonValue] = {
             "kind": "observation",
             "description": self.description,
-            "outputSchema": self.output.json_schema,
         }
-        meta = frozen_meta(self.meta)
-        if meta:
-            out["meta"] = meta
-        if self.untrusted_output:
-            out["untrustedOutput"] = True
-        return out
+        return with_optional_fields(out, self.output, self.meta, self.untrusted_output)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,14 +170,7 @@ class ActionContract:
             "audit": self.audit,
             "concurrency": self.concurrency.to_json(),
         }
-        if self.output is not None:
-            out["outputSchema"] = self.output.json_schema
-        meta = frozen_meta(self.meta)
-        if meta:
-            out["meta"] = meta
-        if self.untrusted_output:
-            out["untrustedOutput"] = True
-        return out
+        return with_optional_fields(out, self.output, self.meta, self.untrusted_output)
 
 
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)

@@ -112,6 +112,24 @@ def frozen_meta(value: Mapping[str, Any] | None) -> FrozenDict | None:
     return value
 
 
+def with_optional_fields(
+    out: dict[str, JsonValue],
+    output: Schema | None,
+    meta: Mapping[str, Any] | None,
+    untrusted_output: bool,
+) -> dict[str, JsonValue]:
+    """``out`` with the fields a capability's JSON carries only when set: ``outputSchema``,
+    ``meta`` and ``untrustedOutput``."""
+    if output is not None:
+        out["outputSchema"] = output.json_schema
+    stored = frozen_meta(meta)
+    if stored:
+        out["meta"] = stored
+    if untrusted_output:
+        out["untrustedOutput"] = True
+    return out
+
+
 def resolved(value: ConfirmationLevel | None) -> ConfirmationLevel:
     """A governance level that ``__post_init__`` resolved from the defaults table."""
     assert value is not None

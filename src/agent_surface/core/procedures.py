@@ -19,9 +19,9 @@ from .contract_fields import (
     checked_flag,
     checked_names,
     checked_schema,
-    frozen_meta,
     resolved,
     settle_governance,
+    with_optional_fields,
 )
 from .errors import DefinitionError, DefinitionErrorCode
 from .ids import parse_procedure_id
@@ -124,14 +124,7 @@ class ProcedureContract:
             "audit": self.audit,
             "policies": list(self.policies),
         }
-        if self.output is not None:
-            out["outputSchema"] = self.output.json_schema
-        meta = frozen_meta(self.meta)
-        if meta:
-            out["meta"] = meta
-        if self.untrusted_output:
-            out["untrustedOutput"] = True
-        return out
+        return with_optional_fields(out, self.output, self.meta, self.untrusted_output)
 
     def reference(
         self,
