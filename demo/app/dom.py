@@ -9,7 +9,7 @@ from typing import Any
 import js
 from pyodide.ffi import create_proxy
 
-from agent_surface.browser.jsvalues import js_attribute, js_closest, js_or_none
+from agent_surface.browser.jsvalues import js_get, js_or_none
 
 document = js.document
 _handlers: list[Any] = []  # proxies of long-lived listeners (freed with the page)
@@ -67,9 +67,15 @@ def by_id(element_id: str) -> Any:
 def closest(event: Any, selector: str) -> Any:
     """The element matching ``selector`` that the event happened in, or None: clicks land on
     padding, text and gaps as often as on the buttons a handler cares about."""
-    return js_closest(event, selector)
+    target = js_get(event, "target")
+    if target is None or js_get(target, "closest") is None:  # e.g. a text node
+        return None
+    return js_or_none(target.closest(selector))
 
 
 def data(element: Any, name: str) -> str | None:
     """``data-<name>`` of an element, or None when the element or the attribute is missing."""
-    return js_attribute(element, f"data-{name}")
+    if element is None:
+        return None
+    value = js_or_none(element.getAttribute(f"data-{name}"))
+    return None if value is None else str(value)

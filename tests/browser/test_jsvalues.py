@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from agent_surface.browser.jsvalues import is_nullish, js_attribute, js_closest, js_get, js_or_none
+from agent_surface.browser.jsvalues import is_nullish, js_get, js_or_none
 
 
 class Holder:
@@ -41,38 +41,6 @@ def test_js_get_reads_present_attributes_and_none_for_missing_null_or_throwing()
     assert js_get(holder, "absent") is None
     assert js_get(holder, "broken") is None
     assert js_get(None, "present") is None
-
-
-class Element:
-    def __init__(self, attributes: dict[str, object], match: object = None) -> None:
-        self.attributes, self.match = attributes, match
-
-    def getAttribute(self, name: str) -> object:
-        return self.attributes.get(name)
-
-    def closest(self, selector: str) -> object:
-        return self.match
-
-
-class Event:
-    def __init__(self, target: object) -> None:
-        self.target = target
-
-
-def test_js_attribute_reads_strings_and_none_for_a_missing_element_or_attribute() -> None:
-    element = Element({"data-cid": "c1", "tabindex": 0})
-    assert js_attribute(element, "data-cid") == "c1"
-    assert js_attribute(element, "tabindex") == "0"
-    assert js_attribute(element, "absent") is None
-    assert js_attribute(None, "data-cid") is None
-
-
-def test_js_closest_finds_the_match_and_none_for_text_nodes_or_no_target() -> None:
-    button = Element({})
-    assert js_closest(Event(Element({}, match=button)), "button") is button
-    assert js_closest(Event(Element({})), "button") is None
-    assert js_closest(Event(object()), "button") is None  # a text node has no closest()
-    assert js_closest(Event(None), "button") is None
 
 
 def test_the_browser_package_imports_without_js_and_names_its_lazy_exports() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import js
 
 from .convert import to_js_object
-from .jsvalues import js_attribute, js_get
+from .jsvalues import is_nullish, js_get, js_or_none
 from .proxies import destroy, make_proxy
 
 Cancel = Callable[[], None]
@@ -93,7 +93,10 @@ class BrowserDom:
         return bool(js_get(element, "isConnected"))
 
     def attribute(self, element: Any, name: str) -> str | None:
-        return js_attribute(element, name)
+        if is_nullish(element):
+            return None
+        value = js_or_none(element.getAttribute(name))
+        return None if value is None else str(value)
 
     # ------------------------------------------------------------------ building (text only)
 

@@ -36,21 +36,3 @@ def js_get(obj: Any, name: str) -> Any:
         return js_or_none(getattr(obj, name, None))
     except Exception:
         return None
-
-
-def js_attribute(element: Any, name: str) -> str | None:
-    """``element.getAttribute(name)`` as a string, or ``None`` when the element or the attribute
-    is missing."""
-    if is_nullish(element):
-        return None
-    value = js_or_none(element.getAttribute(name))
-    return None if value is None else str(value)
-
-
-def js_closest(event: Any, selector: str) -> Any:
-    """The element matching ``selector`` that ``event`` happened in, or ``None``: events land on
-    text nodes (no ``closest``), padding and gaps as often as on the elements a handler wants."""
-    target = js_get(event, "target")
-    if target is None or js_get(target, "closest") is None:
-        return None
-    return js_or_none(target.closest(selector))
