@@ -48,7 +48,7 @@ from ..bridge.wire import (
 from ..core.jsonvalue import canonical_json, digest, to_json_value
 from ..core.pointer import json_pointer
 from ..core.schema import Invalid, validate_output
-from .body import check_content_type, parse_json, read_limited
+from .body import check_content_type, parse_json, read_limited, too_large
 from .errors import (
     Refusal,
     capability_error,
@@ -240,13 +240,7 @@ class ProcedureServer:
         limit = self.limits.max_body_bytes
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
-            raise Refusal(
-                invalid_input(
-                    f"The request body is larger than {limit} bytes; send fewer or shorter values.",
-                    [("/", f"the body must be at most {limit} bytes")],
-                ),
-                status=413,
-            )
+            raise too_large(limit)
         check_content_type(request.headers.get("content-type"))
         envelope = parse_json(await read_limited(request.stream(), limit), max_depth=self.limits.max_depth)
         if not isinstance(envelope, dict):

@@ -17,8 +17,15 @@ from typing import Any
 from .errors import Refusal, invalid_input
 
 
-class BodyTooLarge(Refusal):
-    pass
+def too_large(limit: int) -> Refusal:
+    """413 INVALID_INPUT for a body over ``limit`` bytes (declared or read)."""
+    return Refusal(
+        invalid_input(
+            f"The request body is larger than {limit} bytes; send fewer or shorter values.",
+            [("/", f"the body must be at most {limit} bytes")],
+        ),
+        status=413,
+    )
 
 
 async def read_limited(chunks: AsyncIterator[bytes], limit: int) -> bytes:
@@ -26,13 +33,7 @@ async def read_limited(chunks: AsyncIterator[bytes], limit: int) -> bytes:
     async for chunk in chunks:
         buffer += chunk
         if len(buffer) > limit:
-            raise BodyTooLarge(
-                invalid_input(
-                    f"The request body is larger than {limit} bytes; send fewer or shorter values.",
-                    [("/", f"the body must be at most {limit} bytes")],
-                ),
-                status=413,
-            )
+            raise too_large(limit)
     return bytes(buffer)
 
 
