@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import js
 from pyodide.ffi import create_once_callable
 
+from .dom import attribute, closest
 from .jsvalues import is_nullish, js_get, js_or_none
 from .proxies import destroy, make_proxy
 
@@ -47,21 +48,6 @@ class Pending(Protocol):
 Press = Callable[..., None]
 Activate = Callable[..., Any]
 Escape = Callable[..., Any]
-
-
-def _closest_button(event: Any) -> Any:
-    """The decision button the event happened in, or None (text nodes, gaps, the backdrop)."""
-    target = js_get(event, "target")
-    if target is None or js_get(target, "closest") is None:
-        return None
-    return js_or_none(target.closest(BUTTONS))
-
-
-def _attr(element: Any, name: str) -> str | None:
-    if is_nullish(element):
-        return None
-    value = js_or_none(element.getAttribute(name))
-    return None if value is None else str(value)
 
 
 class DomDialogView:
@@ -202,7 +188,8 @@ class DomDialogView:
 
     def _on_pointerdown(self, event: Any) -> None:
         if self._press is not None:
-            self._press(_attr(_closest_button(event), "data-cid"), trusted=bool(js_get(event, "isTrusted")))
+            cid = attribute(closest(event, BUTTONS), "data-cid")
+            self._press(cid, trusted=bool(js_get(event, "isTrusted")))
 
     def _on_mousedown(self, event: Any) -> None:
         target = js_get(event, "target")
@@ -210,8 +197,8 @@ class DomDialogView:
             event.preventDefault()  # a press on the backdrop keeps focus inside the dialog
 
     def _on_click(self, event: Any) -> None:
-        button = _closest_button(event)
-        decision, cid = _attr(button, "data-decision"), _attr(button, "data-cid")
+        button = closest(event, BUTTONS)
+        decision, cid = attribute(button, "data-decision"), attribute(button, "data-cid")
         if self._activate is None or decision is None or cid is None:
             return  # a click on the text, the backdrop or a gap
         keyboard = js_get(event, "detail") == 0  # Enter/Space or assistive technology: no press
@@ -283,7 +270,7 @@ class DomDialogView:
 
     def unlock(self, confirmation_id: str) -> None:
         for button in (self.deny, self.approve):
-            if _attr(button, "data-cid") == confirmation_id:
+            if attribute(button, "data-cid") == confirmation_id:
                 button.disabled = False
 
     def hide(self) -> None:

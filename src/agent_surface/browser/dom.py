@@ -16,6 +16,24 @@ from .proxies import destroy, make_proxy
 Cancel = Callable[[], None]
 
 
+def attribute(element: Any, name: str) -> str | None:
+    """``element.getAttribute(name)`` as a string, or None when the element or the attribute is
+    missing."""
+    if is_nullish(element):
+        return None
+    value = js_or_none(element.getAttribute(name))
+    return None if value is None else str(value)
+
+
+def closest(event: Any, selector: str) -> Any:
+    """The element matching ``selector`` that ``event`` happened in, or None: events land on text
+    nodes (no ``closest``), padding and gaps as often as on the elements a handler wants."""
+    target = js_get(event, "target")
+    if target is None or js_get(target, "closest") is None:
+        return None
+    return js_or_none(target.closest(selector))
+
+
 class BrowserDom:
     """``PageDom`` for ``js.document``. Animation frames share one proxy, made on the first
     request and kept until ``close()``: callbacks requested before the next frame are queued and
@@ -93,10 +111,7 @@ class BrowserDom:
         return bool(js_get(element, "isConnected"))
 
     def attribute(self, element: Any, name: str) -> str | None:
-        if is_nullish(element):
-            return None
-        value = js_or_none(element.getAttribute(name))
-        return None if value is None else str(value)
+        return attribute(element, name)
 
     # ------------------------------------------------------------------ building (text only)
 
