@@ -4,7 +4,9 @@
                                                  [--only startup|calls|memory]
 
 - startup: navigation -> first tool of ours (benchmarks/pages/webmcp.html: our loader, the
-  library, the surface registered) next to navigation -> a bare ``loadPyodide`` (pages/bare.html),
+  library, the surface registered; raw JSON Schemas, so no pydantic on the way; and
+  pages/typed.html: the README's component, schemas from type hints, pydantic imported) next to
+  navigation -> a bare ``loadPyodide`` (pages/bare.html),
   each on a cold profile (fresh) and warm (a second visit, same profile), alternating, medians of
   ``--rounds``; plus our loader's stages on those loads.
 - calls: the executeTool round trip of a no-op action and of a read observation through our
@@ -116,6 +118,7 @@ def startup(pw: Playwright, base: str, rounds: int) -> None:
     pages = {
         "bare": (f"{base}/benchmarks/pages/bare.html", "window.bareReadyMs"),
         "ours": (f"{base}/benchmarks/pages/webmcp.html", "window.firstToolMs"),
+        "typed": (f"{base}/benchmarks/pages/typed.html", "window.firstToolMs"),
     }
     for _ in range(rounds):
         for kind, (url, ready) in pages.items():
@@ -123,28 +126,34 @@ def startup(pw: Playwright, base: str, rounds: int) -> None:
                 for visit_kind in ("cold", "warm"):
                     with browser(pw, WEBMCP, profile) as context:
                         page, ms = visit(context, url, ready)
-                        if kind == "ours":
+                        if kind != "bare":
                             tools = page.evaluate(
                                 "async () => (await document.modelContext.getTools()).length"
                             )
                             assert tools >= 1, "no tool listed"
                             stages.append(
-                                {"visit": visit_kind, **page.evaluate("() => window.agentSurface.timings")}
+                                {"visit": visit_kind, "kind": kind, **page.evaluate("() => window.agentSurface.timings")}
                             )
                         runs.setdefault((kind, visit_kind), []).append(ms)
     print(f"startup: navigation -> ready, ms, median of {rounds} rounds (all runs in brackets)")
     for visit_kind in ("cold", "warm"):
-        bare, ours = runs[("bare", visit_kind)], runs[("ours", visit_kind)]
-        print(f"  {visit_kind}: bare loadPyodide {statistics.median(bare):7.0f} {_runs(bare)}")
-        print(
-            f"  {visit_kind}: ours first tool  {statistics.median(ours):7.0f} {_runs(ours)}"
-            f"   ratio ours/bare {statistics.median(ours) / statistics.median(bare):.2f}"
-        )
-    for visit_kind in ("cold", "warm"):
-        mine = [s for s in stages if s["visit"] == visit_kind]
-        boot = statistics.median(s["bootMs"] for s in mine)
-        scripts = statistics.median(s["scriptsMs"] for s in mine)
-        print(f"  {visit_kind}: our loader's stages: runtime+packages {boot:.0f}, page scripts {scripts:.0f}")
+        bare = runs[("bare", visit_kind)]
+        print(f"  {visit_kind}: bare loadPyodide            {statistics.median(bare):7.0f} {_runs(bare)}")
+        for kind, label in (("ours", "first tool, JSON Schema"), ("typed", "first tool, type hints ")):
+            ours = runs[(kind, visit_kind)]
+            paired = statistics.median(o / b for o, b in zip(ours, bare, strict=True))
+            print(
+                f"  {visit_kind}: {label}    {statistics.median(ours):7.0f} {_runs(ours)}"
+                f"   ratio /bare {statistics.median(ours) / statistics.median(bare):.2f}"
+                f" (median of per-round ratios {paired:.2f})"
+            )
+    print("  our loader's stages, ms (fetch, runtime, boot: from its start; scripts: on their own)")
+    for kind in ("ours", "typed"):
+        for visit_kind in ("cold", "warm"):
+            mine = [s for s in stages if s["visit"] == visit_kind and s["kind"] == kind]
+            parts = ("fetchMs", "runtimeMs", "bootMs", "scriptsMs")
+            figures = ", ".join(f"{p[:-2]} {statistics.median(s[p] for s in mine):.0f}" for p in parts)
+            print(f"    {kind:5} {visit_kind}: {figures}")
 
 
 def _runs(values: list[float]) -> str:

@@ -6,12 +6,15 @@
 //   <script type="text/x-agent-surface" src="app.py"></script>
 //   <script type="module" src="web/agent-surface.js" data-packages="jsonschema"></script>
 //
-// Loads Pyodide and, while it boots, `agent-surface` by name from our pyodide-lock.json (which
-// pulls pydantic and everything else it needs, integrity-checked) plus any `data-packages`; then
-// runs every text/x-agent-surface script in document order, top-level `await` allowed, in one
-// shared namespace. Exposes window.agentSurface = { ready, pyodide, timings } and dispatches
-// `agent-surface:ready` (detail: { pyodide, timings }) or `agent-surface:error` (detail: { message,
-// error }) on document.
+// Loads Pyodide and, while it boots, the `agent-surface` wheel from our pyodide-lock.json plus any
+// `data-packages` (integrity-checked, with their dependencies); then runs every
+// text/x-agent-surface script in document order, top-level `await` allowed, in one shared
+// namespace. agent-surface's own dependencies (pydantic, jsonschema) are not on that path unless
+// the page's scripts import them: they load in the background once the scripts have run, or on
+// their first import before that (agent_surface.browser.packages). Exposes window.agentSurface =
+// { ready, complete, pyodide, timings } and dispatches `agent-surface:ready` (detail: { pyodide,
+// timings }) or `agent-surface:error` (detail: { message, error }) on document; `complete`
+// resolves once the background loads are done too.
 
 const PYODIDE_URL = new URL("./dist/pyodide/", import.meta.url);
 const ownScript = [...document.querySelectorAll("script[src]")].find(
@@ -30,11 +33,87 @@ async function pythonSource(script) {
 }
 
 const canonical = (name) => name.replace(/[-_.]+/g, "-").toLowerCase();
+const OWN_PACKAGE = "agent-surface";
 
-// Our packages are resolved by name (with their dependencies) through our pyodide-lock.json and
-// passed to loadPyodide, which downloads them while the runtime compiles and boots instead of
-// after it. A wheel that fails (e.g. an integrity mismatch) does not reject the boot: Pyodide
-// logs why (console.error), so check that every requested package really got loaded.
+async function fetchLock() {
+  const response = await fetch(new URL("pyodide-lock.json", PYODIDE_URL));
+  if (!response.ok) throw new Error(`pyodide-lock.json: HTTP ${response.status}`);
+  return response.json();
+}
+
+// Our wheel as a zip to import from in place (built beside it by the runtime build), or null.
+async function fetchZipInfo() {
+  const url = new URL("agent-surface-zip.json", PYODIDE_URL);
+  const response = await fetch(url);
+  if (!response.ok) return null; // a runtime built without it: the wheel is installed instead
+  const info = await response.json();
+  return { ...info, url: new URL(info.file, url).href };
+}
+
+const sri = (hex) => "sha256-" + btoa(String.fromCharCode(...hex.match(/../g).map((h) => parseInt(h, 16))));
+
+async function fetchBytes(url, sha256) {
+  const response = await fetch(url, { integrity: sri(sha256) });
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+// The top-level modules a script imports (`import a.b, c` / `from a import b`; relative imports
+// skipped). A plain scan of the text: it may see an import inside a string, which at worst loads
+// a package the page did not need, at start.
+function importedModules(source) {
+  const names = new Set();
+  for (const match of source.matchAll(/^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([^#\n;]+))/gm)) {
+    const modules = match[1] ? [match[1]] : match[2].split(",").map((part) => part.trim().split(/\s+/)[0]);
+    for (const module of modules) {
+      const top = module.split(".")[0];
+      if (top) names.add(top);
+    }
+  }
+  return names;
+}
+
+// agent-surface's dependency closure, from the lock: these are the packages kept off the boot.
+function closure(lock, roots) {
+  const seen = new Set();
+  const visit = (name) => {
+    const key = canonical(name);
+    const entry = Object.entries(lock.packages).find(([n]) => canonical(n) === key);
+    if (!entry || seen.has(entry[0])) return;
+    seen.add(entry[0]);
+    for (const dependency of entry[1].depends) visit(dependency);
+  };
+  roots.forEach(visit);
+  return seen;
+}
+
+// The boot plan: the lock as Pyodide gets it (agent-surface without its dependencies), the
+// packages loaded with the runtime (ours, data-packages, and agent-surface dependencies the
+// scripts import), the ones deferred to the background, and {import name: package} for the
+// dependencies not loaded yet (the first-import finder's map).
+function bootPlan(lock, sources) {
+  const own = lock.packages[OWN_PACKAGE];
+  if (!own) throw new Error(`pyodide-lock.json has no ${OWN_PACKAGE} (rebuild web/dist)`);
+  const deferredRoots = own.depends;
+  const deferred = closure(lock, deferredRoots);
+  const imported = new Set(sources.flatMap((source) => [...importedModules(source)]));
+  // Class-based components take their schemas from type hints, which pydantic turns into JSON
+  // Schema as the class is defined: load it with the runtime rather than on first import.
+  if (sources.some((source) => /\bAgentComponent\b/.test(source))) imported.add("pydantic");
+  const atBoot = [OWN_PACKAGE, ...extraPackages];
+  const onImport = {};
+  for (const name of deferred) {
+    const imports = lock.packages[name].imports ?? [];
+    if (imports.some((module) => imported.has(module))) atBoot.push(name);
+    for (const module of imports) onImport[module] = name;
+  }
+  const leanLock = { ...lock, packages: { ...lock.packages, [OWN_PACKAGE]: { ...own, depends: [] } } };
+  return { leanLock, atBoot, deferredRoots, onImport };
+}
+
+// Packages are passed to loadPyodide, which downloads them while the runtime compiles and boots
+// instead of after it. A wheel that fails (e.g. an integrity mismatch) does not reject the boot:
+// Pyodide logs why (console.error), so check that every requested package really got loaded.
 function checkLoaded(pyodide, names) {
   const loaded = new Set(Object.keys(pyodide.loadedPackages).map(canonical));
   const missing = names.filter((name) => !loaded.has(canonical(name)));
@@ -43,29 +122,83 @@ function checkLoaded(pyodide, names) {
   }
 }
 
+// module.attribute(...args) in Python, releasing the proxies it took to get there.
+function callPython(pyodide, module, attribute, ...args) {
+  const proxies = [pyodide.pyimport(module)];
+  for (const name of attribute.split(".")) proxies.push(proxies.at(-1)[name]);
+  try {
+    return proxies.at(-1)(...args);
+  } finally {
+    proxies.forEach((proxy) => proxy.destroy());
+  }
+}
+
+let deferredRoots = [];
+
 async function boot() {
   let start = performance.now();
-  const packages = ["agent-surface", ...extraPackages];
-  const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
-  const pyodide = await loadPyodide({ indexURL: PYODIDE_URL.href, packages });
-  checkLoaded(pyodide, packages);
+  const scripts = [...document.querySelectorAll('script[type="text/x-agent-surface"]')];
+  // The runtime module, the lock and the scripts' sources are fetched side by side.
+  const [{ loadPyodide }, lock, zipInfo, sources] = await Promise.all([
+    import(new URL("pyodide.mjs", PYODIDE_URL).href),
+    fetchLock(),
+    fetchZipInfo(),
+    Promise.all(scripts.map(pythonSource)),
+  ]);
+  timings.fetchMs = since(start); // the runtime module, the lock and the page's sources
+  const plan = bootPlan(lock, sources);
+  deferredRoots = plan.deferredRoots;
+  // Nothing but agent-surface at start: import it from its zip in place, so the boot never runs
+  // Pyodide's package loader (see agent_surface/cli/page_zip.py); otherwise install the wheels.
+  const zipped =
+    plan.atBoot.length === 1 && zipInfo?.wheel_sha256 === lock.packages[OWN_PACKAGE].sha256
+      ? fetchBytes(zipInfo.url, zipInfo.sha256)
+      : null;
+  const pyodide = await loadPyodide({
+    indexURL: PYODIDE_URL.href,
+    packageBaseUrl: PYODIDE_URL.href,
+    lockFileContents: plan.leanLock,
+    packages: zipped ? [] : plan.atBoot,
+  });
+  if (zipped) {
+    const path = `/lib/${zipInfo.url.split("/").pop()}`;
+    pyodide.FS.writeFile(path, await zipped);
+    callPython(pyodide, "sys", "path.append", path);
+  } else {
+    checkLoaded(pyodide, plan.atBoot);
+  }
+  window.agentSurface.loadedFrom = zipped ? "zip" : "wheel";
+  timings.runtimeMs = since(start); // fetches, then the runtime and our packages side by side
+  callPython(pyodide, "agent_surface.browser.packages", "load_on_import", JSON.stringify(plan.onImport));
   window.agentSurface.pyodide = pyodide;
-  timings.bootMs = since(start); // the runtime and our packages, loaded side by side
+  timings.bootMs = since(start); // all of the above, and agent_surface imported
 
   start = performance.now();
-  const scripts = document.querySelectorAll('script[type="text/x-agent-surface"]');
   for (const [index, script] of scripts.entries()) {
-    const source = await pythonSource(script);
     const filename = script.src || `<${location.pathname} script ${index + 1}>`;
-    await pyodide.runPythonAsync(source, { filename });
+    await pyodide.runPythonAsync(sources[index], { filename });
   }
   timings.scriptsMs = since(start);
   timings.readyMs = Math.round(performance.now()); // since navigation start
   return pyodide;
 }
 
+// After the first tools: agent-surface's dependencies the page has not loaded yet.
+async function completeLoading(pyodide) {
+  const start = performance.now();
+  try {
+    await pyodide.loadPackage(deferredRoots);
+  } finally {
+    callPython(pyodide, "agent_surface.browser.packages", "dependencies_loaded");
+  }
+  checkLoaded(pyodide, deferredRoots);
+  timings.completeMs = since(start);
+  return pyodide;
+}
+
 const ready = boot();
-window.agentSurface = { ready, pyodide: null, timings };
+const complete = ready.then(completeLoading);
+window.agentSurface = { ready, complete, pyodide: null, loadedFrom: null, timings };
 
 ready.then(
   (pyodide) => {
@@ -77,3 +210,10 @@ ready.then(
     document.dispatchEvent(new CustomEvent("agent-surface:error", { detail: { message, error } }));
   },
 );
+complete.catch((error) => {
+  // A failed start is reported above; this is a background load that failed after it.
+  ready.then(
+    () => console.error("agent-surface could not load its dependencies:", error),
+    () => {},
+  );
+});

@@ -3,7 +3,6 @@ WebMCP, plus hooks the benchmark drives (churn, memory checkpoints)."""
 
 import gc
 import json
-import tracemalloc
 
 import js
 from pyodide.ffi import create_proxy
@@ -65,6 +64,8 @@ async def churn(changes):
 
 def python_heap(start=False):
     """Bytes tracemalloc sees as live after a full collection (it starts tracing on first call)."""
+    import tracemalloc  # here, not at the top: its import (pickle) is ~60 ms of the page's startup
+
     if start and not tracemalloc.is_tracing():
         tracemalloc.start()
     gc.collect()

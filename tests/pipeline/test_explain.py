@@ -241,7 +241,7 @@ for info in pkgutil.walk_packages(agent_surface.__path__, "agent_surface."):
         importlib.import_module(info.name)
         loaded.append(info.name)
     except ImportError as exc:
-        if exc.name in ("js", "pyodide") or (exc.name or "").startswith(("js.", "pyodide.")):
+        if exc.name in ("js", "pyodide", "pyodide_js") or (exc.name or "").startswith(("js.", "pyodide.")):
             skipped.append(info.name)
         else:
             raise

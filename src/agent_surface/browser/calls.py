@@ -4,7 +4,9 @@ calls, with JSON text (not proxied objects) crossing the boundary both ways.
 Per call, nothing is proxied: the JS side stringifies the input, listens for its abort signal
 with a JS closure and tells Python by call id, and parses the JSON text Python answers. The
 coroutine starts eagerly inside the browser's call, so a call that never waits (most view
-calls) answers synchronously, with no event-loop hop before or after it.
+calls) answers synchronously, with no event-loop hop before or after it. Except while the loader
+is still loading agent-surface's deferred dependencies: a call may need one (jsonschema for an
+input the compiled check cannot prove valid), and only a task the loop runs can wait for it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..adapters.model_context import ToolCall, WebMcpTool
 from ..core.context import CancelSignal
 from .convert import js_to_json
 from .jsvalues import is_nullish
+from .packages import dependencies_pending
 from .proxies import destroy, make_proxy
 
 # ``entry(inputJson, callId, client, aborted, resolve, reject)`` answers JSON text now, or
@@ -77,7 +80,7 @@ class ToolEntry:
         if call.client is not None:
             call.request_user_interaction = _user_interaction(call.client)
         self._calls[call_id] = cancel
-        task = _start(self._run(call_id, tool_input, call))
+        task = _start(self._run(call_id, tool_input, call), eager=not dependencies_pending())
         if task.done():
             return _answer(task)  # settled without waiting: no promise hop back to JS
         task.add_done_callback(lambda done: _settle(done, resolve, reject))
@@ -100,10 +103,11 @@ class ToolEntry:
         self.execute = None
 
 
-def _start(coroutine: Coroutine[Any, Any, str]) -> asyncio.Task[str]:
-    """Run the coroutine now, inside the browser's call, up to its first real wait."""
+def _start(coroutine: Coroutine[Any, Any, str], eager: bool) -> asyncio.Task[str]:
+    """Run the coroutine now, inside the browser's call, up to its first real wait (``eager``),
+    or as a task of the loop."""
     loop = asyncio.get_event_loop()
-    if sys.version_info < (3, 12):  # no eager tasks (Pyodide runs 3.14)
+    if not eager or sys.version_info < (3, 12):  # no eager tasks (Pyodide runs 3.14)
         return loop.create_task(coroutine)
     # The browser called us directly, not through one of the loop's handles: claim the running
     # loop for this thread state as the WebLoop does before each handle, so the task's steps

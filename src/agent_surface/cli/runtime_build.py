@@ -6,7 +6,8 @@ Idempotent: every step skips work that is already done and says so.
     <web>/dist/pyodide/     Pyodide runtime (from npm ``pyodide``) and *our* pyodide-lock.json
     <web>/dist/pyscript/    PyScript (npm ``@pyscript/core`` dist/)
     <web>/dist/polyfill/    the WebMCP polyfill's IIFE bundle (npm ``@mcp-b/webmcp-polyfill``)
-    <web>/dist/wheels/      our wheel, the dependency wheels and the generated ``rpds`` shim wheel
+    <web>/dist/wheels/      our wheel, the dependency wheels and the generated ``rpds`` shim wheel,
+                            and our wheel as a zip pages import from in place (page_zip.py)
     <web>/dist/testing/     axe-core (npm ``axe-core``) for the accessibility tests; no page loads it
 
 The lock is Pyodide's shipped lock with every package we provide replaced or added, pointing at
@@ -28,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .page_zip import write_page_zip
 from .precompile import PrecompileError, precompile_wheels, record_line
 from .runtime_lock import PYTHON_VERSION, LockError, canonical, pyodide_lock
 
@@ -355,6 +357,10 @@ def build(
     except PrecompileError as exc:
         raise BuildError(str(exc)) from None
     write_lock(layout, served)
+    if write_page_zip(own, layout.dist):
+        say(f"wrote {own.name.split('-')[0]}-{own.name.split('-')[1]}.zip (the page imports it in place)")
+    else:
+        say("page zip up to date")
     say(f"done: {layout.dist.name} is ready")
 
 

@@ -1,0 +1,35 @@
+"""The startup benchmark's type-hinted page: the README's component (schemas from type hints, so
+pydantic is imported on the path to the first tool), exposed over WebMCP."""
+
+import js
+
+from agent_surface import (
+    AgentComponent,
+    Consumer,
+    action,
+    compile_manifest,
+    create_capability_authority,
+    create_registry,
+    observation,
+)
+from agent_surface.adapters.webmcp import create_webmcp_adapter
+
+
+class DevicesTable(AgentComponent, type="devices.table", description="The devices table"):
+    def __init__(self, rows: list[str]) -> None:
+        self.rows, self.selected = rows, []
+
+    @observation("Ids of the rows currently shown")
+    def visible_rows(self) -> list[str]:
+        return self.rows
+
+    @action("Select rows by id")
+    def select_rows(self, ids: list[str]) -> None:
+        self.selected = ids
+
+
+registry = create_registry(authority=create_capability_authority(compile_manifest([DevicesTable])))
+registry.register(DevicesTable(["dev-1", "dev-2"]))
+adapter = create_webmcp_adapter()
+await adapter.start(registry=registry, consumer=Consumer("bench-agent", "webmcp"))  # noqa: F704
+js.window.firstToolMs = js.performance.now()

@@ -1,0 +1,64 @@
+"""The lean boot's e2e page (run by web/agent-surface.js): raw JSON Schemas only, so the loader
+starts it with agent-surface alone, imported from its zip; pydantic and jsonschema arrive later
+(background load, or first import)."""
+
+import sys
+
+import js
+from pyodide.ffi import create_proxy
+
+from agent_surface import (
+    ActionContract,
+    ComponentContract,
+    Consumer,
+    compile_manifest,
+    create_capability_authority,
+    create_registry,
+)
+from agent_surface.adapters.webmcp import create_webmcp_adapter
+
+DEFERRED = ("pydantic", "pydantic_core", "jsonschema")
+at_start = sorted(name for name in DEFERRED if name in sys.modules)
+
+RENAME = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 20}},
+    "required": ["name"],
+    "additionalProperties": False,
+}
+LABEL = ComponentContract(
+    type="lean.label",
+    description="A label the agent may rename",
+    actions={"rename": ActionContract("Rename the label", input=RENAME)},
+)
+label = {"name": "start"}
+
+
+def rename(value, ctx):
+    label["name"] = value["name"]
+    return dict(label)
+
+
+registry = create_registry(authority=create_capability_authority(compile_manifest([LABEL])))
+registry.register(LABEL.bind(instance_id="main", actions={"rename": rename}))
+adapter = create_webmcp_adapter()
+await adapter.start(registry=registry, consumer=Consumer("lean-agent", "webmcp"))  # noqa: F704
+
+
+def loaded_now():
+    return ",".join(sorted(name for name in DEFERRED if name in sys.modules))
+
+
+def import_now(name):
+    """A synchronous JS -> Python call: Python cannot wait here."""
+    try:
+        __import__(name)
+        return "imported"
+    except ModuleNotFoundError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+js.window.leanAtStart = ",".join(at_start)
+js.window.leanFile = sys.modules["agent_surface"].__file__
+js.window.leanLoadedNow = create_proxy(loaded_now)
+js.window.leanImportNow = create_proxy(import_now)

@@ -1,0 +1,86 @@
+"""agent-surface's own dependencies loaded on first import, for a page booted without them.
+
+web/agent-surface.js boots a page with the agent-surface wheel alone (plus whatever the page's
+scripts import): a page whose schemas are raw JSON Schema never needs pydantic, and jsonschema is
+needed only for the first value the compiled check cannot prove valid. The loader loads them in
+the background once the first tools are registered; until then, the first import of one of their
+modules loads its lock package right there (``run_sync``: async code, or a page script run by the
+loader; both are entered through JSPI in Chromium). Where Python cannot wait (a synchronous JS
+callback), the import fails with a ModuleNotFoundError saying how to load the package at start;
+so while the background load runs, browser calls start as ordinary tasks, where Python can wait
+(``dependencies_pending``), instead of eagerly inside the browser's synchronous call.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+
+import pyodide_js
+from pyodide.ffi import can_run_sync, run_sync
+
+_pending = False  # between load_on_import and the loader's dependencies_loaded
+
+
+def dependencies_pending() -> bool:
+    """True while the loader is still loading agent-surface's deferred dependencies."""
+    return _pending
+
+
+def dependencies_loaded() -> None:
+    """Called by the loader once its background load has settled (loaded or failed)."""
+    global _pending
+    _pending = False
+
+
+class LoadOnImport(importlib.abc.MetaPathFinder):
+    """Loads a lock package the first time one of its top-level modules is imported."""
+
+    def __init__(self, packages: Mapping[str, str]) -> None:
+        self._packages = dict(packages)  # top-level import name -> lock package name
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        package = self._packages.get(fullname) if path is None else None
+        if package is None:
+            return None
+        if not can_run_sync():
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: its package {package!r} is loaded on first import only "
+                "where Python can wait (async code, page scripts); to load it at start, list it in "
+                f'data-packages: <script type="module" src=".../agent-surface.js" data-packages="{package}">',
+                name=fullname,
+            )
+        del self._packages[fullname]  # one attempt: a failed load is not retried on every import
+        try:
+            run_sync(pyodide_js.loadPackage(package))
+        except Exception as exc:
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: loading its package {package!r} failed: {exc}", name=fullname
+            ) from exc
+        importlib.invalidate_caches()
+        return importlib.machinery.PathFinder.find_spec(fullname)
+
+
+def load_on_import(packages_json: str) -> None:
+    """Install the finder for ``{import name: lock package}`` (JSON text, from the loader); until
+    ``dependencies_loaded()``, the dependencies count as pending."""
+    global _pending
+    packages = json.loads(packages_json)
+    if not isinstance(packages, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in packages.items()
+    ):
+        raise TypeError("load_on_import expects a JSON object of import name -> package name")
+    for finder in sys.meta_path:
+        if isinstance(finder, LoadOnImport):
+            sys.meta_path.remove(finder)
+            break
+    # After the path finders: only a module that is not installed (yet) reaches it.
+    sys.meta_path.append(LoadOnImport(packages))
+    _pending = bool(packages)

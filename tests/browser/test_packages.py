@@ -1,0 +1,113 @@
+"""agent_surface.browser.packages against fakes of Pyodide's run_sync/loadPackage: a module of a
+deferred package is loaded on its first import where Python can wait, fails clearly where it
+cannot, and a failed load is reported once, not retried on every import."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import pytest
+
+
+class FakePyodide:
+    """Installs ``<name>.py`` into ``site`` when its package is loaded (like Pyodide's loader)."""
+
+    def __init__(self, site: Path) -> None:
+        self.site = site
+        self.can_wait = True
+        self.loads: list[str] = []
+        self.fail = False
+
+    def loadPackage(self, name: str) -> Any:
+        self.loads.append(name)
+        if self.fail:
+            raise RuntimeError("NetworkError: HTTP 404")
+        for module in {"late-pkg": ["late_mod"], "other-pkg": ["other_mod"]}[name]:
+            (self.site / f"{module}.py").write_text(f"LOADED_BY = {name!r}\n")
+        return None  # run_sync's argument; the fake run_sync ignores it
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakePyodide]:
+    site = tmp_path / "site"
+    site.mkdir()
+    fake = FakePyodide(site)
+    ffi = ModuleType("pyodide.ffi")
+    ffi.can_run_sync = lambda: fake.can_wait  # type: ignore[attr-defined]
+    ffi.run_sync = lambda awaitable: awaitable  # type: ignore[attr-defined]
+    pyodide = ModuleType("pyodide")
+    pyodide.ffi = ffi  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pyodide", pyodide)
+    monkeypatch.setitem(sys.modules, "pyodide.ffi", ffi)
+    monkeypatch.setitem(sys.modules, "pyodide_js", SimpleNamespace(loadPackage=fake.loadPackage))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "agent_surface.browser.packages", raising=False)
+    saved = list(sys.meta_path)
+    packages = importlib.import_module("agent_surface.browser.packages")
+    packages.load_on_import(json.dumps({"late_mod": "late-pkg", "other_mod": "other-pkg"}))
+    yield fake
+    sys.meta_path[:] = saved
+    for name in ("late_mod", "other_mod"):
+        sys.modules.pop(name, None)
+
+
+def test_a_deferred_module_is_loaded_on_its_first_import(fake: FakePyodide) -> None:
+    late = importlib.import_module("late_mod")
+    assert late.LOADED_BY == "late-pkg"
+    importlib.import_module("late_mod")
+    assert fake.loads == ["late-pkg"]  # once: afterwards the path finders find it
+
+
+def test_modules_nobody_deferred_are_left_to_the_usual_error(fake: FakePyodide) -> None:
+    with pytest.raises(ModuleNotFoundError) as caught:
+        importlib.import_module("not_a_module_anywhere")
+    assert "data-packages" not in str(caught.value)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("late_mod.sub")  # a submodule is its parent's business
+    assert fake.loads == ["late-pkg"]  # the parent was loaded for it
+
+
+def test_where_python_cannot_wait_the_error_says_how_to_load_it_at_start(fake: FakePyodide) -> None:
+    fake.can_wait = False
+    with pytest.raises(ModuleNotFoundError) as caught:
+        importlib.import_module("late_mod")
+    message = str(caught.value)
+    assert caught.value.name == "late_mod"
+    assert "'late-pkg'" in message and 'data-packages="late-pkg"' in message
+    assert fake.loads == []
+    fake.can_wait = True  # later, from async code, it loads
+    assert importlib.import_module("late_mod").LOADED_BY == "late-pkg"
+
+
+def test_a_failed_load_is_a_typed_error_and_is_not_retried(fake: FakePyodide) -> None:
+    fake.fail = True
+    with pytest.raises(ModuleNotFoundError) as caught:
+        importlib.import_module("other_mod")
+    assert "loading its package 'other-pkg' failed" in str(caught.value)
+    assert isinstance(caught.value.__cause__, RuntimeError)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("other_mod")
+    assert fake.loads == ["other-pkg"]
+
+
+def test_installing_twice_keeps_one_finder(fake: FakePyodide) -> None:
+    packages = sys.modules["agent_surface.browser.packages"]
+    packages.load_on_import(json.dumps({"late_mod": "late-pkg"}))
+    assert sum(isinstance(f, packages.LoadOnImport) for f in sys.meta_path) == 1
+    with pytest.raises(TypeError):
+        packages.load_on_import(json.dumps(["late_mod"]))
+
+
+def test_dependencies_count_as_pending_until_the_loader_says_they_are_loaded(fake: FakePyodide) -> None:
+    packages = sys.modules["agent_surface.browser.packages"]
+    assert packages.dependencies_pending() is True  # the fixture installed a non-empty map
+    packages.dependencies_loaded()
+    assert packages.dependencies_pending() is False
+    packages.load_on_import("{}")  # nothing deferred: nothing to wait for
+    assert packages.dependencies_pending() is False
