@@ -161,20 +161,38 @@ def test_pyscript_runs_agent_surface_and_pydantic(open_page, record_timing, page
     assert run.console_errors == []
 
 
-@pytest.mark.allow_page_errors(
+_SRI_REFUSED = (
     r"^Failed to find a valid digest in the 'integrity' attribute for resource '.*/agent_surface-",
     r"^Fetch API cannot load .*/agent_surface-.*SRI's integrity checks failed",
     r"^agent-surface failed to start: Error: could not load agent-surface",
-    # Pyodide's own report while loading the packages it was given at boot:
-    r"^The following error occurred while loading agent-surface:",
-    r"^Failed to fetch$",
 )
-def test_lock_integrity_blocks_a_tampered_wheel(open_page, web_dist):
-    wheel = next((web_dist / "wheels").glob("agent_surface-*.whl"))
-    tampered = wheel.read_bytes() + b"\0"  # still a readable zip, but not the locked bytes
+
+
+@pytest.mark.parametrize(
+    "served",
+    [
+        pytest.param(
+            "whl",
+            marks=pytest.mark.allow_page_errors(
+                *_SRI_REFUSED,
+                # Pyodide's own report while loading the packages it was given at boot:
+                r"^The following error occurred while loading agent-surface:",
+                r"^Failed to fetch$",
+                # Without its zip (an older runtime) the loader installs the wheel:
+                r"^Failed to load resource: the server responded with a status of 404",
+            ),
+        ),
+        pytest.param("zip", marks=pytest.mark.allow_page_errors(*_SRI_REFUSED)),
+    ],
+)
+def test_integrity_blocks_a_tampered_agent_surface(open_page, web_dist, served):
+    file = next((web_dist / "wheels").glob(f"agent_surface-*.{served}"))
+    tampered = file.read_bytes() + b"\0"  # still a readable zip, but not the bytes the build wrote
 
     def tamper(run):
-        run.page.route(f"**/{wheel.name}", lambda route: route.fulfill(body=tampered))
+        run.page.route(f"**/{file.name}", lambda route: route.fulfill(body=tampered))
+        if served == "whl":  # the wheel is what the page loads only when there is no zip
+            run.page.route("**/agent-surface-zip.json", lambda route: route.fulfill(status=404))
 
     run = open_page(SMOKE, variant="plain", before_goto=tamper)
     run.page.wait_for_function("() => window.agentSurface")
@@ -187,30 +205,37 @@ def test_lock_integrity_blocks_a_tampered_wheel(open_page, web_dist):
 
 # Imports a module the page has not imported yet from each served wheel, counting what the import
 # system compiles from source: the build ships Pyodide-compiled bytecode, so nothing should be.
+# agent_surface comes from its zip (zipimport compiles a source with zipimport._compile_source).
 COMPILED_ON_IMPORT = """
-import importlib, importlib._bootstrap_external as external, json
+import importlib, importlib._bootstrap_external as external, json, sys, zipimport
 compiled = []
-original = external.SourceLoader.source_to_code
+original, original_zip = external.SourceLoader.source_to_code, zipimport._compile_source
 def counting(self, data, path, *args, **kwargs):
     compiled.append(path)
     return original(self, data, path, *args, **kwargs)
+def counting_zip(path, source):
+    compiled.append(path)
+    return original_zip(path, source)
 external.SourceLoader.source_to_code = counting
+zipimport._compile_source = counting_zip
 try:
     for name in ("agent_surface.explain", "pydantic.json_schema", "jsonschema.validators", "typing_extensions"):
         importlib.import_module(name)
 finally:
     external.SourceLoader.source_to_code = original
-json.dumps(compiled)
+    zipimport._compile_source = original_zip
+json.dumps([compiled, sys.modules["agent_surface.explain"].__file__])
 """
 
 
 def test_served_wheels_import_from_bytecode_compiled_at_build_time(open_page):
     run = open_page(SMOKE, variant="plain")
     run.wait_ready()
-    compiled = json.loads(
+    compiled, explain_file = json.loads(
         run.page.evaluate("(code) => window.agentSurface.pyodide.runPython(code)", COMPILED_ON_IMPORT)
     )
     assert compiled == []
+    assert explain_file.endswith(".zip/agent_surface/explain.pyc")  # zipimport used the pyc
     loaded = run.page.evaluate(
         "() => window.agentSurface.pyodide.runPython("
         "'import sys; sorted(m for m in (\"agent_surface.explain\", \"pydantic.json_schema\") if m in sys.modules)')"

@@ -52,10 +52,15 @@ async function fetchZipInfo() {
 
 const sri = (hex) => "sha256-" + btoa(String.fromCharCode(...hex.match(/../g).map((h) => parseInt(h, 16))));
 
-async function fetchBytes(url, sha256) {
-  const response = await fetch(url, { integrity: sri(sha256) });
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
+async function fetchZip(url, sha256) {
+  try {
+    const response = await fetch(url, { integrity: sri(sha256) });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    return new Uint8Array(await response.arrayBuffer());
+  } catch (error) {
+    // e.g. the browser's integrity check refused bytes other than the ones the build wrote
+    throw new Error(`could not load agent-surface from ${url}: ${error?.message ?? error}`);
+  }
 }
 
 // The top-level modules a script imports (`import a.b, c` / `from a import b`; relative imports
@@ -148,24 +153,28 @@ async function boot() {
   timings.fetchMs = since(start); // the runtime module, the lock and the page's sources
   const plan = bootPlan(lock, sources);
   deferredRoots = plan.deferredRoots;
-  // Nothing but agent-surface at start: import it from its zip in place, so the boot never runs
-  // Pyodide's package loader (see agent_surface/cli/page_zip.py); otherwise install the wheels.
+  // agent-surface is imported from its zip in place (see agent_surface/cli/page_zip.py): with
+  // nothing else to load at start the boot never runs Pyodide's package loader, and otherwise it
+  // unpacks one wheel less. Unless another package loaded at start depends on agent-surface: then
+  // the loader installs the wheel anyway.
+  const others = plan.atBoot.filter((name) => name !== OWN_PACKAGE);
   const zipped =
-    plan.atBoot.length === 1 && zipInfo?.wheel_sha256 === lock.packages[OWN_PACKAGE].sha256
-      ? fetchBytes(zipInfo.url, zipInfo.sha256)
+    zipInfo?.wheel_sha256 === lock.packages[OWN_PACKAGE].sha256 && !closure(lock, others).has(OWN_PACKAGE)
+      ? fetchZip(zipInfo.url, zipInfo.sha256)
       : null;
+  zipped?.catch(() => {}); // awaited (and so reported) after the boot; not unhandled before it
+  const packages = zipped ? others : plan.atBoot;
   const pyodide = await loadPyodide({
     indexURL: PYODIDE_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
     lockFileContents: plan.leanLock,
-    packages: zipped ? [] : plan.atBoot,
+    packages,
   });
+  checkLoaded(pyodide, packages);
   if (zipped) {
     const path = `/lib/${zipInfo.url.split("/").pop()}`;
     pyodide.FS.writeFile(path, await zipped);
     callPython(pyodide, "sys", "path.append", path);
-  } else {
-    checkLoaded(pyodide, plan.atBoot);
   }
   window.agentSurface.loadedFrom = zipped ? "zip" : "wheel";
   timings.runtimeMs = since(start); // fetches, then the runtime and our packages side by side
