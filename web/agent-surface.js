@@ -153,17 +153,16 @@ async function boot() {
   timings.fetchMs = since(start); // the runtime module, the lock and the page's sources
   const plan = bootPlan(lock, sources);
   deferredRoots = plan.deferredRoots;
-  // agent-surface is imported from its zip in place (see agent_surface/cli/page_zip.py): with
-  // nothing else to load at start the boot never runs Pyodide's package loader, and otherwise it
-  // unpacks one wheel less. Unless another package loaded at start depends on agent-surface: then
-  // the loader installs the wheel anyway.
-  const others = plan.atBoot.filter((name) => name !== OWN_PACKAGE);
+  // Nothing but agent-surface at start: import it from its zip in place, so the boot never runs
+  // Pyodide's package loader (see agent_surface/cli/page_zip.py). With other packages to load,
+  // the loader runs anyway and installing the wheel costs about what the zip saves (pydantic
+  // scans sys.path for plugins: through a zip that is zipfile's import and directory read).
   const zipped =
-    zipInfo?.wheel_sha256 === lock.packages[OWN_PACKAGE].sha256 && !closure(lock, others).has(OWN_PACKAGE)
+    plan.atBoot.length === 1 && zipInfo?.wheel_sha256 === lock.packages[OWN_PACKAGE].sha256
       ? fetchZip(zipInfo.url, zipInfo.sha256)
       : null;
   zipped?.catch(() => {}); // awaited (and so reported) after the boot; not unhandled before it
-  const packages = zipped ? others : plan.atBoot;
+  const packages = zipped ? [] : plan.atBoot;
   const pyodide = await loadPyodide({
     indexURL: PYODIDE_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
