@@ -59,6 +59,7 @@ def import_now(name):
 
 
 js.window.leanAtStart = ",".join(at_start)
+js.window.leanDataclassExec = getattr(__import__("dataclasses"), "exec", exec).__name__
 js.window.leanFile = sys.modules["agent_surface"].__file__
 js.window.leanLoadedNow = create_proxy(loaded_now)
 js.window.leanImportNow = create_proxy(import_now)

@@ -8,10 +8,15 @@ Public: the names in ``__all__`` here, and the modules the README lists under "P
 ``core`` package included, is internal: import it from here instead.
 """
 
+# ruff: noqa: E402 (the compiled dataclass code is switched on before the imports that use it)
+
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from .compat import import_jsonschema
+from .compat import import_jsonschema, use_compiled_dataclass_code
+
+use_compiled_dataclass_code()  # first: before any module below defines its dataclasses
+
 from .core import errors as _errors
 from .core.audit import AuditEvent, AuditSink, MemoryAuditSink, console_audit_sink, memory_audit_sink
 from .core.authoring import AgentComponent, action, observation

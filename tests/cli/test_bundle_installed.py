@@ -135,6 +135,7 @@ def test_bundle_from_a_pip_install_builds_the_runtime_in_its_cache(installed: Pa
         assert "agent_surface/cli/runtime_assets/agent-surface.js" in names
         assert "agent_surface-0.1.0.dist-info/entry_points.txt" in names
         assert "agent_surface/__pycache__/__init__.cpython-314.pyc" in names  # compiled by Pyodide
+        assert "agent_surface/dataclass_code.bin" in names  # so are dataclasses' generated methods
         assert not any(n.endswith(("INSTALLER", "direct_url.json")) for n in names)
         _record_is_valid(ours)
 

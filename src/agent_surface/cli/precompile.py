@@ -46,6 +46,36 @@ json.dumps(compiled)
 """
 
 
+# Node: boot the vendored Pyodide, import agent_surface from the wheel given as argv[3] (every
+# module a page can import without other packages) while recording the source text dataclasses
+# compiles for each class, and answer base64(MAGIC_NUMBER + marshal({text: code})) on stdout.
+_NODE_DATACLASS_CODE = """
+const { loadPyodide } = await import(process.argv[1] + "/pyodide.mjs");
+const { readFileSync } = await import("node:fs");
+const pyodide = await loadPyodide({ indexURL: process.argv[1] + "/", lockFileURL: process.argv[2] });
+pyodide.FS.writeFile("/tmp/agent_surface.whl", readFileSync(process.argv[3]));
+process.stdout.write(pyodide.runPython(`
+import base64, builtins, dataclasses, importlib, importlib.util, marshal, pkgutil, sys
+sys.path.insert(0, "/tmp/agent_surface.whl")
+compiled = {}
+def recording(source, globals=None, locals=None, /):
+    if type(source) is str:
+        compiled[source] = compile(source, "<string>", "exec", dont_inherit=True)
+    return builtins.exec(source, globals, locals)
+dataclasses.exec = recording
+import agent_surface
+for info in pkgutil.walk_packages(agent_surface.__path__, "agent_surface."):
+    if info.name.split(".")[1] in ("cli", "server", "compiler", "testing"):
+        continue
+    try:
+        importlib.import_module(info.name)
+    except Exception:
+        pass  # needs a package or a browser this build does not have: its classes compile in the page
+base64.b64encode(importlib.util.MAGIC_NUMBER + marshal.dumps(compiled)).decode()
+`));
+"""
+
+
 class PrecompileError(Exception):
     pass
 
@@ -98,8 +128,9 @@ def record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
-def _rewrite(wheel: Path, compiled: dict[str, bytes]) -> None:
-    """The wheel with the pycs added (and listed in its RECORD), replaced atomically."""
+def _rewrite(wheel: Path, compiled: dict[str, bytes], extra: dict[str, bytes] | None = None) -> None:
+    """The wheel with the pycs (and ``extra`` files by archive name) added and listed in its
+    RECORD, replaced atomically."""
     staged = wheel.with_suffix(".whl.tmp")
     with zipfile.ZipFile(wheel) as old, zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as new:
         record_name = next(n for n in old.namelist() if n.endswith(".dist-info/RECORD"))
@@ -107,13 +138,34 @@ def _rewrite(wheel: Path, compiled: dict[str, bytes]) -> None:
             if info.filename != record_name:
                 new.writestr(info, old.read(info.filename))
         added = []
-        for source, data in sorted(compiled.items()):
-            name = pyc_name(source)
+        files = {pyc_name(source): data for source, data in compiled.items()} | (extra or {})
+        for name, data in sorted(files.items()):
             new.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), data)
             added.append(record_line(name, data))
         record = old.read(record_name).decode().rstrip("\n").split("\n")
         new.writestr(old.getinfo(record_name), "\n".join([*record, *added]) + "\n")
     staged.replace(wheel)
+
+
+def add_dataclass_code(pyodide_dir: Path, lock_file: Path, wheel: Path, name: str) -> bool:
+    """Add ``name`` (see agent_surface.compat.DATACLASS_CODE) to our ``wheel``, compiled by
+    Pyodide's CPython; False when the wheel has it already."""
+    with zipfile.ZipFile(wheel) as archive:
+        if name in archive.namelist():
+            return False
+    node = shutil.which("node")
+    if node is None:
+        raise PrecompileError("node is not installed (it runs Pyodide to compile the wheels)")
+    result = subprocess.run(
+        [node, "--input-type=module", "-e", _NODE_DATACLASS_CODE]
+        + [str(p.resolve()) for p in (pyodide_dir, lock_file, wheel)],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise PrecompileError(f"compiling dataclass code with Pyodide failed:\n{result.stderr.strip()[-2000:]}")
+    _rewrite(wheel, {}, extra={name: base64.b64decode(result.stdout)})
+    return True
 
 
 def precompile_wheels(

@@ -29,8 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..compat import DATACLASS_CODE
 from .page_zip import write_page_zip
-from .precompile import PrecompileError, precompile_wheels, record_line
+from .precompile import PrecompileError, add_dataclass_code, precompile_wheels, record_line
 from .runtime_lock import PYTHON_VERSION, LockError, canonical, pyodide_lock
 
 
@@ -350,10 +351,12 @@ def build(
     own = own_wheel(layout)
     shim = build_rpds_shim(layout)
     served = [own, shim, *wheels_in_lock(layout)]
+    shipped_lock = layout.node_modules / "pyodide" / "pyodide-lock.json"
     try:
-        precompile_wheels(
-            layout.dist / "pyodide", layout.node_modules / "pyodide" / "pyodide-lock.json", served, say
-        )
+        precompile_wheels(layout.dist / "pyodide", shipped_lock, served, say)
+        code = f"agent_surface/{DATACLASS_CODE}"
+        if add_dataclass_code(layout.dist / "pyodide", shipped_lock, own, code):
+            say(f"dataclass code: compiled into {own.name} with Pyodide's CPython")
     except PrecompileError as exc:
         raise BuildError(str(exc)) from None
     write_lock(layout, served)

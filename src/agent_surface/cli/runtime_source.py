@@ -19,6 +19,7 @@ import zipfile
 from email.parser import Parser
 from pathlib import Path
 
+from ..compat import DATACLASS_CODE
 from .precompile import record_line
 from .runtime_build import BuildError, RuntimeLayout, build, npm_is_current, say, source_checkout
 
@@ -84,17 +85,15 @@ def installed_files() -> tuple[str, dict[str, bytes]]:
 
 
 def _holds(wheel: Path, files: dict[str, bytes]) -> bool:
-    """Whether ``wheel`` is these files plus only the bytecode precompile added (and its RECORD)."""
+    """Whether ``wheel`` is these files plus only the bytecode precompile added (the pycs and the
+    dataclass code, and its RECORD)."""
+    added = (".pyc", ".dist-info/RECORD", f"agent_surface/{DATACLASS_CODE}")
     try:
         with zipfile.ZipFile(wheel) as archive:
-            found = {
-                name: archive.read(name)
-                for name in archive.namelist()
-                if not name.endswith(".pyc") and not name.endswith(".dist-info/RECORD")
-            }
+            found = {name: archive.read(name) for name in archive.namelist() if not name.endswith(added)}
     except (OSError, zipfile.BadZipFile):
         return False
-    return found == {name: data for name, data in files.items() if not name.endswith(".dist-info/RECORD")}
+    return found == {name: data for name, data in files.items() if not name.endswith(added)}
 
 
 def repack_installed(layout: RuntimeLayout) -> Path:

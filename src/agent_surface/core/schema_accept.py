@@ -11,12 +11,12 @@ to the same Python types as in jsonschema (``isinstance`` of dict, list, str).
 
 from __future__ import annotations
 
-import numbers
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 Accept = Callable[[Any], bool]
+_NOT_NUMBERS = (str, dict, list, type(None))
 
 _ANNOTATIONS = frozenset({"description", "default", "examples", "title", "deprecated"})
 _EXACT_TYPES: dict[str, tuple[type, ...]] = {
@@ -130,9 +130,14 @@ def _bound(holds: Callable[[Any, Any], bool]) -> Callable[[Any, Mapping[str, Any
 
         # Booleans are not numbers to jsonschema; any other non-plain number is left to it.
         def accept(value: Any) -> bool:
-            if type(value) in (int, float):
+            kind = type(value)
+            if kind in (int, float):
                 return holds(value, constraint)
-            return type(value) is bool or not isinstance(value, numbers.Number)
+            if kind is bool or kind in _NOT_NUMBERS:
+                return True
+            import numbers  # only for values that are not plain JSON (off the page's start-up path)
+
+            return not isinstance(value, numbers.Number)
 
         return accept
 
