@@ -15,7 +15,7 @@ from agent_surface.adapters.webmcp import create_webmcp_adapter
 
 from .conftest import Start
 from .fakes import SHAPES, FakeClient, FakeModelContext, ToolResult, make_context
-from .surface import CONSUMER, App, make_app, started_events, turn
+from .surface import CONSUMER, DETAIL, PROCEDURES, App, make_app, started_events, turn
 
 WIPE = "view_devices__table__wipeFilters"
 WAIT = "view_devices__table__wait"
@@ -89,8 +89,28 @@ async def test_confirmation_denied_is_confirmation_invalid_and_never_retried(
     assert result.payload["retry"] == "no"
     assert app.calls["wipeFilters"] == 0
     await turn()
-    assert len(wipe_invocations(app)) == 2  # the first call and the one retry with evidence
+    assert len(wipe_invocations(app)) == 1  # the first call only: a denial is not retried
     assert app.registry.confirmations.pending() == []  # no new confirmation was opened
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+async def test_a_denial_after_the_surface_changed_is_still_a_denial(app: App, start: Start, shape: Shape) -> None:
+    """Not STALE_CAPABILITY ("refresh and retry"), which would send the agent back to ask the
+    person who just said no."""
+    # A destructive procedure (so its call is bound to the surface version it was discovered
+    # at), referenced with confirmation required.
+    purge = PROCEDURES["domain:devices.purge"].reference(confirmation="required")
+    app.registry.register(DETAIL.bind(observations={"summary": lambda ctx: "a device"}, procedures=[purge]))
+    _adapter, fake = await start(shape)
+    call = await begin(fake, "domain_devices__purge", {"ids": ["d1"]})
+    app.mount_panel()  # the surface changes while the person is deciding
+    await turn()
+    app.registry.confirmations.resolve(only_pending(app).confirmation_id, approved=False)
+    result = await finish(call)
+    assert result.code == "CONFIRMATION_INVALID"
+    assert result.payload["details"] == {"reason": "denied"}
+    assert result.payload["retry"] == "no"
+    assert app.calls["domain:devices.purge"] == 0
 
 
 @pytest.mark.parametrize("shape", SHAPES)

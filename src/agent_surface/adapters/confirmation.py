@@ -15,6 +15,7 @@ from ..core.consumer import Consumer
 from ..core.context import CancelSignal
 from ..core.errors import error
 from ..core.invocation import Invocation, InvocationResult
+from ..core.pipeline.failures import confirmation_invalid
 from ..core.registry import AgentSurfaceRegistry
 from .model_context import ToolCall
 
@@ -33,8 +34,9 @@ class InCallConfirmation:
     diagnose: Diagnose
 
     async def complete(self, request: Invocation, first: InvocationResult, call: ToolCall) -> InvocationResult:
-        """The call's outcome once the user decided: the retried invocation, or ``first`` when
-        the adapter stopped (nothing executes), or CANCELLED when the browser gave up."""
+        """The call's outcome once the user decided: the retried invocation (approved, or expired:
+        that restarts the cycle), CONFIRMATION_INVALID when denied (never retried), ``first``
+        when the adapter stopped (nothing executes), or CANCELLED when the browser gave up."""
         assert first.error is not None and first.error.details is not None
         cid = first.error.details.get("confirmationId")
         if not isinstance(cid, str):
@@ -51,9 +53,10 @@ class InCallConfirmation:
                 pending = confirmations.get(cid)
                 if pending is not None:
                     await self._prompt(cid, pending, call, give_up)
+            outcome = None
             if not give_up.aborted:
                 try:
-                    await confirmations.wait_for(cid, signal=give_up)
+                    outcome = await confirmations.wait_for(cid, signal=give_up)
                 except asyncio.CancelledError:
                     if not give_up.aborted:
                         raise
@@ -69,6 +72,17 @@ class InCallConfirmation:
                 request.capability_id,
                 self.registry.version,
                 error=error("CANCELLED", "The invocation was cancelled.", "yes"),
+            )
+        if outcome == "denied":
+            # A denial is final and never retried: retrying would answer with whatever phase
+            # fails first (a surface change since: STALE_CAPABILITY, "refresh and retry"),
+            # inviting the agent to ask the person again. The store has audited the denial.
+            return InvocationResult(
+                "error",
+                first.invocation_id,
+                request.capability_id,
+                self.registry.version,
+                error=confirmation_invalid("denied"),
             )
         retry = dataclasses.replace(request, confirmation_id=cid)
         return await self.registry.invoke(retry, consumer=self.consumer, signal=call.signal)
