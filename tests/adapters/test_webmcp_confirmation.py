@@ -94,65 +94,23 @@ async def test_confirmation_denied_is_confirmation_invalid_and_never_retried(
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-async def test_a_denial_after_a_remount_is_still_a_denial(app: App, start: Start, shape: Shape) -> None:
+async def test_a_denial_after_the_surface_changed_is_still_a_denial(app: App, start: Start, shape: Shape) -> None:
     """Not STALE_CAPABILITY ("refresh and retry"), which would send the agent back to ask the
     person who just said no."""
-    table = app.mount_table()
+    # A destructive procedure (so its call is bound to the surface version it was discovered
+    # at), referenced with confirmation required.
+    purge = PROCEDURES["domain:devices.purge"].reference(confirmation="required")
+    app.registry.register(DETAIL.bind(observations={"summary": lambda ctx: "a device"}, procedures=[purge]))
     _adapter, fake = await start(shape)
-    call = await begin(fake)
-    table.unregister()
-    app.mount_table()  # re-mounted while the person is deciding: a new registration
+    call = await begin(fake, "domain_devices__purge", {"ids": ["d1"]})
+    app.mount_panel()  # the surface changes while the person is deciding
     await turn()
     app.registry.confirmations.resolve(only_pending(app).confirmation_id, approved=False)
     result = await finish(call)
     assert result.code == "CONFIRMATION_INVALID"
     assert result.payload["details"] == {"reason": "denied"}
     assert result.payload["retry"] == "no"
-    assert app.calls["wipeFilters"] == 0
-
-
-def _mount_purge_confirmed(app: App) -> None:
-    """A destructive procedure (its call is bound to the surface version it was discovered at),
-    referenced with confirmation required."""
-    purge = PROCEDURES["domain:devices.purge"].reference(confirmation="required")
-    app.registry.register(DETAIL.bind(observations={"summary": lambda ctx: "a device"}, procedures=[purge]))
-
-
-@pytest.mark.parametrize("shape", SHAPES)
-async def test_a_surface_change_withdraws_the_request_of_a_version_guarded_call(
-    app: App, start: Start, shape: Shape
-) -> None:
-    """Approving it could only be refused, so the person is no longer asked: the request leaves
-    the pending set (the host's dialog drops it) and the call answers STALE_CAPABILITY."""
-    _mount_purge_confirmed(app)
-    _adapter, fake = await start(shape)
-    call = await begin(fake, "domain_devices__purge", {"ids": ["d1"]})
-    cid = only_pending(app).confirmation_id
-    app.mount_panel()  # the surface changes while the person is deciding
-    await turn()
-    assert app.registry.confirmations.pending() == []
-    assert any(
-        e.type == "confirmation-resolved" and e["confirmationId"] == cid and e["outcome"] == "expired"
-        for e in app.events
-    )
-    result = await finish(call)
-    assert result.code == "STALE_CAPABILITY"
     assert app.calls["domain:devices.purge"] == 0
-    assert app.registry.confirmations.resolve(cid, approved=True) is False  # nothing left to approve
-
-
-@pytest.mark.parametrize("shape", SHAPES)
-async def test_a_surface_change_leaves_other_requests_pending(app: App, start: Start, shape: Shape) -> None:
-    app.mount_table()
-    _adapter, fake = await start(shape)
-    call = await begin(fake)  # wipeFilters: not bound to the surface version
-    app.mount_panel()
-    await turn()
-    cid = only_pending(app).confirmation_id
-    app.registry.confirmations.resolve(cid, approved=True)
-    result = await finish(call)
-    assert result.code is None, result.payload
-    assert app.calls["wipeFilters"] == 1
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -14,9 +14,7 @@ from ..core.confirmation import PendingConfirmation
 from ..core.consumer import Consumer
 from ..core.context import CancelSignal
 from ..core.errors import error
-from ..core.events import SurfaceEvent
 from ..core.invocation import Invocation, InvocationResult
-from ..core.kinds import VERSION_GUARDED_EFFECTS
 from ..core.pipeline.failures import confirmation_invalid
 from ..core.registry import AgentSurfaceRegistry
 from .model_context import ToolCall
@@ -47,7 +45,7 @@ class InCallConfirmation:
         # The wait ends when the user decides, when the adapter stops, or when the browser
         # cancels the call (shape B's signal): a cancelled call must not hang until the TTL.
         give_up = CancelSignal()
-        removers = [self.stopped.add_listener(give_up.abort), self._withdraw_when_stale(request, cid)]
+        removers = [self.stopped.add_listener(give_up.abort)]
         if call.signal is not None:
             removers.append(call.signal.add_listener(give_up.abort))
         try:
@@ -88,21 +86,6 @@ class InCallConfirmation:
             )
         retry = dataclasses.replace(request, confirmation_id=cid)
         return await self.registry.invoke(retry, consumer=self.consumer, signal=call.signal)
-
-    def _withdraw_when_stale(self, request: Invocation, cid: str) -> Callable[[], None]:
-        """A version-guarded call cannot run once the surface changed: take its request back
-        from the person as soon as that happens (the retry then answers STALE_CAPABILITY),
-        rather than ask them to approve something that will be refused."""
-        pending = self.registry.confirmations.get(cid)
-        if pending is None or pending.effect not in VERSION_GUARDED_EFFECTS or request.surface_version is None:
-            return lambda: None
-        confirmations, discovered = self.registry.confirmations, request.surface_version
-
-        def on_event(event: SurfaceEvent) -> None:
-            if event.type == "surface-changed" and event.data.get("surfaceVersion") != discovered:
-                confirmations.withdraw(cid)
-
-        return self.registry.subscribe(on_event)
 
     async def _prompt(
         self, cid: str, pending: PendingConfirmation, call: ToolCall, give_up: CancelSignal

@@ -129,21 +129,6 @@ class ConfirmationController:
         self._settle(record, "approved" if approved else "denied")
         return True
 
-    def withdraw(self, confirmation_id: str) -> bool:
-        """Take a pending request back (it expires now): what it asks about can no longer run,
-        e.g. a version-guarded call after the surface changed. The host's UI stops showing it;
-        False if it is not pending any more."""
-        self._expire_due()
-        record = self._records.get(confirmation_id)
-        if record is None or record.status != "pending":
-            return False
-        if record.cancel_timer is not None:
-            record.cancel_timer()
-        record.status = "expired"
-        record.reason = "withdrawn"
-        self._settle(record, "expired")
-        return True
-
     async def wait_for(self, confirmation_id: str, *, signal: Any = None) -> Outcome:
         """Resolve when the request is approved, denied or expires.
 
