@@ -22,13 +22,12 @@ from typing import Any, Protocol, runtime_checkable
 from .errors import DefinitionError
 from .jsonvalue import FrozenDict, JsonValue, NotJsonError, freeze, json_size, thaw, to_json_value
 from .pointer import ROOT, json_pointer
-from .schema_accept import Accept, compile_accept
+from .schema_accept import ANNOTATIONS, Accept, compile_accept
 from .schema_formats import FORMAT_CHECKS
 
 MAX_SCHEMA_BYTES = 16_384
 MAX_SCHEMA_DEPTH = 8
 
-_ANNOTATIONS = frozenset({"description", "default", "examples", "title", "deprecated"})
 _KEYWORDS = (
     frozenset(
         {
@@ -56,7 +55,7 @@ _KEYWORDS = (
             "$ref",
         }
     )
-    | _ANNOTATIONS
+    | ANNOTATIONS
 )
 _TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 FORMATS = frozenset({"date-time", "date", "uuid", "email", "uri"})

@@ -18,7 +18,7 @@ from typing import Any
 Accept = Callable[[Any], bool]
 _NOT_NUMBERS = (str, dict, list, type(None))
 
-_ANNOTATIONS = frozenset({"description", "default", "examples", "title", "deprecated"})
+ANNOTATIONS = frozenset({"description", "default", "examples", "title", "deprecated"})  # never constrain a value
 _EXACT_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),
@@ -36,7 +36,7 @@ def compile_accept(schema: Any) -> Accept | None:
         return None
     checks: list[Accept] = []
     for keyword, constraint in schema.items():
-        if keyword in _ANNOTATIONS:
+        if keyword in ANNOTATIONS:
             continue
         compiler = _KEYWORDS.get(keyword)
         check = None if compiler is None else compiler(constraint, schema)
