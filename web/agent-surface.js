@@ -13,9 +13,9 @@
 // the page's scripts import them: they load in the background once the scripts have run, or on
 // their first import before that (agent_surface.browser.packages); and when agent-surface is all
 // a page loads at start, it is imported from a zip in place, without Pyodide's package loader.
-// Exposes window.agentSurface = { ready, complete, pyodide, loadedFrom, timings } and dispatches `agent-surface:ready` (detail: { pyodide,
-// timings }) or `agent-surface:error` (detail: { message, error }) on document; `complete`
-// resolves once the background loads are done too.
+// Exposes window.agentSurface = { ready, complete, pyodide, loadedFrom, timings } and dispatches
+// `agent-surface:ready` (detail: { pyodide, timings }) or `agent-surface:error` (detail:
+// { message, error }) on document; `complete` resolves once the background loads are done too.
 
 const PYODIDE_URL = new URL("./dist/pyodide/", import.meta.url);
 const ownScript = [...document.querySelectorAll("script[src]")].find(

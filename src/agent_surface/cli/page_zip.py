@@ -48,11 +48,15 @@ def page_zip_bytes(wheel: Path) -> bytes:
     return target.getvalue()
 
 
+def page_zip_name(wheel: Path) -> str:
+    """``agent_surface-<version>-py3-none-any.whl`` -> ``agent_surface-<version>.zip``."""
+    return f"agent_surface-{wheel.name.split('-')[1]}.zip"
+
+
 def write_page_zip(wheel: Path, dist: Path) -> bool:
     """Write the zip for ``wheel`` (in ``dist/wheels``) and its info file; False when up to date."""
-    version = wheel.name.split("-")[1]
     data = page_zip_bytes(wheel)
-    zip_path = dist / "wheels" / f"agent_surface-{version}.zip"
+    zip_path = dist / "wheels" / page_zip_name(wheel)
     info = {
         "file": f"../wheels/{zip_path.name}",  # resolved against the info file's URL, like the lock
         "sha256": hashlib.sha256(data).hexdigest(),

@@ -20,7 +20,10 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
+from ..compat import DATACLASS_CODE
+
 CACHE_TAG = "cpython-314"
+DATACLASS_CODE_MEMBER = f"agent_surface/{DATACLASS_CODE}"  # where our wheel carries it
 
 # Node: boot the vendored Pyodide (with the lock given as argv[2]: a first build has not written
 # its own yet), compile every {name, source} read from stdin as an unchecked hash-based pyc,
@@ -147,9 +150,10 @@ def _rewrite(wheel: Path, compiled: dict[str, bytes], extra: dict[str, bytes] | 
     staged.replace(wheel)
 
 
-def add_dataclass_code(pyodide_dir: Path, lock_file: Path, wheel: Path, name: str) -> bool:
-    """Add ``name`` (see agent_surface.compat.DATACLASS_CODE) to our ``wheel``, compiled by
-    Pyodide's CPython; False when the wheel has it already."""
+def add_dataclass_code(pyodide_dir: Path, lock_file: Path, wheel: Path) -> bool:
+    """Add DATACLASS_CODE_MEMBER (see agent_surface.compat.DATACLASS_CODE) to our ``wheel``,
+    compiled by Pyodide's CPython; False when the wheel has it already."""
+    name = DATACLASS_CODE_MEMBER
     with zipfile.ZipFile(wheel) as archive:
         if name in archive.namelist():
             return False

@@ -29,8 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..compat import DATACLASS_CODE
-from .page_zip import write_page_zip
+from .page_zip import page_zip_name, write_page_zip
 from .precompile import PrecompileError, add_dataclass_code, precompile_wheels, record_line
 from .runtime_lock import PYTHON_VERSION, LockError, canonical, pyodide_lock
 
@@ -354,16 +353,13 @@ def build(
     shipped_lock = layout.node_modules / "pyodide" / "pyodide-lock.json"
     try:
         precompile_wheels(layout.dist / "pyodide", shipped_lock, served, say)
-        code = f"agent_surface/{DATACLASS_CODE}"
-        if add_dataclass_code(layout.dist / "pyodide", shipped_lock, own, code):
+        if add_dataclass_code(layout.dist / "pyodide", shipped_lock, own):
             say(f"dataclass code: compiled into {own.name} with Pyodide's CPython")
     except PrecompileError as exc:
         raise BuildError(str(exc)) from None
     write_lock(layout, served)
-    if write_page_zip(own, layout.dist):
-        say(f"wrote {own.name.split('-')[0]}-{own.name.split('-')[1]}.zip (the page imports it in place)")
-    else:
-        say("page zip up to date")
+    written = write_page_zip(own, layout.dist)
+    say(f"wrote {page_zip_name(own)} (the page imports it in place)" if written else "page zip up to date")
     say(f"done: {layout.dist.name} is ready")
 
 

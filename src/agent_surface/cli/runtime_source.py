@@ -19,8 +19,7 @@ import zipfile
 from email.parser import Parser
 from pathlib import Path
 
-from ..compat import DATACLASS_CODE
-from .precompile import record_line
+from .precompile import DATACLASS_CODE_MEMBER, record_line
 from .runtime_build import BuildError, RuntimeLayout, build, npm_is_current, say, source_checkout
 
 DISTRIBUTION = "agent-surface"
@@ -87,7 +86,7 @@ def installed_files() -> tuple[str, dict[str, bytes]]:
 def _holds(wheel: Path, files: dict[str, bytes]) -> bool:
     """Whether ``wheel`` is these files plus only the bytecode precompile added (the pycs and the
     dataclass code, and its RECORD)."""
-    added = (".pyc", ".dist-info/RECORD", f"agent_surface/{DATACLASS_CODE}")
+    added = (".pyc", ".dist-info/RECORD", DATACLASS_CODE_MEMBER)
     try:
         with zipfile.ZipFile(wheel) as archive:
             found = {name: archive.read(name) for name in archive.namelist() if not name.endswith(added)}

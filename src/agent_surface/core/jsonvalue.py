@@ -221,6 +221,32 @@ def es_number(value: float) -> str:
     return sign + text
 
 
+def find_lone_surrogate(value: Any, parts: tuple[str | int, ...] = ()) -> tuple[tuple[str | int, ...], str, str] | None:
+    """Where the first lone surrogate of a JSON value is (no UTF-8 text can hold one): a string's
+    path, or for a member name its object's (so the pointer stays valid text), the character,
+    and what holds it ("a string" / "a member name"); None when there is none."""
+    if isinstance(value, str):
+        char = _first_lone_surrogate(value)
+        return None if char is None else (parts, char, "a string")
+    items: Any = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        char = _first_lone_surrogate(key) if isinstance(key, str) else None
+        if char is not None:
+            return parts, char, "a member name"
+        found = find_lone_surrogate(item, (*parts, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _first_lone_surrogate(text: str) -> str | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return text[exc.start]
+    return None
+
+
 def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -20,7 +20,16 @@ from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import DefinitionError
-from .jsonvalue import FrozenDict, JsonValue, NotJsonError, freeze, json_size, thaw, to_json_value
+from .jsonvalue import (
+    FrozenDict,
+    JsonValue,
+    NotJsonError,
+    find_lone_surrogate,
+    freeze,
+    json_size,
+    thaw,
+    to_json_value,
+)
 from .pointer import ROOT, json_pointer
 from .schema_accept import ANNOTATIONS, Accept, compile_accept
 from .schema_formats import FORMAT_CHECKS
@@ -296,7 +305,7 @@ class ModelSchema:
         except ValidationError as exc:
             # pydantic's parser refuses a lone surrogate escape ("\ud800", which JSON text and
             # JavaScript strings may hold) as unreadable JSON at the root: say what and where.
-            surrogate = _lone_surrogate(value) if exc.errors()[0]["type"] == "json_invalid" else None
+            surrogate = find_lone_surrogate(value) if exc.errors()[0]["type"] == "json_invalid" else None
             if surrogate is not None:
                 parts, char, what = surrogate
                 message = f"{what} with a lone surrogate (\\u{ord(char):04x}) is not valid Unicode text"
@@ -316,31 +325,6 @@ class ModelSchema:
         except (NotJsonError, ValueError, TypeError) as exc:
             return Invalid((Issue(ROOT, f"not JSON: {exc}"),))
         return Valid(parsed, plain)
-
-
-def _lone_surrogate(value: Any, parts: tuple[str | int, ...] = ()) -> tuple[tuple[str | int, ...], str, str] | None:
-    """Where the first lone surrogate is (a string's path, or for a member name its object's, so
-    the pointer stays valid text), the character, and what holds it."""
-    if isinstance(value, str):
-        char = _first_lone_surrogate(value)
-        return None if char is None else (parts, char, "a string")
-    items: Any = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        char = _first_lone_surrogate(key) if isinstance(key, str) else None
-        if char is not None:
-            return parts, char, "a member name"
-        found = _lone_surrogate(item, (*parts, key))
-        if found is not None:
-            return found
-    return None
-
-
-def _first_lone_surrogate(text: str) -> str | None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return text[exc.start]
-    return None
 
 
 def _pydantic_invalid(exc: Any) -> Invalid:

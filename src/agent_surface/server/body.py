@@ -14,6 +14,7 @@ import math
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ..core.jsonvalue import find_lone_surrogate
 from .errors import Refusal, invalid_input
 
 
@@ -98,23 +99,6 @@ class _Malformed(ValueError):
     pass
 
 
-def _has_lone_surrogate(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
-
-
 def _bad(message: str, issue: str) -> Refusal:
     return Refusal(invalid_input(message, [("/", issue)]))
 
@@ -138,7 +122,7 @@ def parse_json(raw: bytes, *, max_depth: int) -> Any:
         raise _bad("The request body is not valid JSON.", str(exc)) from None
     except (ValueError, RecursionError):
         raise _bad("The request body is not valid JSON.", "the body is not valid JSON") from None
-    if _has_lone_surrogate(value):
+    if find_lone_surrogate(value) is not None:
         raise _bad(
             "The request body holds a string with a lone surrogate, which is not valid Unicode.",
             "a string holds a lone surrogate (invalid Unicode)",
