@@ -113,3 +113,24 @@ def test_a_call_made_while_the_dependencies_still_load_waits_for_them(open_page)
     assert json.loads(answer["content"][0]["text"])["code"] == "INVALID_INPUT"
     page.evaluate("() => window.agentSurface.complete")
     assert run.console_errors == []
+
+
+def test_a_burst_of_odd_inputs_while_the_dependencies_load_is_answered_call_by_call(open_page):
+    """Sixty calls at once right after ready, most of them invalid: each gets its own typed
+    answer (jsonschema is imported once, after the background load), none fails in the page."""
+    run = open_page(LEAN, variant="webmcp")
+    run.wait_ready()
+    answers = run.page.evaluate(
+        """async () => {
+            const tool = (await document.modelContext.getTools()).find((t) => t.name.endsWith("rename"));
+            const inputs = [{name: ""}, {name: "x".repeat(50)}, {name: 5}, {}, {name: "ok", extra: 1},
+                            {name: "a\\ud800"}, {name: "ok"}];
+            const pending = !("completeMs" in window.agentSurface.timings);
+            const calls = Array.from({length: 60}, (_, i) => document.modelContext
+                .executeTool(tool, inputs[i % inputs.length])
+                .then((text) => JSON.parse(JSON.parse(text).content[0].text).code ?? "ok"));
+            return {pending, codes: [...new Set(await Promise.all(calls))].sort()};
+        }"""
+    )
+    assert answers["codes"] == ["INVALID_INPUT", "ok"], answers
+    assert run.console_errors == []

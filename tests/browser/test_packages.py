@@ -111,3 +111,15 @@ def test_dependencies_count_as_pending_until_the_loader_says_they_are_loaded(fak
     assert packages.dependencies_pending() is False
     packages.load_on_import("{}")  # nothing deferred: nothing to wait for
     assert packages.dependencies_pending() is False
+
+
+async def test_calls_wait_for_the_background_load_until_the_loader_says_it_settled(fake: FakePyodide) -> None:
+    import asyncio
+
+    packages = sys.modules["agent_surface.browser.packages"]
+    waiting = [asyncio.ensure_future(packages.dependencies_ready()) for _ in range(3)]
+    await asyncio.sleep(0)
+    assert not any(w.done() for w in waiting)
+    packages.dependencies_loaded()
+    await asyncio.gather(*waiting)
+    await packages.dependencies_ready()  # nothing pending: returns at once

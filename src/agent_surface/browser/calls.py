@@ -6,7 +6,8 @@ with a JS closure and tells Python by call id, and parses the JSON text Python a
 coroutine starts eagerly inside the browser's call, so a call that never waits (most view
 calls) answers synchronously, with no event-loop hop before or after it. Except while the loader
 is still loading agent-surface's deferred dependencies: a call may need one (jsonschema for an
-input the compiled check cannot prove valid), and only a task the loop runs can wait for it.
+input the compiled check cannot prove valid), so it runs as a task of the loop once they are in
+(calls arriving together would otherwise import the same package from several stacks at once).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..adapters.model_context import ToolCall, WebMcpTool
 from ..core.context import CancelSignal
 from .convert import js_to_json
 from .jsvalues import is_nullish
-from .packages import dependencies_pending
+from .packages import dependencies_pending, dependencies_ready
 from .proxies import destroy, make_proxy
 
 # ``entry(inputJson, callId, client, aborted, resolve, reject)`` answers JSON text now, or
@@ -93,6 +94,7 @@ class ToolEntry:
 
     async def _run(self, call_id: int, tool_input: Any, call: ToolCall) -> str:
         try:
+            await dependencies_ready()
             return json.dumps(await self._tool.execute(tool_input, call), separators=(",", ":"))
         finally:
             self._calls.pop(call_id, None)

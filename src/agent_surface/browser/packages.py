@@ -7,12 +7,13 @@ the background once the first tools are registered; until then, the first import
 modules loads its lock package right there (``run_sync``: async code, or a page script run by the
 loader; both are entered through JSPI in Chromium). Where Python cannot wait (a synchronous JS
 callback), the import fails with a ModuleNotFoundError saying how to load the package at start;
-so while the background load runs, browser calls start as ordinary tasks, where Python can wait
-(``dependencies_pending``), instead of eagerly inside the browser's synchronous call.
+so while the background load runs, browser calls start as ordinary tasks that wait for it
+(``dependencies_ready``) before they run, instead of eagerly inside the browser's synchronous call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -20,11 +21,13 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from types import ModuleType
+from typing import Any
 
 import pyodide_js
 from pyodide.ffi import can_run_sync, run_sync
 
 _pending = False  # between load_on_import and the loader's dependencies_loaded
+_waiters: list[asyncio.Future[None]] = []
 
 
 def dependencies_pending() -> bool:
@@ -32,10 +35,22 @@ def dependencies_pending() -> bool:
     return _pending
 
 
+async def dependencies_ready() -> None:
+    """Wait until the loader's background load has settled (at once when nothing is pending)."""
+    if _pending:
+        waiter = asyncio.get_running_loop().create_future()
+        _waiters.append(waiter)
+        await waiter
+
+
 def dependencies_loaded() -> None:
     """Called by the loader once its background load has settled (loaded or failed)."""
     global _pending
     _pending = False
+    for waiter in _waiters:
+        if not waiter.done():
+            waiter.set_result(None)
+    _waiters.clear()
 
 
 class LoadOnImport(importlib.abc.MetaPathFinder):
@@ -43,6 +58,7 @@ class LoadOnImport(importlib.abc.MetaPathFinder):
 
     def __init__(self, packages: Mapping[str, str]) -> None:
         self._packages = dict(packages)  # top-level import name -> lock package name
+        self._loading: dict[str, Any] = {}  # lock package -> its loadPackage promise, while pending
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
@@ -57,13 +73,20 @@ class LoadOnImport(importlib.abc.MetaPathFinder):
                 f'data-packages: <script type="module" src=".../agent-surface.js" data-packages="{package}">',
                 name=fullname,
             )
-        del self._packages[fullname]  # one attempt: a failed load is not retried on every import
+        # Another stack suspended in the same load (two tasks importing at once) waits for the
+        # same promise rather than failing; one attempt: a failed load is not retried.
         try:
-            run_sync(pyodide_js.loadPackage(package))
+            loading = self._loading.get(package)
+            if loading is None:
+                loading = self._loading[package] = pyodide_js.loadPackage(package)
+            run_sync(loading)
         except Exception as exc:
             raise ModuleNotFoundError(
                 f"No module named {fullname!r}: loading its package {package!r} failed: {exc}", name=fullname
             ) from exc
+        finally:
+            self._packages.pop(fullname, None)
+            self._loading.pop(package, None)
         importlib.invalidate_caches()
         return importlib.machinery.PathFinder.find_spec(fullname)
 
