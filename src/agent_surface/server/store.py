@@ -136,11 +136,13 @@ class SqliteInvocationStore:
         setup: Callable[[sqlite3.Connection], None] | None = None,
         pool_size: int = 4,
         busy_timeout_ms: int = 10_000,
+        pool_timeout: float = 10.0,
     ) -> None:
         self.path = str(path)
         # Each connection to ":memory:" is its own database: one connection serves them all.
         self._pool_size = 1 if self.path == MEMORY else max(1, pool_size)
         self._busy_timeout_ms = busy_timeout_ms
+        self._pool_timeout = pool_timeout
         self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._all: list[sqlite3.Connection] = []
         self._slots = threading.BoundedSemaphore(self._pool_size)
@@ -208,7 +210,9 @@ class SqliteInvocationStore:
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
-        self._slots.acquire()
+        # Never a hang: a call that waits too long for a connection is refused as transient.
+        if not self._slots.acquire(timeout=self._pool_timeout):
+            raise sqlite3.OperationalError("no free connection in the store's pool (pool_timeout)")
         try:
             try:
                 db = self._idle.get_nowait()
@@ -225,7 +229,7 @@ class SqliteInvocationStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as db, self._write_lock:
+        with self._connection() as db, self._writing():
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
@@ -236,6 +240,15 @@ class SqliteInvocationStore:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        if not self._write_lock.acquire(timeout=self._busy_timeout_ms / 1000):
+            raise sqlite3.OperationalError("database is locked (waited busy_timeout for this process's writer)")
+        try:
+            yield
+        finally:
+            self._write_lock.release()
 
     def close(self) -> None:
         with self._open_lock:
