@@ -92,8 +92,14 @@ class SiteFiles(StaticFiles):
 class ApiHeaders:
     """``/api`` answers are never cached or sniffed; a 401 names the scheme to use."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, flush: Callable[[], None] | None = None) -> None:
         self.app = app
+        self._flush = flush
+
+    def flush_audit(self) -> None:
+        """Write the counts of folded refusals now (tests, shutdown)."""
+        if self._flush is not None:
+            self._flush()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/api/"):
@@ -144,7 +150,11 @@ def create_app(
             Mount("/", SiteFiles(Path(root), private)),
         ]
     )
-    return ApiHeaders(app)
+    def flush() -> None:
+        procedures.flush_refusals()
+        store.run(audit.flush)
+
+    return ApiHeaders(app, flush)
 
 
 class DemoServer:

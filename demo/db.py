@@ -306,9 +306,9 @@ class Tx:
         )
         return int(cursor.lastrowid or 0)
 
-    def count_attempt(self, row_id: int) -> None:
-        """One more call stands behind the aggregated audit row ``row_id``."""
-        self._conn.execute("UPDATE audit SET attempts = attempts + 1 WHERE id = ?", (row_id,))
+    def count_attempt(self, row_id: int, attempts: int = 1) -> None:
+        """``attempts`` more calls stand behind the aggregated audit row ``row_id``."""
+        self._conn.execute("UPDATE audit SET attempts = attempts + ? WHERE id = ?", (attempts, row_id))
 
     # ---------------------------------------------------------------- metadata
     def meta(self, key: str) -> str | None:

@@ -391,7 +391,7 @@ class ProcedureServer:
 
     # ------------------------------------------------------------------ audit
 
-    def _record(self, call: _Call, outcome: Outcome, *, replayed: bool = False, repeats: int = 0) -> CallRecord:
+    def _record(self, call: _Call, outcome: Outcome, *, replayed: bool = False) -> CallRecord:
         error = outcome.body.get("error")
         code = error.get("code") if isinstance(error, dict) else None
         details = error.get("details") if isinstance(error, dict) else None
@@ -407,7 +407,6 @@ class ProcedureServer:
             input=call.input,
             confirmation_id=call.confirmation.id if call.confirmation else None,
             reason=reason if isinstance(reason, str) else None,
-            repeats=repeats,
         )
 
     def _write_audit(self, record: CallRecord, db: Any) -> None:
@@ -415,16 +414,31 @@ class ProcedureServer:
             self._audit(record, db)  # inside the call's transaction: a failure undoes the call
 
     async def _audit_refusal(self, call: _Call, refusal: Refusal) -> None:
-        repeats = 0
-        if self._audit is not None and refusal.error.code in RefusalSampler.CODES:
+        if self._audit is None:
+            return
+        outcome = Outcome(refusal.status, error_body(refusal.error), keep=False, record=False)
+        record: CallRecord | None = self._record(call, outcome)
+        if refusal.error.code in RefusalSampler.CODES:
             # Unknown and over-budget callers arrive at wire speed: not one audit row (one
             # database write) each, but one per caller, code and window, counting the rest.
-            sampled = self._sampler.admit(refusal.error.code, call.limit_key, time.monotonic())
-            if sampled is None:
-                return
-            repeats = sampled
-        outcome = Outcome(refusal.status, error_body(refusal.error), keep=False, record=False)
-        await self._audit_outside(self._record(call, outcome, repeats=repeats))
+            record = self._sampler.admit(refusal.error.code, call.limit_key, time.monotonic(), record)
+        if record is not None:
+            await self._audit_outside(record)
+
+    def flush_refusals(self) -> int:
+        """Audit the refusals held back by sampling now, one record per caller and code (the
+        background tick does this every ``prune_every`` seconds). Returns how many records."""
+        audit = self._audit
+        records = self._sampler.drain()
+        if audit is None or not records:
+            return 0
+
+        def write(db: Any) -> None:
+            for record in records:
+                audit(record, db)
+
+        self.store.run(write)
+        return len(records)
 
     async def _audit_replay(self, call: _Call, outcome: Outcome) -> None:
         await self._audit_outside(self._record(call, outcome, replayed=True))
@@ -442,27 +456,27 @@ class ProcedureServer:
 
     def _maybe_prune(self) -> None:
         """Start a background prune of old invocation records when one is due (never waits)."""
-        retention = self.limits.retention
-        forget = getattr(self.store, "forget_before", None)
-        if retention is None or not callable(forget):
-            return
         now = time.monotonic()
         if now < self._next_prune or not self._prune_lock.acquire(blocking=False):
             return
         self._next_prune = now + self.limits.prune_every
-        cutoff = self._clock() - retention
+        retention = self.limits.retention
+        cutoff = None if retention is None else self._clock() - retention
         threading.Thread(target=self._prune, args=(cutoff,), name="agent-surface-prune", daemon=True).start()
 
-    def _prune(self, cutoff: datetime) -> None:
+    def _prune(self, cutoff: datetime | None) -> None:
         try:
-            dropped = self.store.forget_before(cutoff)  # type: ignore[attr-defined]
+            self.flush_refusals()
+            forget = getattr(self.store, "forget_before", None)
+            if cutoff is not None and callable(forget):
+                dropped = forget(cutoff)
+                if dropped:
+                    log.info("dropped %d invocation records older than %s", dropped, cutoff.isoformat())
             idle = getattr(self.store, "forget_idle_buckets", None)
             if callable(idle):
                 idle(3600.0)
-            if dropped:
-                log.info("dropped %d invocation records older than %s", dropped, cutoff.isoformat())
         except Exception:
-            log.warning("could not prune old invocation records", exc_info=True)
+            log.warning("background upkeep failed (prune, refusal counts)", exc_info=True)
         finally:
             self._prune_lock.release()
 
