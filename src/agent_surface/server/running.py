@@ -159,10 +159,11 @@ def run(app: Any, **options: Any) -> None:
     config = server_config(app, **options)
     server = uvicorn.Server(config)
     if config.workers > 1:
-        sock = config.bind_socket()
+        if not isinstance(app, str):
+            raise ValueError("several workers need the app as an import string: run('pkg.module:app', workers=4)")
         from uvicorn.supervisors import Multiprocess
 
-        Multiprocess(config, target=server.run, sockets=[sock]).run()
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
     else:
         server.run()
 
