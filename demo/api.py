@@ -36,6 +36,7 @@ from agent_surface.server import (
     RateLimit,
     RateLimiter,
     Refusal,
+    SharedRateLimiter,
     execution_failed,
     not_authenticated,
     rate_limited,
@@ -237,7 +238,14 @@ class AppRoutes:
         self._store = store
         self._auth = authenticator
         self._audit = audit
-        self._limiter = RateLimiter(rate_limit)
+        # Held in the store when it can (every worker on one database spends one budget).
+        shared = callable(getattr(store.invocations, "take_token", None))
+        self._limiter: RateLimiter | SharedRateLimiter = (
+            SharedRateLimiter(rate_limit, store.invocations) if shared else RateLimiter(rate_limit)
+        )
+        self._transient: tuple[type[BaseException], ...] = tuple(
+            getattr(store.invocations, "transient_errors", (sqlite3.OperationalError,))
+        )
         self._clock = clock
 
     async def session(self, request: Request) -> Response:
@@ -255,7 +263,8 @@ class AppRoutes:
         params: Json = None
         try:
             session = self._auth.session(request.headers)
-            wait = self._limiter.take(rate_limit_key(session, request.client.host if request.client else "?"))
+            # The app's routes have their own budget beside the procedure server's ("app:" keys).
+            wait = self._limiter.take("app:" + rate_limit_key(session, request.client.host if request.client else "?"))
             if wait is not None:
                 raise Refusal(rate_limited(wait))
             if session is None:
@@ -272,8 +281,8 @@ class AppRoutes:
         except Refusal as refusal:
             self._refused(session, route, params, refusal)
             return refusal_response(refusal)
-        except sqlite3.OperationalError:
-            log.exception("storage busy or unavailable in %s", route.operation)
+        except self._transient:
+            log.warning("storage busy or unavailable in %s", route.operation, exc_info=True)
             return self._failed(session, route, transient=True)
         except Exception:  # a defect: still answer typed (and audit if possible), never drop the connection
             log.exception("unexpected error in %s", route.operation)
@@ -320,6 +329,6 @@ class AppRoutes:
         try:
             self._store.run(lambda tx: self._audit.write(tx, entry, authenticated=session is not None,
                                                          known_route=route.work is not None))
-        except (sqlite3.Error, ValueError):  # ValueError: text SQLite cannot store
+        except Exception:  # the store down, or text it cannot hold: the refusal is still answered
             log.exception("could not audit a refused call to %s", route.operation)
 

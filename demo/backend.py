@@ -3,8 +3,9 @@
 - ``/api/agent/...``: the library's :class:`~agent_surface.server.ProcedureServer` serving the
   devices procedures (``demo.procedures``) and their backend manifest;
 - ``/api/session``, ``/api/devices``, any other ``/api/...``: the app's own routes (``demo.api``);
-- everything else: the repository's static files (the page, ``web/dist``), never its private
-  files (dot-directories, the database).
+- everything else: the page's public files only (``index.html``, ``demo/app/``, ``web/dist/``, the
+  stylesheets and scripts directly in ``web/``), never the rest of the repository (sources, tests,
+  the seed with its tokens), dot-files or the database.
 
 ::
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -35,6 +37,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_surface.server import ProcedureServer, RateLimit, ServerLimits
+from agent_surface.server.running import server_config
 
 from .api import DEFAULT_RATE_LIMIT, AppRoutes, AuditLog, Authenticator
 from .db import MEMORY, Store
@@ -46,6 +49,11 @@ PROCEDURES_BASE = "/api/agent"
 MAX_BODY_BYTES = 16 * 1024
 ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]  # the routes answer 405 themselves
 PRIVATE_SUFFIXES = (".sqlite", ".sqlite3", ".db", "-wal", "-shm", "-journal")
+# What the page loads, and nothing else: files, folders (with everything below), and the file
+# suffixes allowed directly in ``web/``.
+PUBLIC_FILES = frozenset({"index.html", "demo/__init__.py"})
+PUBLIC_FOLDERS = (("demo", "app"), ("web", "dist"))
+PUBLIC_WEB_SUFFIXES = (".css", ".js")
 
 log = logging.getLogger("demo.backend")
 
@@ -55,8 +63,8 @@ def _utc_now() -> datetime:
 
 
 class SiteFiles(StaticFiles):
-    """The repository's files, read-only, revalidated on every load (edits show up on reload);
-    dot-files, dot-directories, ``demo/data`` and database files are never served."""
+    """The page's public files of the repository, read-only, revalidated on every load (edits
+    show up on reload); dot-files, dot-directories, ``demo/data`` and database files never."""
 
     def __init__(self, directory: Path, private: frozenset[Path]) -> None:
         super().__init__(directory=directory)
@@ -69,8 +77,15 @@ class SiteFiles(StaticFiles):
         return await super().get_response(path, scope)
 
     def _is_private(self, path: str) -> bool:
-        parts = Path(path).parts
-        if any(part.startswith(".") and part != "." for part in parts) or parts[:2] == ("demo", "data"):
+        parts = tuple(part for part in Path(path).parts if part != ".")
+        if any(part.startswith(".") for part in parts) or parts[:2] == ("demo", "data"):
+            return True
+        public = (
+            "/".join(parts) in PUBLIC_FILES
+            or any(parts[: len(folder)] == folder and len(parts) > len(folder) for folder in PUBLIC_FOLDERS)
+            or (len(parts) == 2 and parts[0] == "web" and parts[1].endswith(PUBLIC_WEB_SUFFIXES))
+        )
+        if not public:
             return True
         if path.endswith(PRIVATE_SUFFIXES):
             return True
@@ -141,15 +156,18 @@ def create_app(
     )
     routes = AppRoutes(store, authenticate, audit, rate_limit=rate_limit, clock=now)
     private = frozenset() if store.path == MEMORY else frozenset({Path(store.path).resolve()})
+    unknown_api = Route("/api/{rest:path}", routes.unknown, methods=ANY_METHOD)
+    unknown_api.path_regex = re.compile(unknown_api.path_regex.pattern, re.DOTALL)  # %0A too: typed 404
     app = Starlette(
         routes=[
             Route("/api/session", routes.session, methods=ANY_METHOD),
             Route("/api/devices", routes.devices, methods=ANY_METHOD),
-            Mount(PROCEDURES_BASE, procedures),
-            Route("/api/{rest:path}", routes.unknown, methods=ANY_METHOD),
+            procedures.mount(PROCEDURES_BASE),
+            unknown_api,
             Mount("/", SiteFiles(Path(root), private)),
         ]
     )
+    app.router.redirect_slashes = False  # a redirect would build its Location from the Host header
     def flush() -> None:
         procedures.flush_refusals()
         store.run(audit.flush)
@@ -165,12 +183,12 @@ class DemoServer:
         self.app = app
         self._socket = socket.create_server((host, port), backlog=LISTEN_BACKLOG)
         self.server_address: tuple[str, int] = self._socket.getsockname()[:2]
-        config = uvicorn.Config(
+        # The library's safe defaults: read deadlines, a bound on connections, no proxy headers.
+        config = server_config(
             app,
             log_level="warning" if quiet else "info",
             access_log=not quiet,
             lifespan="off",
-            timeout_keep_alive=5,
             timeout_graceful_shutdown=2,
         )
         self._server = uvicorn.Server(config)
