@@ -40,7 +40,7 @@ from agent_surface.server import ProcedureServer, RateLimit, ServerLimits
 from agent_surface.server.running import server_config
 
 from .api import DEFAULT_RATE_LIMIT, AppRoutes, AuditLog, Authenticator
-from .db import MEMORY, Store
+from .db import MEMORY, Store, is_postgres
 from .procedures import SERVED
 from .seed import open_seeded_store
 
@@ -155,7 +155,7 @@ def create_app(
         clock=now,
     )
     routes = AppRoutes(store, authenticate, audit, rate_limit=rate_limit, clock=now)
-    private = frozenset() if store.path == MEMORY else frozenset({Path(store.path).resolve()})
+    private = frozenset() if store.path == MEMORY or is_postgres(store.path) else frozenset({Path(store.path).resolve()})
     unknown_api = Route("/api/{rest:path}", routes.unknown, methods=ANY_METHOD)
     unknown_api.path_regex = re.compile(unknown_api.path_regex.pattern, re.DOTALL)  # %0A too: typed 404
     app = Starlette(
