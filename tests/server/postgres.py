@@ -24,10 +24,12 @@ import psycopg
 
 
 def postgres_bindir() -> Path:
-    found = shutil.which("pg_ctl")
-    if found:
-        return Path(found).parent
+    # Debian keeps the server binaries out of PATH, one folder per major version: the newest.
     candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(p.split("/")[4]))
+    if not candidates:
+        found = shutil.which("pg_ctl")
+        if found and shutil.which("initdb"):
+            return Path(found).parent
     if not candidates:
         raise RuntimeError(
             "PostgreSQL's server binaries (initdb, pg_ctl) are not installed: the store tests start a "
