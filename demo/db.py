@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 from agent_surface.server import InvocationStore, SqliteInvocationStore
 from agent_surface.server import open_store as open_invocation_store
+from agent_surface.server.stores import sqlite_path
 
 T = TypeVar("T")
 
@@ -400,6 +401,8 @@ def open_store(path: str | Path = DEFAULT_DB_PATH, *, reset: bool = False, pool_
     created if missing; seeding is :func:`demo.seed.seed_store`'s job.
     """
     target = str(path)
+    if target.startswith("sqlite:"):
+        target = sqlite_path(target)
     if is_postgres(target):
         if reset:
             _drop_postgres_tables(target)

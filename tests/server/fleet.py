@@ -63,6 +63,8 @@ def start_worker(database: str, *, workers: int = 1, rate_limit: str = "1000000/
         process.kill()
         raise RuntimeError(f"the demo did not start: {line!r}")
     worker = Worker(process, found[1])
+    # Keep reading what it prints (the access log): a full pipe would block its event loop.
+    threading.Thread(target=lambda: [None for _ in process.stdout or ()], daemon=True).start()
     deadline = time.monotonic() + 30
     while True:  # ready: the store answers (every worker of a shared socket opens its own pool)
         try:
