@@ -15,8 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_surface.server import StoreUnavailable
-from agent_surface.server.stores import StoreConfigError, sqlite_path, store_kind
+from agent_surface.server import StoreConfigError, StoreUnavailable, describe_dsn, sqlite_path, store_kind
 
 from .api import DEFAULT_RATE_LIMIT
 from .asgi import DATABASE_ENV, RATE_LIMIT_ENV, parse_rate_limit
@@ -103,11 +102,7 @@ def database_of(args: argparse.Namespace) -> str | Path:
 def shown(db: str | Path) -> str:
     """The database for the console: a DSN without its password."""
     text = str(db)
-    if store_kind_or_none(text) == "postgresql":
-        from agent_surface.server.store_postgres import describe_dsn
-
-        return "PostgreSQL " + describe_dsn(text)
-    return text
+    return describe_dsn(text) if store_kind_or_none(text) == "postgresql" else text
 
 
 def store_kind_or_none(text: str) -> str | None:
@@ -121,7 +116,7 @@ def serve_workers(args: argparse.Namespace, db: str | Path, rate_limit: object) 
     """Seed once here, then serve from ``args.workers`` processes sharing the database."""
     from uvicorn.supervisors import Multiprocess
 
-    from agent_surface.server.running import server_config
+    from agent_surface.server import server_config
 
     if str(db) == MEMORY:
         print("error: several workers need a database file or PostgreSQL, not :memory:", file=sys.stderr)

@@ -41,7 +41,6 @@ from agent_surface.server import (
     not_authenticated,
     rate_limited,
 )
-from agent_surface.server.ratelimit import TokenStore
 
 from .db import AuditEntry, DeviceFilter, Json, Principal, Store, Tx, canonical_json, iso
 from .errors import method_not_allowed, refusal_response, route_not_found
@@ -242,7 +241,7 @@ class AppRoutes:
         # Held in the store when it can (every worker on one database spends one budget).
         shared = callable(getattr(store.invocations, "take_token", None))
         self._limiter: RateLimiter | SharedRateLimiter = (
-            SharedRateLimiter(rate_limit, cast(TokenStore, store.invocations)) if shared else RateLimiter(rate_limit)
+            SharedRateLimiter(rate_limit, cast(Any, store.invocations)) if shared else RateLimiter(rate_limit)
         )
         self._transient: tuple[type[BaseException], ...] = tuple(
             getattr(store.invocations, "transient_errors", (sqlite3.OperationalError,))

@@ -36,8 +36,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent_surface.server import ProcedureServer, RateLimit, ServerLimits
-from agent_surface.server.running import server_config
+from agent_surface.server import ProcedureServer, RateLimit, ServerLimits, server_config
 
 from .api import DEFAULT_RATE_LIMIT, AppRoutes, AuditLog, Authenticator
 from .db import MEMORY, Store, is_postgres

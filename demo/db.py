@@ -23,9 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from agent_surface.server import InvocationStore, SqliteInvocationStore
+from agent_surface.server import InvocationStore, SqliteInvocationStore, sqlite_path
 from agent_surface.server import open_store as open_invocation_store
-from agent_surface.server.stores import sqlite_path
 
 T = TypeVar("T")
 

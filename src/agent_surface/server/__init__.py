@@ -43,6 +43,7 @@ from .errors import (
 )
 from .procedures import Caller, ConfirmationEvidence, Implementation, ProcedureCall, ServedProcedure, serve
 from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
+from .running import run, server_config
 from .store import (
     SCHEMA_VERSION,
     InvocationKey,
@@ -54,7 +55,7 @@ from .store import (
     StoreUnavailable,
     StoreVersionError,
 )
-from .stores import StoreConfigError, open_store
+from .stores import StoreConfigError, describe_dsn, open_store, sqlite_path, store_kind
 
 __all__ = [
     "READY_PATH",
@@ -84,6 +85,7 @@ __all__ = [
     "StoreVersionError",
     "VerifyConfirmation",
     "capability_error",
+    "describe_dsn",
     "error_body",
     "execution_failed",
     "invalid_input",
@@ -92,5 +94,9 @@ __all__ = [
     "open_store",
     "precondition_failed",
     "rate_limited",
+    "run",
     "serve",
+    "server_config",
+    "sqlite_path",
+    "store_kind",
 ]

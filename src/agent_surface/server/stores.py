@@ -50,6 +50,17 @@ def sqlite_path(dsn: str) -> str:
     return path
 
 
+def describe_dsn(dsn: str) -> str:
+    """The database a DSN names, for messages and logs: never its password."""
+    if store_kind(dsn) == "sqlite":
+        return f"SQLite file {sqlite_path(dsn)}"
+    parts = urlsplit(dsn)
+    database = unquote(parts.path.lstrip("/")) or "(default)"
+    where = f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
+    user = f" as user {unquote(parts.username)!r}" if parts.username else ""
+    return f"PostgreSQL database {database!r} on {where}{user}"
+
+
 def open_store(
     dsn: str,
     *,
@@ -77,4 +88,4 @@ def open_store(
     return PostgresInvocationStore(dsn, setup=setup, **sized, **options)
 
 
-__all__ = ["StoreConfigError", "open_store", "sqlite_path", "store_kind"]
+__all__ = ["StoreConfigError", "describe_dsn", "open_store", "sqlite_path", "store_kind"]
