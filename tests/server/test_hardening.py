@@ -225,3 +225,30 @@ def test_the_servers_approval_window_is_the_pages(app: Any) -> None:
         assert error_of(disable(-90))["code"] == "CONFIRMATION_INVALID"  # far in the future
         assert disable(100).status_code == 200  # still inside the page's window
     assert DISABLE.id and NOTE.id
+
+
+def test_a_flood_of_refused_anonymous_calls_is_not_a_database_write_each(tmp_path: Path) -> None:
+    path = tmp_path / "app.sqlite3"
+    server = make_server(path, rate_limit=RateLimit(burst=5, per_second=0.01))
+    def counting(db: Any) -> None:
+        db.execute("CREATE TABLE writes (n INTEGER)")
+        for event in ("INSERT", "UPDATE"):
+            db.execute(f"CREATE TRIGGER count_{event} AFTER {event} ON agent_surface_rate_limits"
+                       " BEGIN INSERT INTO writes VALUES (1); END")
+
+    server.store.run(counting)
+    with safely_served(server) as (host, port), httpx.Client() as http:
+        statuses = [
+            http.post(f"http://{host}:{port}/procedures/notes.add", content=b"{}",
+                      headers={"Content-Type": "application/json"}).status_code
+            for _ in range(200)
+        ]
+    assert statuses[:5] == [401] * 5 and set(statuses[5:]) == {429}
+    server.flush_refusals()
+
+    def count(sql: str) -> int:
+        return int(server.store.run(lambda db: db.execute(sql).fetchone()[0]))
+
+    assert count("SELECT count(*) FROM writes") <= 5  # the shared bucket is asked only while it could allow
+    rows = server.store.run(lambda db: db.execute("SELECT outcome FROM audit").fetchall())
+    assert len(rows) <= 4  # one record per code and window, plus the flushed counts

@@ -70,3 +70,33 @@ def test_four_workers_one_postgres_with_a_killed_worker_and_a_database_restart(p
         assert records == total
     finally:
         store.close()
+
+
+def test_the_demo_with_four_workers_behind_one_socket_applies_each_call_once(postgres: PostgresServer) -> None:
+    dsn = postgres.create_database("shared")
+    worker = start_worker(dsn, workers=4)  # `python -m demo --database postgresql://... --workers 4`
+    try:
+        run = run_clients(lambda: [worker.url], clients=20, calls=6)
+    finally:
+        worker.stop()
+    assert run.failed_calls == [] and run.untyped_failures == [] and run.replay_mismatches == []
+    store = open_store(dsn)
+    try:
+        assert applied_once(store.fetch_all, run) == ([], [])
+    finally:
+        store.close()
+
+
+def test_the_demo_refuses_to_start_on_an_unreachable_database_naming_it_without_the_password() -> None:
+    import subprocess
+    import sys
+
+    from .fleet import ROOT
+
+    done = subprocess.run(
+        [sys.executable, "-m", "demo", "--database", "postgresql://svc:hunter2@127.0.0.1:1/devices", "--no-build"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1
+    assert "127.0.0.1:1" in done.stderr and "'devices'" in done.stderr
+    assert "hunter2" not in done.stderr + done.stdout
