@@ -255,7 +255,10 @@ class ProcedureServer:
         if self._limiter is not None:
             limiter = self._limiter
             try:
-                wait = await run_in_threadpool(limiter.take, call.limit_key)
+                if isinstance(limiter, RateLimiter):  # in memory: no thread needed
+                    wait = limiter.take(call.limit_key)
+                else:
+                    wait = await run_in_threadpool(limiter.take, call.limit_key)
             except self._transient:
                 log.warning("rate limit: the store is busy or unavailable", exc_info=True)
                 raise Refusal(execution_failed(transient=True)) from None
