@@ -258,6 +258,17 @@ def test_every_process_on_the_store_spends_one_rate_limit_budget(store: Any, dsn
         other.close()  # type: ignore[attr-defined]
 
 
+def test_concurrent_takes_from_two_processes_worth_of_stores_never_exceed_the_burst(store: Any, dsn: str) -> None:
+    other = open_store(dsn)
+    try:
+        limit = RateLimit(burst=25, per_second=0.001)
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda n: (store, other)[n % 2].take_token("caller:z", limit), range(80)))
+        assert answers.count(None) == 25  # one budget, spent exactly once per allowed call
+    finally:
+        other.close()  # type: ignore[attr-defined]
+
+
 # ---------------------------------------------------------------- through the procedure server
 
 

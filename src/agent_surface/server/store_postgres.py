@@ -150,7 +150,11 @@ class PostgresInvocationStore:
             raise StoreUnavailable(
                 f"cannot connect to PostgreSQL {self.dsn_description}: {_scrub(str(exc), dsn)}"
             ) from None
-        self._pool.open(wait=True, timeout=connect_timeout + 1)
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout + 1)
+        except PoolTimeout:
+            self._pool.close()
+            raise StoreUnavailable(f"cannot open a connection pool to PostgreSQL {self.dsn_description}") from None
         try:
             self._migrate(setup)
         except BaseException:
@@ -277,16 +281,13 @@ class PostgresInvocationStore:
         """Spend one call of ``key``'s bucket, shared by every process on this database: None if
         allowed, else milliseconds until one is. One short statement; the database's clock."""
 
-        def take(db: psycopg.Connection[Any]) -> tuple[bool, float]:
-            row = db.execute(
+        # One statement, atomic on its own: no BEGIN/COMMIT round trips (autocommit connections).
+        with self._pool.connection() as db, db.cursor(row_factory=tuple_row) as cur:
+            row = cur.execute(
                 _TAKE, {"key": key, "burst": float(limit.burst), "rate": float(limit.per_second)}
             ).fetchone()
-            assert row is not None
-            if isinstance(row, dict):
-                return bool(row["allowed"]), float(row["tokens"])
-            return bool(row[0]), float(row[1])
-
-        allowed, tokens = self.run(take)
+        assert row is not None
+        allowed, tokens = bool(row[0]), float(row[1])
         return None if allowed else max(1, math.ceil((1.0 - tokens) / limit.per_second * 1000))
 
     def forget_before(self, moment: datetime) -> int:
