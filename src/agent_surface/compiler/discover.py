@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from ..core.authoring import AgentComponent
-from ..core.contracts import ComponentContract, ProcedureContract
+from .._core.contracts import ComponentContract, ProcedureContract
+from .._core.contracts.authoring import AgentComponent
 from .config import ProjectConfig
 from .errors import CompileError, Problem
 

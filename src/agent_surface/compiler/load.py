@@ -14,8 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.authority import CapabilityAuthority, create_capability_authority
-from ..core.errors import AuthorityError
+from .._core.contracts.authority import CapabilityAuthority, create_capability_authority
+from .._core.errors import AuthorityError
 
 
 def parse_contract(source: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any, Literal, TypeAlias
 
-from ..core.authority import compile_manifest
-from ..core.contracts import ActionContract, ComponentContract, ObservationContract, ProcedureContract
-from ..core.jsonvalue import JsonValue, canonical_json, digest
+from .._core.contracts import ActionContract, ComponentContract, ObservationContract, ProcedureContract
+from .._core.contracts.authority import compile_manifest
+from .._core.jsonvalue import JsonValue, canonical_json, digest
 from .config import ProjectConfig
 from .discover import Declaration
 
