@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .. import ActionContext, ProcedureContract, compile_manifest
+from .._core.errors import AgentSurfaceError
 from .._core.jsonvalue import JsonValue
 from .agreement import BackendContractError, ContractDisagreement, compare, procedure_contracts
 from .responses import failure, output_of, transport_failed
@@ -26,7 +27,7 @@ log = logging.getLogger("agent_surface.bridge")
 Headers = Mapping[str, str] | Callable[[], Mapping[str, str]]
 
 
-class BackendUnavailableError(RuntimeError):
+class BackendUnavailableError(AgentSurfaceError, RuntimeError):
     """The backend manifest could not be fetched or read (at page start: fail loudly)."""
 
 
