@@ -16,8 +16,6 @@ import js
 from pyodide.http import pyfetch
 
 from agent_surface import (
-    ActionContext,
-    CancelSignal,
     CapabilityFailure,
     Consumer,
     PendingConfirmation,
@@ -82,15 +80,8 @@ async def human_api(procedure: str, payload: dict[str, Any]) -> None:
     an invocation id of their own. Every refusal (rate limit, permission, conflict, network) is
     shown, never swallowed."""
     procedure_id = f"domain:{procedure}"
-    ctx = ActionContext(
-        capability_id=procedure_id,
-        registration_id="console-ui",
-        consumer=Consumer("person", "other"),  # the person, not an agent
-        invocation_id=f"ui-{js.crypto.randomUUID()}",
-        signal=CancelSignal(),
-    )
     try:
-        output = await person_bridge(procedure_id, payload, ctx)
+        output = await person_bridge.call(procedure_id, payload, invocation_id=f"ui-{js.crypto.randomUUID()}")
     except CapabilityFailure as refusal:  # already agent-safe: the bridge keeps only typed fields
         state.tell(f"Refused: {refusal.error.message}", "error")
         return

@@ -69,6 +69,21 @@ async def test_a_call_from_the_page_applies_once_under_the_pages_invocation_id(
     assert rows(db_path, "SELECT count(*) FROM notes") == [(1,)]
 
 
+async def test_the_apps_own_buttons_call_a_procedure_with_bridge_call(backend: str, db_path: Path) -> None:
+    """``bridge.call``: the person's own calls, outside the agent surface, on the same wire."""
+    alice = BackendBridge(backend, headers={"Authorization": "Bearer tok-alice"})
+    renamed = await alice.call(RENAME.id, {"deviceId": "acme-1", "name": "by hand"}, invocation_id="ui-1")
+    assert renamed == {"id": "acme-1", "name": "by hand"}
+    assert await alice.call(RENAME.id, {"deviceId": "acme-1", "name": "by hand"}, invocation_id="ui-1") == renamed
+    with pytest.raises(CapabilityFailure) as refused:
+        await alice.call(RENAME.id, {"deviceId": "globex-1", "name": "x"})  # a fresh id each call
+    assert refused.value.error.code == "PRECONDITION_FAILED"
+    with pytest.raises(CapabilityFailure) as conflict:
+        await alice.call(RENAME.id, {"deviceId": "acme-1", "name": "other"}, invocation_id="ui-1")
+    assert conflict.value.error.code == "INVOCATION_CONFLICT"
+    await alice.aclose()
+
+
 async def test_the_pages_confirmation_evidence_reaches_the_server(bridge: BackendBridge, db_path: Path) -> None:
     registry = await page(bridge)
     asked = await invoke(registry, DISABLE.id, invocationId="inv_disable")
