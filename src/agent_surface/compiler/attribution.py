@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import metadata
@@ -61,7 +62,7 @@ class DistributionIndex:
         self._cache: dict[str, Shipper | None] = {}
 
     @cached_property
-    def _by_package(self) -> dict[str, list[str]]:
+    def _by_package(self) -> Mapping[str, list[str]]:
         return metadata.packages_distributions()
 
     @cached_property

@@ -153,6 +153,17 @@ def _declaration(subject: str, old: Mapping[str, Any], new: Mapping[str, Any], o
                 f"{origin_new.get('module')}:{origin_new.get('name')}",
             )
         )
+    shipped_old, shipped_new = origin_old.get("distribution"), origin_new.get("distribution")
+    if shipped_old != shipped_new:
+        # Who ships the declaration changed: a dependency now decides what it is (or no longer does).
+        out.append(
+            Finding(
+                subject,
+                "contributor-changed",
+                "widening" if shipped_new is not None else "narrowing",
+                f"{shipped_old or 'app'} → {shipped_new or 'app'}",
+            )
+        )
     if old_body.get("kind") == "component":
         _neutral(
             subject, "description-changed", old_body.get("description"), new_body.get("description"), out
