@@ -117,7 +117,9 @@ def _contract(app: Path) -> dict[str, object]:
 # --------------------------------------------------------------- the compiler and the CLI
 
 
-def test_the_installed_distribution_is_found_and_attributed_by_name_and_version(venv: Venv, app: Path) -> None:
+def test_the_installed_distribution_is_found_and_attributed_by_name_and_version(
+    venv: Venv, app: Path
+) -> None:
     probe = "import acme_widgets, sys; print(acme_widgets.__file__)"
     assert "site-packages" in _ok(venv.run(["-c", probe], app))  # really the installed copy
 
@@ -190,7 +192,9 @@ def test_a_changed_contribution_fails_distinctly_naming_both_digests(
     report = json.loads(result.stdout)
     (failure,) = [f for f in report["failures"] if f.startswith("external:")]
     assert "has not approved" not in failure  # not a new contributor: a changed one
-    assert failure.startswith("external: acme-widgets 1.1.0 changed what it contributes since the app approved it")
+    assert failure.startswith(
+        "external: acme-widgets 1.1.0 changed what it contributes since the app approved it"
+    )
     assert f"approved {approved}, now {report['contributors'][0]['contractDigest']}" in failure
     assert report["contributors"][0]["status"] == "changed"
     # The integrity section names what changed, so the review has something to read.
@@ -212,6 +216,7 @@ def test_a_malformed_approval_exits_2_instead_of_being_dropped(venv: Venv, app: 
 
 
 # --------------------------------------------------------------- the page and the toolset
+
 
 def _page(venv: Venv, app: Path) -> dict[str, object]:
     return json.loads(_ok(venv.run(["agent_loop.py"], app)))  # type: ignore[no-any-return]
