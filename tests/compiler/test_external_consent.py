@@ -202,9 +202,19 @@ def test_an_approval_listing_other_capabilities_exits_2(
     assert "not listed: ['view:gauges.gauge.reading']" in capsys.readouterr().out
 
 
-def test_the_demo_and_an_app_of_its_own_have_no_contributors(tmp_path: Path) -> None:
-    document = _document(copy_shop(tmp_path / "shop"))
+def test_an_app_of_its_own_has_no_contributors_and_a_leftover_approval_is_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = copy_shop(tmp_path / "shop")
+    document = _document(root)
     assert "external" not in document  # the field is there only when someone contributes
+    _approve(root, f'digest = "{DIGEST}"')
+    assert _document(root) == document  # an approval of nobody changes nothing
+    assert main(["--root", str(root), "snapshot"]) == 0
+    assert main(["--root", str(root), "check", "--plain", "--detail"]) == 0  # not a failure
+    assert "gauge-kit: approved in pyproject.toml but contributes nothing now" in capsys.readouterr().out
+    assert main(["--root", str(root), "approve"]) == 0
+    assert "(none does)" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------ attribution of real distributions

@@ -114,6 +114,9 @@ def build_report(
         failures=tuple(failures),
         contributors=contributors,
         document=compiled.document,
+        unused_approvals=tuple(
+            sorted(set(compiled.config.approvals) - {c.distribution for c in contributors})
+        ),
     )
 
 

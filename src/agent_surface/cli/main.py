@@ -178,7 +178,8 @@ def approve(root: Path, names: list[str], out: TextIO, err: TextIO) -> int:
         )
         return 2
     if not chosen:
-        print("# every installed distribution that contributes capabilities is approved", file=out)
+        said = "is approved" if contributors else "(none does)"
+        print(f"# every installed distribution that contributes capabilities {said}", file=out)
         return 0
     print("\n".join(approval_text(document, c) for c in chosen), end="", file=out)
     return 0

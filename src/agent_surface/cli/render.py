@@ -67,6 +67,10 @@ def contributor_lines(report: Report) -> list[str]:
             "changed": f"CHANGED since approved (approved {c.expected_digest}, now {c.contract_digest})",
         }[c.status]
         lines.append(f"{c.distribution} {c.version}: {count} capabilities · {state}")
+    lines += [
+        f"{name}: approved in pyproject.toml but contributes nothing now (the approval can go)"
+        for name in report.unused_approvals
+    ]
     return lines
 
 
@@ -86,8 +90,9 @@ def _contributed(report: Report) -> str:
         return ""
     count = sum(1 for r in report.rows if r.external)
     pending = sum(1 for c in report.contributors if c.status != "approved")
+    shippers = len(report.contributors)
     return (
-        f" · {count} contributed by {len(report.contributors)} installed distributions"
+        f" · {count} contributed by {shippers} installed distribution{'s' if shippers != 1 else ''}"
         + (f", {pending} not approved" if pending else "")
     )
 
@@ -137,7 +142,7 @@ def render_md(report: Report) -> str:
             for r in report.rows
         ]
         lines.append("")
-    if report.contributors:
+    if report.contributors or report.unused_approvals:
         lines += ["### Installed distributions that contribute capabilities", ""]
         lines += [f"- {_md(line)}" for line in contributor_lines(report)] + [""]
     for section in _sections(report):
@@ -252,7 +257,7 @@ def print_human(report: Report, console: Console, verbosity: Verbosity, color: b
                 console.print(_table(chosen, color, True, origin))
         else:
             console.print(_table(report.rows, color, False, origin))
-    if report.contributors and verbosity != "min":
+    if (report.contributors or report.unused_approvals) and verbosity != "min":
         console.print()
         console.print("Installed distributions that contribute capabilities:", markup=False, highlight=False)
         for entry in contributor_lines(report):

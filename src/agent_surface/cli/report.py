@@ -124,6 +124,7 @@ class Report:
     failures: tuple[str, ...] = field(default=())
     contributors: tuple[Contributor, ...] = ()  # installed distributions that contribute
     document: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)  # compiled
+    unused_approvals: tuple[str, ...] = ()  # approved distributions that contribute nothing now
 
     @property
     def exit_code(self) -> int:
@@ -163,6 +164,8 @@ class Report:
         }
         if self.contributors:
             out["contributors"] = [{**c.to_json(), "status": c.status} for c in self.contributors]
+        if self.unused_approvals:
+            out["unusedApprovals"] = list(self.unused_approvals)
         if self.integrity is not None:
             out["integrity"] = self.integrity.to_json()
         if self.drift is not None:
