@@ -8,9 +8,7 @@ test_external_installed.py.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from base64 import urlsafe_b64encode
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +33,7 @@ from agent_surface.core.external import (
     read_contributors,
 )
 from agent_surface.core.jsonvalue import digest
-from tests.fixtures import copy_shop, edit
+from tests.fixtures import copy_shop, edit, install_distribution
 
 DIGEST = "sha256:" + "ab" * 32
 
@@ -56,27 +54,11 @@ RESET = ProcedureContract(id="domain:gauges.reset", description="Reset all gauge
 """
 
 
-def _install(site: Path, name: str, version: str, files: dict[str, str]) -> None:
-    """Write ``files`` and a dist-info whose RECORD lists them, as pip would."""
-    dist_info = site / f"{name.replace('-', '_')}-{version}.dist-info"
-    dist_info.mkdir(parents=True)
-    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    rows = []
-    for rel, text in files.items():
-        path = site / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        hashed = urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        rows.append(f"{rel},sha256={hashed},{len(text.encode())}")
-    rows += [f"{dist_info.name}/METADATA,,", f"{dist_info.name}/RECORD,,"]
-    (dist_info / "RECORD").write_text("\n".join(rows) + "\n")
-
-
 @pytest.fixture
 def app(tmp_path: Path) -> Path:
     """The shop app, importing a gauge and a procedure from the installed Gauge.Kit 2.0."""
     root = copy_shop(tmp_path / "app")
-    _install(root / ".venv-site", "Gauge.Kit", "2.0", {"gauges/__init__.py": VENDOR})
+    install_distribution(root / ".venv-site", "Gauge.Kit", "2.0", {"gauges/__init__.py": VENDOR})
     edit(
         root / "pyproject.toml",
         'files = ["index.html"]',
