@@ -199,6 +199,58 @@ def test_an_app_of_its_own_has_no_contributors_and_a_leftover_approval_is_shown(
     assert "(none does)" in capsys.readouterr().out
 
 
+def _editable(site: Path, source: Path) -> None:
+    """An editable install of Gauge.Kit: its RECORD lists a .pth, its direct_url.json the tree."""
+    install_distribution(site, "Gauge.Kit", "2.1.dev0", {"__editable__.gauge_kit.pth": f"{source}\n"})
+    (dist_info,) = site.glob("*.dist-info")
+    (dist_info / "direct_url.json").write_text(
+        json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}})
+    )
+    (source / "gauges").mkdir(parents=True)
+    (source / "gauges" / "__init__.py").write_text(VENDOR)
+
+
+def test_an_editable_install_of_another_checkout_is_a_contributor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_shop(tmp_path / "app")
+    _editable(root / ".venv-site", tmp_path / "gauge-kit-checkout")
+    monkeypatch.syspath_prepend(str(tmp_path / "gauge-kit-checkout"))  # what the .pth line does
+    edit(
+        root / "pyproject.toml",
+        'files = ["index.html"]',
+        'files = ["index.html"]\npython-path = [".", ".venv-site"]',
+    )
+    edit(
+        root / "shop" / "surface.py",
+        "from pydantic import Field\n",
+        "from pydantic import Field\nfrom gauges import RESET, Gauge\n",
+    )
+    (external,) = _document(root)["external"]
+    assert (external["distribution"], external["version"]) == ("gauge-kit", "2.1.dev0")
+
+
+def test_an_editable_install_inside_the_project_is_the_projects_own_code(tmp_path: Path) -> None:
+    root = copy_shop(tmp_path / "app")
+    _editable(root / ".venv-site", root / "libs" / "gauge-kit")
+    edit(
+        root / "pyproject.toml",
+        'files = ["index.html"]',
+        'files = ["index.html"]\npython-path = [".", ".venv-site", "libs/gauge-kit"]',
+    )
+    edit(
+        root / "shop" / "surface.py",
+        "from pydantic import Field\n",
+        "from pydantic import Field\nfrom gauges import RESET, Gauge\n",
+    )
+    with pytest.raises(CompileError) as caught:
+        compile_project(load_config(root))
+    assert {(p.code, p.where) for p in caught.value.problems} == {
+        ("external-declaration", "gauges:Gauge"),
+        ("external-declaration", "gauges:RESET"),
+    }
+
+
 # ------------------------------------------------------------------ attribution of real distributions
 
 

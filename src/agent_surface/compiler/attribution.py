@@ -27,6 +27,7 @@ class Shipper:
 
     name: str
     version: str
+    editable: bool = False  # an editable install: the module is in its source tree, not in RECORD
 
 
 def _real(path: str | os.PathLike[str]) -> str:
@@ -45,14 +46,21 @@ def _editable_root(dist: metadata.Distribution) -> str | None:
     return _real(unquote(url.path)) if url.scheme == "file" else None
 
 
-def _ships(dist: metadata.Distribution, real_file: str) -> bool:
-    """Whether ``dist`` installed ``real_file`` (RECORD) or holds it as an editable source tree."""
+def _recorded(dist: metadata.Distribution, real_file: str) -> bool:
+    """Whether ``dist``'s RECORD lists ``real_file`` (pip installed it)."""
     basename = os.path.basename(real_file)
-    for entry in dist.files or ():
-        if entry.name == basename and _real(str(dist.locate_file(entry))) == real_file:
-            return True
+    return any(
+        entry.name == basename and _real(str(dist.locate_file(entry))) == real_file
+        for entry in dist.files or ()
+    )
+
+
+def _editable_holds(dist: metadata.Distribution, real_file: str) -> str | None:
+    """The editable source tree of ``dist`` that holds ``real_file``, if any."""
     root = _editable_root(dist)
-    return root is not None and (real_file == root or real_file.startswith(root + os.sep))
+    if root is not None and real_file.startswith(root.rstrip(os.sep) + os.sep):
+        return root
+    return None
 
 
 class DistributionIndex:
@@ -93,16 +101,17 @@ class DistributionIndex:
         return found
 
     def _search(self, dists: list[metadata.Distribution], real_file: str) -> Shipper | None:
-        # A regular install beats an editable one whose tree happens to hold the file.
-        editable: Shipper | None = None
+        # A regular install (RECORD) beats an editable one; among editable installs whose source
+        # trees hold the file, the most specific tree wins (a checkout inside another's tree).
+        editable: tuple[int, Shipper] | None = None
         for dist in dists:
-            if not _ships(dist, real_file):
-                continue
-            shipper = Shipper(normalize_distribution(dist.metadata["Name"] or "unknown"), dist.version)
-            if _editable_root(dist) is None:
-                return shipper
-            editable = editable or shipper
-        return editable
+            name = normalize_distribution(dist.metadata["Name"] or "unknown")
+            if _recorded(dist, real_file):
+                return Shipper(name, dist.version)
+            root = _editable_holds(dist, real_file)
+            if root is not None and (editable is None or len(root) > editable[0]):
+                editable = (len(root), Shipper(name, dist.version, editable=True))
+        return None if editable is None else editable[1]
 
 
 def is_within(path: Path, root: Path) -> bool:

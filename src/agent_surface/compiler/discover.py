@@ -43,7 +43,7 @@ from types import ModuleType
 from ..core.authoring import AgentComponent
 from ..core.contracts import ComponentContract, ProcedureContract
 from ..core.external import normalize_distribution
-from .attribution import DistributionIndex, Shipper
+from .attribution import DistributionIndex, Shipper, is_within
 from .config import ProjectConfig
 from .errors import CompileError, Problem
 
@@ -144,8 +144,13 @@ class _AppModules:
         """The installed distribution (not the project itself) that ships a module of another package."""
         if module is None:
             return None
-        found = self.index.shipper(name, getattr(module, "__file__", None))
-        return None if found is None or found.name == self.project else found
+        file = getattr(module, "__file__", None)
+        found = self.index.shipper(name, file)
+        if found is None or found.name == self.project:
+            return None
+        if found.editable and file and is_within(Path(file), self.root):
+            return None  # a package of this checkout installed editable: the project's own code
+        return found
 
     def others(self) -> list[ModuleType]:
         """Modules of other packages that the app's import brought in (where dependencies declare)."""
