@@ -454,3 +454,19 @@ def test_a_declaration_moving_into_a_dependency_is_widening() -> None:
     assert ("dials.dial", "contributor-changed", "widening", "app → dials") in findings
     reverse = [(f.change, f.cls) for f in diff_contracts(new, old)]
     assert ("contributor-changed", "narrowing") in reverse
+
+
+def test_consent_changes_are_drift_findings() -> None:
+    unapproved, approved = _manifest(None), _manifest({"expectedDigest": _computed()})
+    moved = _manifest({"expectedDigest": DIGEST}, {"version": "3.2"})
+    assert [(f.subject, f.change, f.cls) for f in diff_contracts(unapproved, approved)] == [
+        ("dials", "external-approved", "widening")
+    ]
+    assert {(f.change, f.cls) for f in diff_contracts(approved, moved)} == {
+        ("external-approved", "widening"),
+        ("external-version-changed", "neutral"),
+    }
+    assert [(f.change, f.cls) for f in diff_contracts(approved, unapproved)] == [
+        ("external-approval-withdrawn", "narrowing")
+    ]
+    assert diff_contracts(approved, approved) == []
