@@ -16,7 +16,7 @@ from agent_surface import (
     create_capability_authority,
     create_registry,
 )
-from agent_surface.core.events import SurfaceEvent
+from agent_surface._core.events import SurfaceEvent
 
 IDS_INPUT: dict[str, Any] = {
     "type": "object",

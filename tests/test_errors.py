@@ -28,7 +28,7 @@ from agent_surface import (
     schema_from_json,
     schema_from_type,
 )
-from agent_surface.core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE, error
+from agent_surface._core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE, error
 
 from .support import devices_contract
 

@@ -13,23 +13,15 @@ Public: the names in ``__all__`` here, and the modules the README lists under "P
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from .compat import import_jsonschema, use_compiled_dataclass_code
+from ._compat import import_jsonschema, use_compiled_dataclass_code
 
 use_compiled_dataclass_code()  # first: before any module below defines its dataclasses
 
-from .core import errors as _errors
-from .core.audit import AuditEvent, AuditSink, MemoryAuditSink, console_audit_sink, memory_audit_sink
-from .core.authoring import AgentComponent, action, observation
-from .core.authority import (
-    CapabilityAuthority,
-    compile_manifest,
-    create_capability_authority,
-)
-from .core.clock import Clock, ManualClock, SystemClock
-from .core.confirmation import PendingConfirmation
-from .core.consumer import Consumer
-from .core.context import ActionContext, CancelSignal, ReadContext
-from .core.contracts import (
+from ._core import errors as _errors
+from ._core.audit import AuditEvent, AuditSink, MemoryAuditSink, console_audit_sink, memory_audit_sink
+from ._core.clock import Clock, ManualClock, SystemClock
+from ._core.consumer import Consumer
+from ._core.contracts import (
     ActionBinding,
     ActionContract,
     ComponentBinding,
@@ -40,15 +32,14 @@ from .core.contracts import (
     ProcedureContract,
     ProcedureReference,
 )
-from .core.descriptors import (
-    ActionDescriptor,
-    Budget,
-    ComponentDescriptor,
-    ObservationDescriptor,
-    ProcedureDescriptor,
-    Snapshot,
+from ._core.contracts.authoring import AgentComponent, action, observation
+from ._core.contracts.authority import (
+    CapabilityAuthority,
+    compile_manifest,
+    create_capability_authority,
 )
-from .core.errors import (
+from ._core.contracts.context import ActionContext, CancelSignal, ReadContext
+from ._core.errors import (
     AgentSurfaceError,
     AuthorityError,
     CapabilityError,
@@ -60,12 +51,14 @@ from .core.errors import (
     error,
     surface_shut_down,
 )
-from .core.events import EVENT_TYPES, SurfaceEvent
-from .core.invocation import Invocation, InvocationResult, PreconditionFailure
-from .core.jsonvalue import JsonValue
-from .core.limits import Limits
-from .core.pipeline import ProcedureExecutor
-from .core.policies import (
+from ._core.events import EVENT_TYPES, SurfaceEvent
+from ._core.jsonvalue import JsonValue
+from ._core.limits import Limits
+from ._core.pipeline import ProcedureExecutor
+from ._core.pipeline.confirmation import PendingConfirmation
+from ._core.pipeline.invocation import Invocation, InvocationResult, PreconditionFailure
+from ._core.policies.base import Decision, Policy, PolicyContext
+from ._core.policies.builtin import (
     audit,
     authenticated,
     environment,
@@ -74,9 +67,16 @@ from .core.policies import (
     require_confirmation,
     tenant_boundary,
 )
-from .core.policy import Decision, Policy, PolicyContext
-from .core.registry import AgentSurfaceRegistry, RegistrationHandle, create_registry
-from .core.schema import Invalid, Issue, Schema, Valid, schema_from_json, schema_from_type
+from ._core.registry.descriptors import (
+    ActionDescriptor,
+    Budget,
+    ComponentDescriptor,
+    ObservationDescriptor,
+    ProcedureDescriptor,
+    Snapshot,
+)
+from ._core.registry.registry import AgentSurfaceRegistry, RegistrationHandle, create_registry
+from ._core.schemas.schema import Invalid, Issue, Schema, Valid, schema_from_json, schema_from_type
 
 ERROR_MATRIX: Mapping[ErrorCode, ErrorSpec] = MappingProxyType(_errors.ERROR_MATRIX)
 """The closed set of error codes: each code's phases, retry hints and agent-safe detail keys

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_surface._core.contracts.context import CancelSignal
 from agent_surface.adapters.model_context import (
     ModelContextError,
     Shape,
@@ -36,7 +37,6 @@ from agent_surface.adapters.model_context import (
     UserInteraction,
     WebMcpTool,
 )
-from agent_surface.core.context import CancelSignal
 
 WEBMCP_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from agent_surface._core.errors import surface_shut_down
 from agent_surface.adapters.model_context import Shape, ToolCall
-from agent_surface.core.errors import surface_shut_down
 from agent_surface.toolset import create_agent_toolset
 
 from .conftest import Start

@@ -15,6 +15,16 @@ from typing import Any
 import pytest
 
 from agent_surface import AgentComponent, AuthorityError, compile_manifest, create_registry, observation
+from agent_surface._core.contracts.authority import create_capability_authority
+from agent_surface._core.contracts.external import (
+    Contributor,
+    ExternalContractError,
+    consent_status,
+    contributor_digest,
+    normalize_distribution,
+    read_contributors,
+)
+from agent_surface._core.jsonvalue import digest
 from agent_surface.cli import main
 from agent_surface.compiler.attribution import DistributionIndex
 from agent_surface.compiler.config import load_config
@@ -23,16 +33,6 @@ from agent_surface.compiler.diff import diff_contracts
 from agent_surface.compiler.errors import CompileError
 from agent_surface.compiler.load import authority_from_contract
 from agent_surface.compiler.manifest import compile_project, contract_bytes
-from agent_surface.core.authority import create_capability_authority
-from agent_surface.core.external import (
-    Contributor,
-    ExternalContractError,
-    consent_status,
-    contributor_digest,
-    normalize_distribution,
-    read_contributors,
-)
-from agent_surface.core.jsonvalue import digest
 from tests.fixtures import copy_shop, edit, install_distribution
 
 DIGEST = "sha256:" + "ab" * 32
@@ -257,7 +257,7 @@ def test_an_editable_install_inside_the_project_is_the_projects_own_code(tmp_pat
 def test_modules_are_attributed_to_the_distributions_that_ship_them(tmp_path: Path) -> None:
     import pydantic.main
 
-    import agent_surface.core.authority
+    import agent_surface._core.contracts.authority
 
     index = DistributionIndex()
     shipped = index.shipper("pydantic.main", pydantic.main.__file__)
@@ -266,7 +266,7 @@ def test_modules_are_attributed_to_the_distributions_that_ship_them(tmp_path: Pa
 
     assert shipped.version == version("pydantic")
     # This checkout is installed editable: its modules belong to agent-surface by direct_url.json.
-    ours = index.shipper("agent_surface.core.authority", agent_surface.core.authority.__file__)
+    ours = index.shipper("agent_surface._core.contracts.authority", agent_surface._core.contracts.authority.__file__)
     assert ours is not None and ours.name == "agent-surface"
     loose = tmp_path / "loose.py"
     loose.write_text("")

@@ -26,8 +26,12 @@ from agent_surface import (
     create_capability_authority,
     create_registry,
 )
-from agent_surface.core.authority import MANIFEST_FORMAT, assert_capability_authority, is_genuine_authority
-from agent_surface.core.jsonvalue import FrozenDict, canonical_json, digest, thaw
+from agent_surface._core.contracts.authority import (
+    MANIFEST_FORMAT,
+    assert_capability_authority,
+    is_genuine_authority,
+)
+from agent_surface._core.jsonvalue import FrozenDict, canonical_json, digest, thaw
 
 from ..support import bind_devices, devices_contract, disable_procedure, registry_for
 
@@ -234,7 +238,7 @@ _MANIFEST_SCRIPT = textwrap.dedent(
     import sys
     sys.path.insert(0, {root!r})
     from agent_surface import compile_manifest
-    from agent_surface.core.jsonvalue import canonical_json
+    from agent_surface._core.jsonvalue import canonical_json
     from tests.support import devices_contract, disable_procedure
     contracts = [devices_contract(), disable_procedure(), devices_contract("reports.panel", meta={{"b": 1, "a": [2]}})]
     contracts[0] = type(contracts[0])(

@@ -24,7 +24,7 @@ from agent_surface import (
     create_registry,
     observation,
 )
-from agent_surface.core.registry import AgentSurfaceRegistry, RegistrationHandle
+from agent_surface._core.registry.registry import AgentSurfaceRegistry, RegistrationHandle
 
 from ..support import FakeClock, Recorder, bind_devices, devices_contract, disable_procedure, registry_for
 

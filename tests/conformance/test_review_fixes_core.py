@@ -25,9 +25,9 @@ from agent_surface import (
     environment,
     tenant_boundary,
 )
-from agent_surface.core.audit import MemoryAuditSink
-from agent_surface.core.ids import parse_capability_id, parse_procedure_id
-from agent_surface.core.jsonvalue import canonical_json, digest, json_size
+from agent_surface._core.audit import MemoryAuditSink
+from agent_surface._core.ids import parse_capability_id, parse_procedure_id
+from agent_surface._core.jsonvalue import canonical_json, digest, json_size
 from agent_surface.toolset import create_agent_toolset
 from agent_surface.wire_names import (
     WireNameEntry,

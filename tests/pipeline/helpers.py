@@ -31,8 +31,8 @@ from agent_surface import (
     create_capability_authority,
     create_registry,
 )
-from agent_surface.core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE
-from agent_surface.core.events import SurfaceEvent
+from agent_surface._core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE
+from agent_surface._core.events import SurfaceEvent
 
 from ..support import echo_backend
 

@@ -8,7 +8,7 @@ import typing
 import pytest
 
 from agent_surface import CapabilityError
-from agent_surface.core.errors import ERROR_MATRIX, ErrorCode, Retry, error
+from agent_surface._core.errors import ERROR_MATRIX, ErrorCode, Retry, error
 
 from .helpers import RETRY_VALUES, load_reference
 

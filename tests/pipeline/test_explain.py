@@ -258,7 +258,7 @@ print(json.dumps({
     assert report["explain_loaded"] is False
     assert report["root_names"] == []
     assert "agent_surface.toolset" in report["loaded"]
-    assert "agent_surface.core.registry" in report["loaded"]
+    assert "agent_surface._core.registry.registry" in report["loaded"]
 
 
 def test_AS_EXPLAIN_004_no_module_imports_explain_statically() -> None:

@@ -26,7 +26,7 @@ from agent_surface import (
     action,
     observation,
 )
-from agent_surface.core.errors import error
+from agent_surface._core.errors import error
 
 from .helpers import (
     IDS_INPUT,

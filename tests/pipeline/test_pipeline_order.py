@@ -19,7 +19,7 @@ from agent_surface import (
     PreconditionFailure,
     action,
 )
-from agent_surface.core.errors import error
+from agent_surface._core.errors import error
 
 from .helpers import (
     A,

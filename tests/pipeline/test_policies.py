@@ -21,7 +21,7 @@ from agent_surface import (
     rate_limit,
     tenant_boundary,
 )
-from agent_surface.core.errors import error
+from agent_surface._core.errors import error
 
 from .helpers import (
     A,

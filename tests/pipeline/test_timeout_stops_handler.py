@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agent_surface import ActionContract, AgentSurfaceRegistry, CancelSignal, ComponentContract, ManualClock
-from agent_surface.core.clock import SystemClock
-from agent_surface.core.pipeline import HANDLER_STOP_GRACE
+from agent_surface._core.clock import SystemClock
+from agent_surface._core.pipeline import HANDLER_STOP_GRACE
 
 from .helpers import advance, assert_matrix_compliant, details_of, make_registry, spin
 

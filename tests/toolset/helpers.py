@@ -27,7 +27,7 @@ from agent_surface import (
     create_capability_authority,
     create_registry,
 )
-from agent_surface.core.events import SurfaceEvent
+from agent_surface._core.events import SurfaceEvent
 from agent_surface.toolset import AgentTool, AgentToolset, create_agent_toolset
 
 CONSUMER = Consumer("copilot-panel", "embedded")

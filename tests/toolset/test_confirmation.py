@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_surface import Limits
-from agent_surface.core.invocation import InvocationResult
+from agent_surface._core.pipeline.invocation import InvocationResult
 
 from .helpers import (
     Devices,

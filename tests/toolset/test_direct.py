@@ -20,7 +20,7 @@ from agent_surface import (
     Policy,
     PolicyContext,
 )
-from agent_surface.core.invocation import InvocationResult
+from agent_surface._core.pipeline.invocation import InvocationResult
 from agent_surface.toolset import AgentTool, ToolState, capability_state, describe_prefix
 
 from .helpers import (

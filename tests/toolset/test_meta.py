@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_surface import ActionContract, Budget, ComponentContract, Invocation
-from agent_surface.core.invocation import InvocationResult
+from agent_surface._core.pipeline.invocation import InvocationResult
 from agent_surface.toolset import AgentToolset
 from agent_surface.toolset.meta import intersect_scope
 

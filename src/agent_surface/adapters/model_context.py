@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ..core.context import CancelSignal
-from ..core.jsonvalue import JsonValue
+from .._core.contracts.context import CancelSignal
+from .._core.jsonvalue import JsonValue
 
 Shape = Literal["abortable", "incremental", "provide"]
 UserInteraction = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]

@@ -8,13 +8,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..catalog import CatalogEntry, Descriptor, Target, catalog_entries
-from ..core.descriptors import ProcedureDescriptor, Snapshot
-from ..core.errors import DefinitionError
-from ..core.invocation import InvocationResult
-from ..core.jsonvalue import canonical_json, thaw
-from ..core.kinds import READ_ONLY_EFFECTS
-from ..core.schema import inline_refs
+from .._catalog import CatalogEntry, Descriptor, Target, catalog_entries
+from .._core.contracts.kinds import READ_ONLY_EFFECTS
+from .._core.errors import DefinitionError
+from .._core.jsonvalue import canonical_json, thaw
+from .._core.pipeline.invocation import InvocationResult
+from .._core.registry.descriptors import ProcedureDescriptor, Snapshot
+from .._core.schemas.schema import inline_refs
 from ..wire_names import assign_wire_names
 from .model_context import ToolExecute, WebMcpTool
 

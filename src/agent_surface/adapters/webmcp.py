@@ -18,15 +18,15 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..catalog import Descriptor, Target
-from ..core.consumer import Consumer
-from ..core.context import CancelSignal
-from ..core.errors import RegistryDisposedError, error, surface_shut_down
-from ..core.events import SurfaceEvent
-from ..core.ids import random_id
-from ..core.invocation import MISSING, Invocation, InvocationResult
-from ..core.jsonvalue import JsonValue
-from ..core.registry import AgentSurfaceRegistry
+from .._catalog import Descriptor, Target
+from .._core.consumer import Consumer
+from .._core.contracts.context import CancelSignal
+from .._core.errors import RegistryDisposedError, error, surface_shut_down
+from .._core.events import SurfaceEvent
+from .._core.ids import random_id
+from .._core.jsonvalue import JsonValue
+from .._core.pipeline.invocation import MISSING, Invocation, InvocationResult
+from .._core.registry.registry import AgentSurfaceRegistry
 from .confirmation import ConfirmHook, InCallConfirmation
 from .model_context import ModelContext, ModelContextError, Shape, ToolCall, ToolExecute, WebMcpTool
 from .projection import Curation, DirectProjection, content, project_meta

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .. import ActionContext, ProcedureContract, compile_manifest
-from ..core.jsonvalue import JsonValue
+from .._core.jsonvalue import JsonValue
 from .agreement import BackendContractError, ContractDisagreement, compare, procedure_contracts
 from .responses import failure, output_of, transport_failed
 from .transport import Transport, TransportError, default_transport

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import AgentSurfaceError, CapabilityError
-from ..core.errors import ERROR_MATRIX, ErrorCode, error
-from ..core.jsonvalue import JsonValue, NotJsonError, to_json_value
+from .._core.errors import ERROR_MATRIX, ErrorCode, error
+from .._core.jsonvalue import JsonValue, NotJsonError, to_json_value
 from .transport import TransportResponse
 from .wire import SERVER_CODES, allowed_retry
 

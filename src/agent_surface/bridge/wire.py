@@ -21,8 +21,8 @@ from urllib.parse import quote
 from .. import CapabilityError
 
 # Not (yet) in the public API: the closed code set and its matrix, and the JSON value type.
-from ..core.errors import ERROR_MATRIX, ErrorCode, Retry
-from ..core.jsonvalue import JsonValue
+from .._core.errors import ERROR_MATRIX, ErrorCode, Retry
+from .._core.jsonvalue import JsonValue
 
 MANIFEST_PATH: Final = "/.well-known/agent-surface/procedures"
 PROCEDURES_PREFIX: Final = "/procedures/"

@@ -20,8 +20,8 @@ from typing import Any
 
 from pyodide.code import run_js
 
+from .._core.contracts.context import CancelSignal
 from ..adapters.model_context import ToolCall, WebMcpTool
-from ..core.context import CancelSignal
 from .convert import js_to_json
 from .jsvalues import is_nullish
 from .packages import dependencies_pending, dependencies_ready

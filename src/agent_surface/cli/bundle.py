@@ -24,12 +24,7 @@ import zipfile
 from pathlib import Path
 from typing import TextIO
 
-from ..compiler.config import ProjectConfig
-from ..compiler.errors import CompileError
-from .commands import compile_at
-from .external import consent_failures, contributors_of
-from .precompile import record_line
-from .runtime_build import (
+from .._runtime_build.build import (
     BuildError,
     RuntimeLayout,
     build,
@@ -37,8 +32,13 @@ from .runtime_build import (
     sync_file,
     sync_tree,
 )
-from .runtime_lock import canonical, lock_entry
-from .runtime_source import cached_runtime
+from .._runtime_build.lock import canonical, lock_entry
+from .._runtime_build.precompile import record_line
+from .._runtime_build.source import cached_runtime
+from ..compiler.config import ProjectConfig
+from ..compiler.errors import CompileError
+from .commands import compile_at
+from .external import consent_failures, contributors_of
 
 RUNTIME_PARTS = ("pyodide", "pyscript", "wheels")
 EMBED_SCRIPT = "agent-surface.js"

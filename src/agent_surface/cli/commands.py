@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .._core.errors import AuthorityError
 from ..compiler.config import ProjectConfig, load_config
 from ..compiler.diff import Finding, diff_contracts
 from ..compiler.errors import CompileError, ContractFileError, Problem
 from ..compiler.load import authority_from_contract, parse_contract
 from ..compiler.manifest import compile_project, contract_bytes
-from ..core.errors import AuthorityError
 from .external import consent_failures, contributors_of
 from .git import GitError, read_at_ref
 from .report import Policy, Report, Section, rows_of, selected

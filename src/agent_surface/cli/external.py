@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .._core.contracts.external import Contributor, normalize_distribution, read_contributors
 from ..compiler.consent import approval_toml
 from ..compiler.manifest import capabilities_of
-from ..core.external import Contributor, normalize_distribution, read_contributors
 
 APPROVE_HINT = "agent-surface approve"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from .._core.jsonvalue import canonical_json
 from ..compiler.diff import Finding
-from ..core.jsonvalue import canonical_json
 from .report import Report, Row, Section, selected
 
 if TYPE_CHECKING:

@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from .._core.contracts.external import Contributor
+from .._core.jsonvalue import JsonValue
 from ..compiler.diff import CLASSES, Finding
 from ..compiler.errors import Problem
-from ..core.external import Contributor
-from ..core.jsonvalue import JsonValue
 
 Policy: TypeAlias = Literal["all", "widening", "narrowing", "neutral", "none"]
 POLICIES: tuple[Policy, ...] = ("all", "widening", "narrowing", "neutral", "none")

@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from ..core.external import normalize_distribution
+from .._core.contracts.external import normalize_distribution
 
 
 @dataclass(frozen=True, slots=True)

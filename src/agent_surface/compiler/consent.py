@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.external import DIGEST_RE, Contributor, normalize_distribution
+from .._core.contracts.external import DIGEST_RE, Contributor, normalize_distribution
 from .errors import CompileError, Problem
 
 _TABLE = "[tool.agent-surface.external]"

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from ..core.jsonvalue import JsonValue, canonical_json
-from ..core.kinds import AUDIT_LEVELS, CONFIRMATION_LEVELS
+from .._core.contracts.kinds import AUDIT_LEVELS, CONFIRMATION_LEVELS
+from .._core.jsonvalue import JsonValue, canonical_json
 
 FindingClass: TypeAlias = Literal["widening", "narrowing", "neutral"]
 CLASSES: tuple[FindingClass, ...] = ("widening", "narrowing", "neutral")

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from ..core.authoring import AgentComponent
-from ..core.contracts import ComponentContract, ProcedureContract
-from ..core.external import normalize_distribution
+from .._core.contracts import ComponentContract, ProcedureContract
+from .._core.contracts.authoring import AgentComponent
+from .._core.contracts.external import normalize_distribution
 from .attribution import DistributionIndex, Shipper, is_within
 from .config import ProjectConfig
 from .errors import CompileError, Problem

@@ -16,9 +16,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.authority import CapabilityAuthority, create_capability_authority
-from ..core.errors import AuthorityError
-from ..core.external import ExternalContractError
+from .._core.contracts.authority import CapabilityAuthority, create_capability_authority
+from .._core.contracts.external import ExternalContractError
+from .._core.errors import AuthorityError
 
 __all__ = ["ExternalContractError", "authority_from_contract", "parse_contract"]
 

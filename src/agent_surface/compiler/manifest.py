@@ -18,10 +18,10 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any, Literal, TypeAlias
 
-from ..core.authority import compile_manifest
-from ..core.contracts import ActionContract, ComponentContract, ObservationContract, ProcedureContract
-from ..core.external import Contributor, contributor_digest
-from ..core.jsonvalue import JsonValue, canonical_json, digest
+from .._core.contracts import ActionContract, ComponentContract, ObservationContract, ProcedureContract
+from .._core.contracts.authority import compile_manifest
+from .._core.contracts.external import Contributor, contributor_digest
+from .._core.jsonvalue import JsonValue, canonical_json, digest
 from .attribution import Shipper
 from .config import ProjectConfig
 from .consent import check_listed_capabilities

@@ -29,9 +29,9 @@ from datetime import datetime
 from importlib import resources
 from typing import Any, Literal, Protocol
 
-from ..core.confirmation import PendingConfirmation
-from ..core.jsonvalue import JsonValue
-from ..core.registry import AgentSurfaceRegistry
+from .._core.jsonvalue import JsonValue
+from .._core.pipeline.confirmation import PendingConfirmation
+from .._core.registry.registry import AgentSurfaceRegistry
 
 __all__ = [
     "CLOSE_SHIELD_MS",

@@ -36,6 +36,9 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from .. import AgentSurfaceError, DefinitionError
+from .._core.jsonvalue import canonical_json, digest, to_json_value
+from .._core.pointer import json_pointer
+from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
     DOMAIN_PREFIX,
     MANIFEST_PATH,
@@ -45,9 +48,6 @@ from ..bridge.wire import (
     http_status,
     manifest_json,
 )
-from ..core.jsonvalue import canonical_json, digest, to_json_value
-from ..core.pointer import json_pointer
-from ..core.schema import Invalid, validate_output
 from .body import check_content_type, parse_json, read_limited, too_large
 from .errors import (
     Refusal,

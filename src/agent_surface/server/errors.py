@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import AgentSurfaceError, CapabilityError
+from .._core.errors import ERROR_MATRIX, ErrorCode, error
+from .._core.jsonvalue import JsonValue
 from ..bridge.wire import SERVER_CODES, allowed_retry, http_status
-from ..core.errors import ERROR_MATRIX, ErrorCode, error
-from ..core.jsonvalue import JsonValue
 
 
 class Refusal(Exception):

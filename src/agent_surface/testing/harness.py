@@ -8,17 +8,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..core.audit import AuditEvent, MemoryAuditSink
-from ..core.authority import CapabilityAuthority, compile_manifest, create_capability_authority
-from ..core.clock import ManualClock
-from ..core.confirmation import PendingConfirmation
-from ..core.consumer import Consumer
-from ..core.descriptors import Budget, Snapshot
-from ..core.events import SurfaceEvent
-from ..core.invocation import MISSING, Invocation, InvocationResult
-from ..core.limits import Limits
-from ..core.policy import Policy
-from ..core.registry import AgentSurfaceRegistry, Environment, RegistrationHandle, create_registry
+from .._core.audit import AuditEvent, MemoryAuditSink
+from .._core.clock import ManualClock
+from .._core.consumer import Consumer
+from .._core.contracts.authority import CapabilityAuthority, compile_manifest, create_capability_authority
+from .._core.events import SurfaceEvent
+from .._core.limits import Limits
+from .._core.pipeline.confirmation import PendingConfirmation
+from .._core.pipeline.invocation import MISSING, Invocation, InvocationResult
+from .._core.policies.base import Policy
+from .._core.registry.descriptors import Budget, Snapshot
+from .._core.registry.registry import AgentSurfaceRegistry, Environment, RegistrationHandle, create_registry
 
 TEST_CONSUMER = Consumer("test", "test")
 

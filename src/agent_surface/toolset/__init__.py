@@ -4,7 +4,7 @@ Public: the names in ``__all__``. The submodules (``tools``, ``agent_toolset``, 
 internal; import from here.
 """
 
-from ..catalog import Target, describe_prefix
+from .._catalog import Target, describe_prefix
 from .agent_toolset import AgentToolset, ConfirmationMode, Mode, Topology, create_agent_toolset
 from .tools import AgentTool, ToolState, capability_state
 

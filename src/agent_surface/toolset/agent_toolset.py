@@ -16,16 +16,16 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
 
-from ..catalog import CatalogEntry, Target, catalog_entries
-from ..core.consumer import Consumer
-from ..core.context import CancelSignal
-from ..core.descriptors import Budget, ProcedureDescriptor, Snapshot
-from ..core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
-from ..core.events import SurfaceEvent
-from ..core.ids import random_id
-from ..core.invocation import Invocation, InvocationResult
-from ..core.jsonvalue import canonical_json
-from ..core.registry import AgentSurfaceRegistry
+from .._catalog import CatalogEntry, Target, catalog_entries
+from .._core.consumer import Consumer
+from .._core.contracts.context import CancelSignal
+from .._core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
+from .._core.events import SurfaceEvent
+from .._core.ids import random_id
+from .._core.jsonvalue import canonical_json
+from .._core.pipeline.invocation import Invocation, InvocationResult
+from .._core.registry.descriptors import Budget, ProcedureDescriptor, Snapshot
+from .._core.registry.registry import AgentSurfaceRegistry
 from ..wire_names import assign_wire_names
 from .meta import build_meta_tools
 from .tools import AgentTool, ToolState

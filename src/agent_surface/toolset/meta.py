@@ -14,15 +14,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..catalog import Target
-from ..core.consumer import Consumer
-from ..core.descriptors import ActionDescriptor, Budget, ObservationDescriptor, Snapshot
-from ..core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
-from ..core.ids import random_id
-from ..core.invocation import MISSING, InvocationResult
-from ..core.jsonvalue import FrozenDict, JsonValue, freeze, thaw
-from ..core.pointer import ROOT, json_pointer
-from ..core.registry import AgentSurfaceRegistry
+from .._catalog import Target
+from .._core.consumer import Consumer
+from .._core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
+from .._core.ids import random_id
+from .._core.jsonvalue import FrozenDict, JsonValue, freeze, thaw
+from .._core.pipeline.invocation import MISSING, InvocationResult
+from .._core.pointer import ROOT, json_pointer
+from .._core.registry.descriptors import ActionDescriptor, Budget, ObservationDescriptor, Snapshot
+from .._core.registry.registry import AgentSurfaceRegistry
 from .tools import AgentTool, Executor, ToolState
 
 
