@@ -100,7 +100,11 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory, wheels: dict[str, Path]) 
 
 @pytest.fixture
 def app(tmp_path: Path) -> Path:
-    return Path(shutil.copytree(FIXTURES / "widget_shop", tmp_path / "app"))
+    return Path(
+        shutil.copytree(
+            FIXTURES / "widget_shop", tmp_path / "app", ignore=shutil.ignore_patterns("__pycache__")
+        )
+    )
 
 
 def _approve(venv: Venv, app: Path) -> str:
