@@ -39,6 +39,7 @@ from .._runtime_build.source import cached_runtime
 from ..compiler.config import ProjectConfig
 from ..compiler.errors import CompileError
 from .commands import compile_at
+from .external import consent_failures, contributors_of
 
 RUNTIME_PARTS = ("pyodide", "pyscript", "wheels")
 EMBED_SCRIPT = "agent-surface.js"
@@ -143,6 +144,9 @@ def bundle(
     if committed != compiled.data:
         state = "missing" if committed is None else "stale"
         raise BundleError(f"{config.contract} is {state}; run `agent-surface snapshot` and review it first")
+    pending = consent_failures(compiled.document, contributors_of(compiled.document))
+    if pending:  # the same gate as check: a bundle never ships an unapproved contribution
+        raise BundleError("; ".join(pending))
     web = _runtime(runtime, cache, offline)
     out.mkdir(parents=True, exist_ok=True)
     try:

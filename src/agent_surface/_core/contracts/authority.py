@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import AuthorityError
 from ..jsonvalue import FrozenDict, JsonValue, digest, freeze, thaw
 from . import ComponentBinding, ComponentContract, ProcedureContract, ProcedureReference, is_minted
+from .external import Contributor, external_refusals, refuse
 
 MANIFEST_FORMAT = "agent-surface/contract-manifest"
 MANIFEST_VERSION = 1
@@ -59,11 +60,19 @@ class CapabilityAuthority:
     """The frozen, verified manifest a registry executes under. Mint with
     ``create_capability_authority``; instances made any other way are refused."""
 
-    __slots__ = ("__weakref__", "_entries", "_manifest", "_verified", "domain_paths")
+    __slots__ = ("__weakref__", "_entries", "_manifest", "_refused", "_verified", "domain_paths")
 
-    def __init__(self, manifest: FrozenDict, entries: Mapping[str, FrozenDict]) -> None:
+    def __init__(
+        self,
+        manifest: FrozenDict,
+        entries: Mapping[str, FrozenDict],
+        refused: Mapping[str, Contributor] | None = None,
+    ) -> None:
         self._manifest = manifest
         self._entries = FrozenDict(entries)
+        # Declarations an installed distribution contributed without the app's approval (or with
+        # an approval of another digest): in the manifest, reviewed, and still never registered.
+        self._refused = dict(refused or {})
         self.domain_paths = frozenset(i.split(":", 1)[1] for i in entries if i.startswith("domain:"))
         """The paths of the manifest's domain procedures (a registry checks view ids against them)."""
         # Contracts are frozen; once a contract object has been checked, re-hashing it on
@@ -115,6 +124,9 @@ class CapabilityAuthority:
         entry = self._entries.get(contract.id)
         if entry is None:
             raise AuthorityError(f"{contract.id!r} is not in the capability manifest (unknown contract)")
+        contributor = self._refused.get(contract.id)
+        if contributor is not None:
+            raise refuse(contract.id, contributor)
         # Recompute from the contract's semantics, not its cached hash: a contract changed
         # after the manifest was compiled is stale and must fail closed.
         actual = digest(contract.to_json())
@@ -165,8 +177,9 @@ def create_capability_authority(manifest: Mapping[str, Any]) -> CapabilityAuthor
         entries[ident] = freeze(raw)
     if _manifest_hash(manifest) != manifest.get("hash"):
         raise AuthorityError("manifest hash does not match its content")
+    refused = external_refusals(manifest, entries)
     frozen = freeze(thaw(manifest))
-    authority = CapabilityAuthority(frozen, entries)
+    authority = CapabilityAuthority(frozen, entries, refused)
     _GENUINE.add(authority)
     return authority
 
