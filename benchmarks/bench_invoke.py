@@ -103,8 +103,8 @@ async def run(min_time: float) -> list[dict[str, Any]]:
             "chars": size,
         }
     )
-    registry.dispose()
-    guarded.dispose()
+    registry.close()
+    guarded.close()
     return rows
 
 

@@ -73,7 +73,7 @@ def explain_surface(
     """Every capability the registry holds for ``consumer``, with each policy's vote."""
     if not isinstance(registry, AgentSurfaceRegistry):
         raise TypeError("explain_surface needs an AgentSurfaceRegistry")
-    if registry.disposed:
+    if registry.closed:
         raise RuntimeError("explain_surface on a disposed registry")
     who = consumer or ANONYMOUS
     host = registry.host_context()

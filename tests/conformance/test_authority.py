@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agent_surface import (
+    AgentSurfaceRegistry,
     AuthorityError,
     CapabilityAuthority,
     ComponentBinding,
@@ -24,7 +25,6 @@ from agent_surface import (
     Policy,
     compile_manifest,
     create_capability_authority,
-    create_registry,
 )
 from agent_surface._core.contracts.authority import (
     MANIFEST_FORMAT,
@@ -56,7 +56,7 @@ def _rehash(manifest: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("bogus", [None, "authority", {}, object()])
 def test_AS_AUTHORITY_001_registry_refuses_construction_without_an_authority(bogus: Any) -> None:
     with pytest.raises(AuthorityError, match="create_capability_authority"):
-        create_registry(authority=bogus)
+        AgentSurfaceRegistry(authority=bogus)
 
 
 def test_AS_AUTHORITY_001_registry_refuses_a_hand_made_authority() -> None:
@@ -66,7 +66,7 @@ def test_AS_AUTHORITY_001_registry_refuses_a_hand_made_authority() -> None:
     assert forged.ids() == genuine.ids()
     assert not is_genuine_authority(forged)
     with pytest.raises(AuthorityError):
-        create_registry(authority=forged)
+        AgentSurfaceRegistry(authority=forged)
     with pytest.raises(AuthorityError):
         assert_capability_authority(forged)
 
@@ -77,13 +77,13 @@ def test_AS_AUTHORITY_001_registry_refuses_a_copy_of_a_genuine_authority() -> No
         assert clone is not genuine
         assert not is_genuine_authority(clone)
         with pytest.raises(AuthorityError):
-            create_registry(authority=clone)
-    assert create_registry(authority=genuine).authority is genuine
+            AgentSurfaceRegistry(authority=clone)
+    assert AgentSurfaceRegistry(authority=genuine).authority is genuine
 
 
 def test_AS_AUTHORITY_001_registry_refuses_the_raw_manifest() -> None:
     with pytest.raises(AuthorityError):
-        create_registry(authority=compile_manifest([devices_contract()]))  # type: ignore[arg-type]
+        AgentSurfaceRegistry(authority=compile_manifest([devices_contract()]))  # type: ignore[arg-type]
 
 
 def test_AS_AUTHORITY_001_authority_manifest_is_cloned_and_deep_frozen() -> None:

@@ -213,7 +213,7 @@ def test_AS_EXPLAIN_003_refuses_foreign_or_disposed_registries() -> None:
     with pytest.raises(TypeError):
         explain_surface(object())  # type: ignore[arg-type]
     registry = table()
-    registry.dispose()
+    registry.close()
     with pytest.raises(RuntimeError, match="disposed"):
         explain_surface(registry)
 

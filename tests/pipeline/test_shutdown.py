@@ -37,7 +37,7 @@ async def test_disposal_answers_running_and_queued_calls_with_the_shut_down_erro
     reading = asyncio.ensure_future(registry.invoke({"capabilityId": "view:stop.widget.peek"}))
     await spin()
     assert gate.entered == 1 and read_gate.entered == 1
-    registry.dispose()
+    registry.close()
     expected = surface_shut_down()
     assert (expected.code, expected.retry) == ("CANCELLED", "no")
     for future in (running, queued, reading):

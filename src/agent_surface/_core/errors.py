@@ -1,4 +1,19 @@
-"""The closed set of agent-facing error codes, and the exceptions authors see.
+"""The closed set of agent-facing error codes, the error payload, and the exception tree.
+
+Everything the library raises derives from ``AgentSurfaceError``::
+
+    AgentSurfaceError
+    ├── CapabilityFailure        raise in a policy, precondition or handler: settles with its payload
+    ├── DefinitionError          a structural defect the author must fix (raised, never agent-facing)
+    │   └── AuthorityError       a manifest, authority or binding that does not prove its identity
+    │       └── bridge.BackendContractError
+    ├── RegistryClosedError      the registry was used after close() (also a RuntimeError)
+    ├── adapters ModelContextError, bridge TransportError / BackendUnavailableError /
+    │   ManifestFormatError, compiler CompileError / ContractFileError, server StoreMisuse,
+    │   cli BundleError, the runtime build's errors
+    └── testing AgentClientError (also an AssertionError), InvocationFailed, ImpureObservation
+
+Agent-facing outcomes are never exceptions: they are ``ErrorPayload`` values in results.
 
 ``ERROR_MATRIX`` is the single source of truth for phases, retry categories, cacheability
 and agent-safe details keys; a test cross-checks it against the reference error matrix.
@@ -9,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from .base_error import AgentSurfaceError as AgentSurfaceError
 from .jsonvalue import JsonValue
 
 ErrorCode: TypeAlias = Literal[
@@ -88,8 +104,8 @@ MAX_ERROR_MESSAGE = 300
 
 
 @dataclass(frozen=True, slots=True)
-class CapabilityError:
-    """The agent-safe projection of an error: code, message, retry, details."""
+class ErrorPayload:
+    """The agent-safe error value a result carries: code, message, retry, details."""
 
     code: ErrorCode
     message: str
@@ -116,15 +132,15 @@ class CapabilityError:
         return out
 
 
-class AgentSurfaceError(Exception):
+class CapabilityFailure(AgentSurfaceError):
     """Raise inside a policy, precondition or handler to settle with a typed error."""
 
-    def __init__(self, error: CapabilityError) -> None:
+    def __init__(self, error: ErrorPayload) -> None:
         super().__init__(f"{error.code}: {error.message}")
         self.error = error
 
 
-class DefinitionError(Exception):
+class DefinitionError(AgentSurfaceError):
     """A structural defect the author must fix. Always raised, never agent-facing."""
 
     def __init__(self, code: DefinitionErrorCode, message: str, *, path: str | None = None) -> None:
@@ -151,19 +167,23 @@ class AuthorityError(DefinitionError):
         return AuthorityError(self.message, path=joined)
 
 
-class RegistryDisposedError(RuntimeError):
-    """Programmer misuse: the registry was used after ``dispose()``."""
+class RegistryClosedError(AgentSurfaceError, RuntimeError):
+    """Programmer misuse: the registry was used after ``close()``."""
 
 
-def error(code: ErrorCode, message: str, retry: Retry | None = None, **details: Any) -> CapabilityError:
-    """Build a CapabilityError; ``retry`` defaults to the code's first retry category."""
+RegistryDisposedError = RegistryClosedError
+"""Deprecated name of ``RegistryClosedError``."""
+
+
+def error(code: ErrorCode, message: str, retry: Retry | None = None, **details: Any) -> ErrorPayload:
+    """Build a ErrorPayload; ``retry`` defaults to the code's first retry category."""
     spec = ERROR_MATRIX[code]
     clean = {k: v for k, v in details.items() if v is not None}
-    return CapabilityError(code, message, retry or spec.retry[0], clean or None)
+    return ErrorPayload(code, message, retry or spec.retry[0], clean or None)
 
 
-def surface_shut_down() -> CapabilityError:
+def surface_shut_down() -> ErrorPayload:
     """The one answer for a call that meets a disposed registry or a stopped surface, from the
     pipeline and from every adapter alike: CANCELLED with retry "no", as the reference settles
     disposal (nothing is left to serve a retry)."""
-    return CapabilityError("CANCELLED", "The surface was shut down.", "no")
+    return ErrorPayload("CANCELLED", "The surface was shut down.", "no")

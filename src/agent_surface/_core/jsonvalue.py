@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NoReturn, TypeAlias
 
+from .base_error import AgentSurfaceError
 from .pointer import json_pointer
 
 JsonValue: TypeAlias = (
@@ -20,7 +21,7 @@ JsonValue: TypeAlias = (
 )
 
 
-class NotJsonError(TypeError):
+class NotJsonError(AgentSurfaceError, TypeError):
     """A value that is not a JsonValue (with the path of the offending part).
 
     ``path`` is for humans (``$.a[0]``); ``pointer`` is the exact JSON pointer (``/a/0``),

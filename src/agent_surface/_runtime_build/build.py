@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._core.errors import AgentSurfaceError
 from .lock import PYTHON_VERSION, LockError, canonical, pyodide_lock
 from .page_zip import page_zip_name, write_page_zip
 from .precompile import PrecompileError, add_dataclass_code, precompile_wheels, record_line
@@ -99,7 +100,7 @@ PYODIDE_SKIP = {"package.json", "README.md", "pyodide-lock.json"}
 PYODIDE_SKIP_SUFFIXES = (".d.ts", ".html")
 
 
-class BuildError(Exception):
+class BuildError(AgentSurfaceError):
     pass
 
 

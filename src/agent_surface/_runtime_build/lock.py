@@ -11,6 +11,8 @@ from email.parser import Parser
 from pathlib import Path
 from typing import Any
 
+from .._core.errors import AgentSurfaceError
+
 PYTHON_VERSION = "3.14"
 
 # Lock entries have no extras: these extras are folded into the package's `depends`.
@@ -34,7 +36,7 @@ MARKER_ENV = {
 }
 
 
-class LockError(ValueError):
+class LockError(AgentSurfaceError, ValueError):
     """The served wheels do not make a consistent lock (a duplicate, a missing dependency)."""
 
 

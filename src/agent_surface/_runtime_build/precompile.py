@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from .._compat import DATACLASS_CODE
+from .._core.errors import AgentSurfaceError
 
 CACHE_TAG = "cpython-314"
 DATACLASS_CODE_MEMBER = f"agent_surface/{DATACLASS_CODE}"  # where our wheel carries it
@@ -79,7 +80,7 @@ base64.b64encode(importlib.util.MAGIC_NUMBER + marshal.dumps(compiled)).decode()
 """
 
 
-class PrecompileError(Exception):
+class PrecompileError(AgentSurfaceError):
     pass
 
 

@@ -24,6 +24,7 @@ import zipfile
 from pathlib import Path
 from typing import TextIO
 
+from .._core.errors import AgentSurfaceError
 from .._runtime_build.build import (
     BuildError,
     RuntimeLayout,
@@ -44,7 +45,7 @@ RUNTIME_PARTS = ("pyodide", "pyscript", "wheels")
 EMBED_SCRIPT = "agent-surface.js"
 
 
-class BundleError(Exception):
+class BundleError(AgentSurfaceError):
     """The bundle cannot be written (no runtime, stale contract, compile failure, missing file)."""
 
 

@@ -1,7 +1,7 @@
 """Trust a committed contract: ``contract.json`` → ``CapabilityAuthority`` (safe in the page).
 
     authority = authority_from_contract(text)      # text of .agent-surface/contract.json
-    registry = create_registry(authority=authority)
+    registry = AgentSurfaceRegistry(authority=authority)
 
 The authority verifies every declaration's hash and the whole document's hash, so an edited or
 truncated file is refused; at registration, a contract that is not in the file, or whose content

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..consumer import ANONYMOUS, Consumer
 from ..contracts.context import CancelSignal
-from ..errors import CapabilityError
+from ..errors import ErrorPayload
 from ..events import make_event
 from ..jsonvalue import JsonValue
 from . import (
@@ -43,7 +43,7 @@ from . import (
 )
 from .call import Call
 from .execution import HANDLER_STOP_GRACE
-from .failures import Refusal
+from .failures import PhaseRefusal
 from .invocation import Invocation, InvocationResult
 from .runtime import Pipeline, ProcedureExecutor
 
@@ -120,7 +120,7 @@ async def _run(call: Call) -> InvocationResult:
         )
     )
     output: JsonValue = None
-    err: CapabilityError | None = None
+    err: ErrorPayload | None = None
     try:
         try:
             for phase in PHASES:
@@ -131,7 +131,7 @@ async def _run(call: Call) -> InvocationResult:
             if call.release is not None:
                 call.release()
         output = settlement.check_output(call)  # 10
-    except Refusal as refusal:
+    except PhaseRefusal as refusal:
         err = refusal.err
     except Exception:
         # A defect in a validator, policy plumbing or the library itself: the caller still

@@ -9,13 +9,13 @@ from ..registrations.entries import ActionEntry, QueueGroup
 from . import failures
 from .call import Call
 from .execution import abort_error
-from .failures import Refusal
+from .failures import PhaseRefusal
 from .queues import QueueFull, Release
 
 
 def admit(call: Call) -> Awaitable[None] | None:
     if call.cancelled_before_start:
-        raise Refusal(failures.cancelled_before_start())
+        raise PhaseRefusal(failures.cancelled_before_start())
     target = call.target
     pipeline = call.pipeline
     waited_from = pipeline.registry.now()
@@ -37,7 +37,7 @@ def _admitted(call: Call, release: Release, waited_from: float) -> None:
     call.queue_wait_ms = round((call.pipeline.registry.now() - waited_from) * 1000, 3)
     if call.target.reg.status != "active":
         release()
-        raise Refusal(failures.unmounted_before_run())
+        raise PhaseRefusal(failures.unmounted_before_run())
     call.release = release
 
 
@@ -57,7 +57,7 @@ async def _wait(call: Call, group: QueueGroup | None, waited_from: float) -> Non
         release = await task
     except QueueFull:
         call.untrack()
-        raise Refusal(failures.queue_full(pipeline.registry.limits.action_timeout)) from None
+        raise PhaseRefusal(failures.queue_full(pipeline.registry.limits.action_timeout)) from None
     except asyncio.CancelledError:
         call.untrack()
         current = asyncio.current_task()
@@ -65,7 +65,7 @@ async def _wait(call: Call, group: QueueGroup | None, waited_from: float) -> Non
             task.cancel()
             raise
         # The wait itself ended: a signal fired, or disposal drained the queue.
-        raise Refusal(abort_error(call, call.signal.reason or "cancelled", during_execution=False)) from None
+        raise PhaseRefusal(abort_error(call, call.signal.reason or "cancelled", during_execution=False)) from None
     finally:
         remove()
     _admitted(call, release, waited_from)

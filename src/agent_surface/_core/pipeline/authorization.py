@@ -6,11 +6,11 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 
-from ..errors import AgentSurfaceError
+from ..errors import CapabilityFailure
 from ..policies.base import PolicyContext
 from . import failures
 from .call import Call
-from .failures import Refusal
+from .failures import PhaseRefusal
 
 log = logging.getLogger("agent_surface")
 
@@ -35,8 +35,8 @@ async def run_hook(hook: Hook, ctx: PolicyContext, name: str) -> None:
         outcome = hook(ctx)
         if inspect.isawaitable(outcome):
             await outcome
-    except AgentSurfaceError as exc:
-        raise Refusal(exc.error) from None
+    except CapabilityFailure as exc:
+        raise PhaseRefusal(exc.error) from None
     except Exception:
         log.exception("policy %s failed; refusing the call", name)
-        raise Refusal(failures.policy_failed()) from None
+        raise PhaseRefusal(failures.policy_failed()) from None

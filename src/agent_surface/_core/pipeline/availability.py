@@ -16,7 +16,7 @@ from ..registrations.entries import CapabilityEntry, Reason
 from ..registrations.registration import Registration
 from . import failures
 from .call import Call
-from .failures import Refusal
+from .failures import PhaseRefusal
 
 log = logging.getLogger("agent_surface")
 
@@ -101,4 +101,4 @@ def check(call: Call) -> None:
     if ok and target.discovery.outcome == "disable":
         ok, reason = False, target.discovery.reason or "disabled by policy"
     if not ok:
-        raise Refusal(failures.not_available(target.entry.capability_id, reason or "not available right now"))
+        raise PhaseRefusal(failures.not_available(target.entry.capability_id, reason or "not available right now"))

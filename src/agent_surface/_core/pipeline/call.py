@@ -1,7 +1,7 @@
 """The per-call context: built once when a call enters the pipeline, read by every phase.
 
 What must not drift within one call is computed once and frozen: the host context (so a
-policy and the handler see the same host), and the resolved ``Target`` (registration, entry,
+policy and the handler see the same host), and the resolved ``CallTarget`` (registration, entry,
 policy context). What the phases learn as they go (validated input, evidence, timings) is
 recorded on the call in order.
 """
@@ -37,7 +37,7 @@ class Admitted:
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class CallTarget:
     """What resolution (phase 2) found: fixed for the rest of the call."""
 
     reg: Registration
@@ -62,7 +62,7 @@ class Call:
     # unmount of a non-navigation call) and also aborts ``signal``. A navigation's unmount
     # aborts only ``signal``: the handler may abandon, but the router's answer settles it.
     settle: CancelSignal = field(default_factory=CancelSignal)
-    resolved: Target | None = None
+    resolved: CallTarget | None = None
     # Learned by the phases, in order:
     value: Any = None  # what the handler receives (5)
     effective: JsonValue = None  # the validated effective input as JSON (5)
@@ -79,7 +79,7 @@ class Call:
         self.settle.add_listener(self.signal.abort)
 
     @property
-    def target(self) -> Target:
+    def target(self) -> CallTarget:
         """The resolved target; only phases after resolution ask for it."""
         if self.resolved is None:
             raise RuntimeError("the call has no target before resolution (phase 2)")

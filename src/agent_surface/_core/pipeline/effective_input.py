@@ -12,7 +12,7 @@ from ..registrations.entries import ActionEntry, ObservationEntry, ProcedureEntr
 from ..schemas.schema import Invalid, Issue, Schema
 from . import failures
 from .call import Call
-from .failures import Refusal
+from .failures import PhaseRefusal
 from .invocation import MISSING
 
 log = logging.getLogger("agent_surface")
@@ -27,23 +27,23 @@ def build(call: Call) -> None:
         try:
             raw = to_json_value(raw, max_depth=MAX_INPUT_DEPTH)
         except NotJsonError as exc:
-            raise Refusal(failures.invalid_input([Issue(json_pointer(exc.parts), exc.reason)])) from None
+            raise PhaseRefusal(failures.invalid_input([Issue(json_pointer(exc.parts), exc.reason)])) from None
         if json_size(raw) > MAX_INPUT_BYTES:
-            raise Refusal(failures.invalid_input([Issue(ROOT, f"input exceeds {MAX_INPUT_BYTES} bytes")]))
+            raise PhaseRefusal(failures.invalid_input([Issue(ROOT, f"input exceeds {MAX_INPUT_BYTES} bytes")]))
     match call.target.entry:
         case ObservationEntry():
             if raw not in (MISSING, None, {}):
-                raise Refusal(failures.invalid_input([Issue(ROOT, "observations take no input")]))
+                raise PhaseRefusal(failures.invalid_input([Issue(ROOT, "observations take no input")]))
             call.value, call.effective = None, None
         case ActionEntry(contract=contract):
             _validate(call, contract.input, {} if raw in (MISSING, None) else raw)
         case ProcedureEntry(reference=ref):
             agent = {} if raw in (MISSING, None) else raw
             if not isinstance(agent, dict):
-                raise Refusal(failures.invalid_input([Issue(ROOT, "expected an object")]))
+                raise PhaseRefusal(failures.invalid_input([Issue(ROOT, "expected an object")]))
             locked = sorted(f for f in ref.locked_fields if f in agent)
             if locked:
-                raise Refusal(failures.locked_fields(locked))
+                raise PhaseRefusal(failures.locked_fields(locked))
             merged = dict(agent)
             if ref.bind is not None:
                 bound = _bind(ref.bind, ref.bound_fields)
@@ -59,19 +59,19 @@ def _bind(bind: Callable[[], Mapping[str, Any]], fields: tuple[str, ...]) -> dic
         bound = to_json_value(bind())
     except Exception:
         log.exception("procedure binding failed")
-        raise Refusal(failures.binding_failed()) from None
+        raise PhaseRefusal(failures.binding_failed()) from None
     if not isinstance(bound, dict) or set(bound) != set(fields):
         log.error(
             "procedure binding returned keys %s, expected %s",
             sorted(bound) if isinstance(bound, dict) else bound,
             fields,
         )
-        raise Refusal(failures.binding_failed())
+        raise PhaseRefusal(failures.binding_failed())
     return bound
 
 
 def _validate(call: Call, schema: Schema, value: JsonValue) -> None:
     outcome = schema.validate(value)
     if isinstance(outcome, Invalid):
-        raise Refusal(failures.invalid_input(outcome.issues))
+        raise PhaseRefusal(failures.invalid_input(outcome.issues))
     call.value, call.effective = outcome.value, outcome.json

@@ -14,11 +14,11 @@ from typing import Any, Literal
 
 from ..clock import iso
 from ..contracts.context import ActionContext, ReadContext
-from ..errors import AgentSurfaceError, CapabilityError
+from ..errors import CapabilityFailure, ErrorPayload
 from ..registrations.entries import ActionEntry, ObservationEntry, ProcedureEntry
 from . import failures
 from .call import Call
-from .failures import Refusal
+from .failures import PhaseRefusal
 
 log = logging.getLogger("agent_surface")
 
@@ -41,7 +41,7 @@ async def execute(call: Call) -> None:
     begun = registry.now()
     try:
         if call.signal.aborted:
-            raise Refusal(abort_error(call, call.signal.reason or "cancelled", during_execution=False))
+            raise PhaseRefusal(abort_error(call, call.signal.reason or "cancelled", during_execution=False))
         call.raw_output = await _call_handler(call)
     finally:
         cancel_timer()
@@ -69,7 +69,7 @@ def _start(call: Call) -> Any:
         case ProcedureEntry():
             executor = call.pipeline.executor
             if executor is None:
-                raise Refusal(failures.no_executor())
+                raise PhaseRefusal(failures.no_executor())
             return executor(entry.capability_id, call.effective, ctx)
 
 
@@ -79,20 +79,20 @@ async def _call_handler(call: Call) -> Any:
         if not inspect.isawaitable(outcome):
             return outcome
         return await _await_or_abort(call, outcome)
-    except Refusal:
+    except PhaseRefusal:
         raise
-    except AgentSurfaceError as exc:
-        raise Refusal(exc.error) from None
+    except CapabilityFailure as exc:
+        raise PhaseRefusal(exc.error) from None
     except asyncio.CancelledError:
         current = asyncio.current_task()
         if current is not None and current.cancelling():  # our caller was cancelled
             raise
-        raise Refusal(_handler_failed(call)) from None  # a sync handler cancelled itself
+        raise PhaseRefusal(_handler_failed(call)) from None  # a sync handler cancelled itself
     except Exception:
-        raise Refusal(_handler_failed(call)) from None
+        raise PhaseRefusal(_handler_failed(call)) from None
 
 
-def _handler_failed(call: Call) -> CapabilityError:
+def _handler_failed(call: Call) -> ErrorPayload:
     """A handler raised: CANCELLED if it was told to stop, else a sanitized failure."""
     entry = call.target.entry
     if call.signal.aborted:
@@ -136,7 +136,7 @@ async def _await_or_abort(call: Call, outcome: Awaitable[Any]) -> Any:
         reason = aborted.result()
     handler = await _stop_handler(call, task, stoppable)
     task.add_done_callback(lambda t: _late(call, t, reason))
-    raise Refusal(abort_error(call, reason, during_execution=True, handler=handler))
+    raise PhaseRefusal(abort_error(call, reason, during_execution=True, handler=handler))
 
 
 async def _stop_handler(call: Call, task: asyncio.Future[Any], stoppable: bool) -> HandlerFate:
@@ -178,7 +178,7 @@ def _late(call: Call, task: asyncio.Future[Any], reason: str) -> None:
     )
 
 
-def abort_error(call: Call, reason: str, *, during_execution: bool, handler: HandlerFate | None = None) -> CapabilityError:
+def abort_error(call: Call, reason: str, *, during_execution: bool, handler: HandlerFate | None = None) -> ErrorPayload:
     """The answer for a call given up on: why (timeout, disposal, unmount, cancel) and whether
     its handler was stopped."""
     entry = call.target.entry

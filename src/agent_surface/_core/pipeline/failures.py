@@ -1,14 +1,14 @@
 """Every agent-facing error the pipeline answers with: one named constructor per situation.
 
 Messages tell the agent what to do next; details carry only the agent-safe keys of the error
-matrix. Phases raise ``Refusal(...)`` with one of these; the first refusal settles the call.
+matrix. Phases raise ``PhaseRefusal(...)`` with one of these; the first refusal settles the call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import CapabilityError, Retry, error, surface_shut_down
+from ..errors import ErrorPayload, Retry, error, surface_shut_down
 from ..jsonvalue import JsonValue
 from ..pointer import ROOT, json_pointer
 from ..schemas.schema import Issue
@@ -16,21 +16,21 @@ from .confirmation import ConfirmationRecord
 from .invocation import PreconditionFailure
 
 
-class Refusal(Exception):
+class PhaseRefusal(Exception):
     """A phase stopped the call with this agent-facing error."""
 
-    def __init__(self, err: CapabilityError) -> None:
+    def __init__(self, err: ErrorPayload) -> None:
         self.err = err
 
 
 # ---- phase 1: identity and the request envelope
 
 
-def bad_invocation_id() -> CapabilityError:
+def bad_invocation_id() -> ErrorPayload:
     return error("INVALID_INPUT", "invocationId must be a non-empty string of at most 256 characters")
 
 
-def malformed_envelope(field: str) -> CapabilityError:
+def malformed_envelope(field: str) -> ErrorPayload:
     return error(
         "INVALID_INPUT",
         f"{field} must be a string. Fix the request and retry.",
@@ -38,7 +38,7 @@ def malformed_envelope(field: str) -> CapabilityError:
     )
 
 
-def not_plain_json() -> CapabilityError:
+def not_plain_json() -> ErrorPayload:
     return error(
         "INVALID_INPUT",
         "The input is not plain JSON or is nested too deeply. Fix it and retry.",
@@ -46,7 +46,7 @@ def not_plain_json() -> CapabilityError:
     )
 
 
-def invocation_conflict() -> CapabilityError:
+def invocation_conflict() -> ErrorPayload:
     return error(
         "INVOCATION_CONFLICT",
         "This invocationId was already used for a different request; use a fresh invocationId.",
@@ -57,21 +57,21 @@ def invocation_conflict() -> CapabilityError:
 # ---- phase 2: resolution
 
 
-def no_capability_id() -> CapabilityError:
+def no_capability_id() -> ErrorPayload:
     return error("CAPABILITY_NOT_FOUND", "No capability id was given. Refresh the surface and pick one.")
 
 
-def not_found(capability_id: str) -> CapabilityError:
+def not_found(capability_id: str) -> ErrorPayload:
     return error("CAPABILITY_NOT_FOUND", f"{capability_id} is not on the current surface. Refresh the surface.")
 
 
-def page_reloaded() -> CapabilityError:
+def page_reloaded() -> ErrorPayload:
     return error(
         "STALE_CAPABILITY", "The page was reloaded since discovery. Refresh the surface.", reason="surface-reloaded"
     )
 
 
-def registration_replaced(live_registration_id: str) -> CapabilityError:
+def registration_replaced(live_registration_id: str) -> ErrorPayload:
     return error(
         "STALE_CAPABILITY",
         "The component was re-mounted since discovery. Refresh the surface.",
@@ -80,7 +80,7 @@ def registration_replaced(live_registration_id: str) -> CapabilityError:
     )
 
 
-def registration_unknown(live_registration_id: str) -> CapabilityError:
+def registration_unknown(live_registration_id: str) -> ErrorPayload:
     return error(
         "STALE_CAPABILITY",
         "This registration is unknown here (was the page reloaded?). Refresh the surface.",
@@ -89,7 +89,7 @@ def registration_unknown(live_registration_id: str) -> CapabilityError:
     )
 
 
-def surface_version_mismatch(live_registration_id: str) -> CapabilityError:
+def surface_version_mismatch(live_registration_id: str) -> ErrorPayload:
     return error(
         "STALE_CAPABILITY",
         "The surface changed since discovery; refresh it before this irreversible call.",
@@ -98,7 +98,7 @@ def surface_version_mismatch(live_registration_id: str) -> CapabilityError:
     )
 
 
-def unmounted_before_run() -> CapabilityError:
+def unmounted_before_run() -> ErrorPayload:
     return error(
         "COMPONENT_UNMOUNTED",
         "The component was unmounted before the call ran. Refresh the surface.",
@@ -106,11 +106,11 @@ def unmounted_before_run() -> CapabilityError:
     )
 
 
-def unmounted() -> CapabilityError:
+def unmounted() -> ErrorPayload:
     return error("COMPONENT_UNMOUNTED", "The component was unmounted. Refresh the surface.", phase="resolve")
 
 
-def ambiguous(instances: list[JsonValue]) -> CapabilityError:
+def ambiguous(instances: list[JsonValue]) -> ErrorPayload:
     return error(
         "AMBIGUOUS_INSTANCE",
         "Several instances match; retry with an instanceId or registrationId.",
@@ -121,7 +121,7 @@ def ambiguous(instances: list[JsonValue]) -> CapabilityError:
 # ---- phase 3: availability
 
 
-def not_available(capability_id: str, reason: str) -> CapabilityError:
+def not_available(capability_id: str, reason: str) -> ErrorPayload:
     return error(
         "CAPABILITY_NOT_AVAILABLE",
         f"{capability_id} is not available right now: {reason}. Do the enabling step, then retry.",
@@ -132,14 +132,14 @@ def not_available(capability_id: str, reason: str) -> CapabilityError:
 # ---- phases 4 and 6: policies
 
 
-def policy_failed() -> CapabilityError:
+def policy_failed() -> ErrorPayload:
     return error("NOT_AUTHORIZED", "This call is not permitted.", origin="client")
 
 
 # ---- phase 5: effective input
 
 
-def invalid_input(issues: Sequence[Issue]) -> CapabilityError:
+def invalid_input(issues: Sequence[Issue]) -> ErrorPayload:
     first = issues[0] if issues else Issue(ROOT, "invalid")
     return error(
         "INVALID_INPUT",
@@ -148,7 +148,7 @@ def invalid_input(issues: Sequence[Issue]) -> CapabilityError:
     )
 
 
-def locked_fields(locked: list[str]) -> CapabilityError:
+def locked_fields(locked: list[str]) -> ErrorPayload:
     return error(
         "INVALID_INPUT",
         "Some fields are bound to what the user has on screen; do not supply them.",
@@ -157,7 +157,7 @@ def locked_fields(locked: list[str]) -> CapabilityError:
     )
 
 
-def binding_failed() -> CapabilityError:
+def binding_failed() -> ErrorPayload:
     return error(
         "PRECONDITION_FAILED",
         "The view's bound values could not be read; refresh and retry.",
@@ -176,7 +176,7 @@ _CONFIRMATION_INVALID = {
 }
 
 
-def confirmation_required(record: ConfirmationRecord) -> CapabilityError:
+def confirmation_required(record: ConfirmationRecord) -> ErrorPayload:
     p = record.pending
     return error(
         "CONFIRMATION_REQUIRED",
@@ -189,13 +189,13 @@ def confirmation_required(record: ConfirmationRecord) -> CapabilityError:
     )
 
 
-def confirmation_invalid(status: str) -> CapabilityError:
+def confirmation_invalid(status: str) -> ErrorPayload:
     retry: Retry = "with-confirmation" if status == "expired" else "no"
     message = _CONFIRMATION_INVALID.get(status, _CONFIRMATION_INVALID["mismatch"])
     return error("CONFIRMATION_INVALID", message, retry, reason=status)
 
 
-def too_many_confirmations(ttl: float) -> CapabilityError:
+def too_many_confirmations(ttl: float) -> ErrorPayload:
     return error(
         "RATE_LIMITED",
         "Too many confirmations are waiting for the user. Retry later.",
@@ -207,22 +207,22 @@ def too_many_confirmations(ttl: float) -> CapabilityError:
 # ---- phase 7: precondition
 
 
-def precondition_error() -> CapabilityError:
+def precondition_error() -> ErrorPayload:
     return error(
         "PRECONDITION_FAILED", "The capability's precondition could not be checked.", reason="precondition-error"
     )
 
 
-def precondition_failed(outcome: PreconditionFailure) -> CapabilityError:
+def precondition_failed(outcome: PreconditionFailure) -> ErrorPayload:
     extra = dict(outcome.details or {})
     extra.setdefault("reason", "precondition")
-    return CapabilityError("PRECONDITION_FAILED", outcome.message, "with-changes", extra)
+    return ErrorPayload("PRECONDITION_FAILED", outcome.message, "with-changes", extra)
 
 
 # ---- phase 8: admission
 
 
-def queue_full(action_timeout: float) -> CapabilityError:
+def queue_full(action_timeout: float) -> ErrorPayload:
     return error(
         "RATE_LIMITED",
         "Too many calls are queued for this target. Retry shortly.",
@@ -231,18 +231,18 @@ def queue_full(action_timeout: float) -> CapabilityError:
     )
 
 
-def cancelled_before_start() -> CapabilityError:
+def cancelled_before_start() -> ErrorPayload:
     return error("CANCELLED", "The invocation was cancelled before it started.")
 
 
 # ---- phase 9: execution
 
 
-def cancelled() -> CapabilityError:
+def cancelled() -> ErrorPayload:
     return error("CANCELLED", "The invocation was cancelled.", "yes")
 
 
-def cancelled_unstoppable() -> CapabilityError:
+def cancelled_unstoppable() -> ErrorPayload:
     # A retry could apply the effect twice.
     return error(
         "CANCELLED",
@@ -252,7 +252,7 @@ def cancelled_unstoppable() -> CapabilityError:
     )
 
 
-def timed_out(seconds: float, *, idempotent: bool, handler: str | None) -> CapabilityError:
+def timed_out(seconds: float, *, idempotent: bool, handler: str | None) -> ErrorPayload:
     if idempotent:
         message = "The call timed out; it is safe to retry."
     elif handler == "unknown":
@@ -275,21 +275,21 @@ def timed_out(seconds: float, *, idempotent: bool, handler: str | None) -> Capab
     )
 
 
-def shut_down() -> CapabilityError:
+def shut_down() -> ErrorPayload:
     return surface_shut_down()
 
 
-def unmounted_mid_flight() -> CapabilityError:
+def unmounted_mid_flight() -> ErrorPayload:
     return error(
         "COMPONENT_UNMOUNTED", "The view changed while acting; verify state before repeating.", phase="mid-flight"
     )
 
 
-def no_executor() -> CapabilityError:
+def no_executor() -> ErrorPayload:
     return error("EXECUTION_FAILED", "No procedure executor is installed for domain calls.", reason="transport")
 
 
-def handler_failed(*, procedure: bool) -> CapabilityError:
+def handler_failed(*, procedure: bool) -> ErrorPayload:
     return error(
         "EXECUTION_FAILED",
         "The call failed while running; its effect may or may not have been applied.",
@@ -297,7 +297,7 @@ def handler_failed(*, procedure: bool) -> CapabilityError:
     )
 
 
-def internal_failure() -> CapabilityError:
+def internal_failure() -> ErrorPayload:
     """A defect in a validator, policy plumbing or the library itself."""
     return error("EXECUTION_FAILED", "The call failed inside the page; it was not completed.", reason="handler-error")
 
@@ -305,11 +305,11 @@ def internal_failure() -> CapabilityError:
 # ---- phase 10: settlement
 
 
-def output_invalid() -> CapabilityError:
+def output_invalid() -> ErrorPayload:
     return error("EXECUTION_FAILED", "The capability returned a malformed result.", reason="output-invalid")
 
 
-def output_too_large(max_bytes: int) -> CapabilityError:
+def output_too_large(max_bytes: int) -> ErrorPayload:
     return error(
         "EXECUTION_FAILED",
         f"The result exceeded {max_bytes} bytes and was not returned.",

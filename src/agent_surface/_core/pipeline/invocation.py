@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ..errors import CapabilityError
+from ..errors import ErrorPayload
 from ..jsonvalue import JsonValue
 
 
@@ -78,7 +78,7 @@ class InvocationResult:
     capability_id: str
     surface_version: str
     output: JsonValue = None
-    error: CapabilityError | None = None
+    error: ErrorPayload | None = None
     surface_changed: bool = False
 
     @property
@@ -109,7 +109,7 @@ class InvocationResult:
 
 @dataclass(frozen=True, slots=True)
 class PreconditionFailure:
-    """Return (or raise via AgentSurfaceError) from a precondition to refuse the call."""
+    """Return (or raise via CapabilityFailure) from a precondition to refuse the call."""
 
     message: str
     details: Mapping[str, JsonValue] | None = None

@@ -13,7 +13,7 @@ from . import failures
 from .authorization import run_hook
 from .call import Call
 from .confirmation import request_material
-from .failures import Refusal
+from .failures import PhaseRefusal
 
 log = logging.getLogger("agent_surface")
 
@@ -71,14 +71,14 @@ def _confirm(call: Call, escalating: list[Policy] | tuple[()]) -> None:
             call.confirmation = record
             return
         if status == "pending" and record is not None:
-            raise Refusal(failures.confirmation_required(record))
-        raise Refusal(failures.confirmation_invalid(status))
+            raise PhaseRefusal(failures.confirmation_required(record))
+        raise PhaseRefusal(failures.confirmation_invalid(status))
     record = store.find_pending(request)
     if record is None:
         record = store.create(request, _summary(call, escalating))
         if record is None:
-            raise Refusal(failures.too_many_confirmations(pipeline.registry.limits.confirmation_ttl))
-    raise Refusal(failures.confirmation_required(record))
+            raise PhaseRefusal(failures.too_many_confirmations(pipeline.registry.limits.confirmation_ttl))
+    raise PhaseRefusal(failures.confirmation_required(record))
 
 
 def _summary(call: Call, escalating: list[Policy] | tuple[()]) -> str:

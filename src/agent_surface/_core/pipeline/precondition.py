@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 
 from ..contracts.context import ReadContext
-from ..errors import AgentSurfaceError
+from ..errors import CapabilityFailure
 from ..registrations.entries import ActionEntry
 from . import failures
 from .call import Call
-from .failures import Refusal
+from .failures import PhaseRefusal
 from .invocation import PreconditionFailure
 
 log = logging.getLogger("agent_surface")
@@ -23,10 +23,10 @@ def check(call: Call) -> None:
     ctx = ReadContext(entry.capability_id, target.reg.registration_id, call.consumer, call.host)
     try:
         outcome = entry.binding.precondition(call.value, ctx)
-    except AgentSurfaceError as exc:
-        raise Refusal(exc.error) from None
+    except CapabilityFailure as exc:
+        raise PhaseRefusal(exc.error) from None
     except Exception:
         log.exception("precondition of %s raised", entry.capability_id)
-        raise Refusal(failures.precondition_error()) from None
+        raise PhaseRefusal(failures.precondition_error()) from None
     if isinstance(outcome, PreconditionFailure):
-        raise Refusal(failures.precondition_failed(outcome))
+        raise PhaseRefusal(failures.precondition_failed(outcome))

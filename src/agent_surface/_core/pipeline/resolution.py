@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..contracts.kinds import VERSION_GUARDED_EFFECTS
-from ..errors import AgentSurfaceError
+from ..errors import CapabilityFailure
 from ..jsonvalue import JsonValue
 from ..policies.base import Decision, as_decision
 from ..registrations.registration import Registration
 from . import failures
 from .availability import discovery, policy_context
-from .call import Call, Target
-from .failures import Refusal
+from .call import Call, CallTarget
+from .failures import PhaseRefusal
 
 log = logging.getLogger("agent_surface")
 
@@ -29,9 +29,9 @@ async def resolve(call: Call) -> None:
     req = call.request
     cid = req.capability_id
     if not isinstance(cid, str) or not cid:
-        raise Refusal(failures.no_capability_id())
+        raise PhaseRefusal(failures.no_capability_id())
     if req.surface_id is not None and req.surface_id != registry.surface_id:
-        raise Refusal(failures.page_reloaded())
+        raise PhaseRefusal(failures.page_reloaded())
     host = call.host
 
     def host_context() -> Mapping[str, Any]:
@@ -41,7 +41,7 @@ async def resolve(call: Call) -> None:
     hidden: list[Registration] = []
     # The registry indexes holders by capability, already in snapshot order (AMBIGUOUS_INSTANCE
     # lists them in that order): no scan or sort of every live registration per call.
-    for reg in registry.holders(cid):
+    for reg in registry._holding(cid):
         decision = discovery(reg, reg.capabilities[cid], call.consumer, host_context, registry.now)
         if decision.outcome == "hide":
             hidden.append(reg)
@@ -49,7 +49,7 @@ async def resolve(call: Call) -> None:
             visible.append((reg, decision))
     try:
         reg, decision = _pick(call, visible)
-    except Refusal as refusal:
+    except PhaseRefusal as refusal:
         if refusal.err.code == "CAPABILITY_NOT_FOUND" and hidden:
             await _gate_refusal(call, hidden)
         raise
@@ -59,9 +59,9 @@ async def resolve(call: Call) -> None:
         and req.surface_version != str(registry.revision)
         and entry.effect in VERSION_GUARDED_EFFECTS
     ):
-        raise Refusal(failures.surface_version_mismatch(reg.registration_id))
+        raise PhaseRefusal(failures.surface_version_mismatch(reg.registration_id))
     policy = policy_context(reg, entry, call.consumer, host, registry.now, call.invocation_id)
-    call.resolved = Target(reg, entry, policy, decision)
+    call.resolved = CallTarget(reg, entry, policy, decision)
 
 
 async def _gate_refusal(call: Call, hidden: list[Registration]) -> None:
@@ -88,8 +88,8 @@ async def _gate_refusal(call: Call, hidden: list[Registration]) -> None:
                 outcome = policy.on_authorize(ctx)
                 if inspect.isawaitable(outcome):
                     await outcome
-            except AgentSurfaceError as exc:
-                raise Refusal(exc.error) from None
+            except CapabilityFailure as exc:
+                raise PhaseRefusal(exc.error) from None
             except Exception:
                 log.warning("policy %s failed while refusing a hidden call", policy.name, exc_info=True)
         return
@@ -102,7 +102,7 @@ def _pick(call: Call, visible: list[tuple[Registration, Decision]]) -> tuple[Reg
         for reg, decision in visible:
             if reg.registration_id == req.registration_id:
                 if req.instance_id is not None and req.instance_id != reg.instance_id:
-                    raise Refusal(failures.not_found(req.capability_id))
+                    raise PhaseRefusal(failures.not_found(req.capability_id))
                 return reg, decision
         tomb = registry.tombstone(req.registration_id)
         same_instance = [
@@ -112,22 +112,22 @@ def _pick(call: Call, visible: list[tuple[Registration, Decision]]) -> tuple[Reg
             and (tomb is None or (r.component_type, r.instance_id) == (tomb.component_type, tomb.instance_id))
         ]
         if tomb is not None and len(same_instance) == 1:
-            raise Refusal(failures.registration_replaced(same_instance[0].registration_id))
+            raise PhaseRefusal(failures.registration_replaced(same_instance[0].registration_id))
         if tomb is not None:
-            raise Refusal(failures.unmounted())
+            raise PhaseRefusal(failures.unmounted())
         if len(same_instance) == 1:
-            raise Refusal(failures.registration_unknown(same_instance[0].registration_id))
-        raise Refusal(failures.not_found(req.capability_id))
+            raise PhaseRefusal(failures.registration_unknown(same_instance[0].registration_id))
+        raise PhaseRefusal(failures.not_found(req.capability_id))
     candidates = (
         visible if req.instance_id is None else [(r, d) for r, d in visible if r.instance_id == req.instance_id]
     )
     if len(candidates) == 1:
         return candidates[0]
     if not candidates:
-        if registry.tombstone_holding(req.capability_id, req.instance_id) is not None:
-            raise Refusal(failures.unmounted())
-        raise Refusal(failures.not_found(req.capability_id))
-    raise Refusal(failures.ambiguous([_instance(req.capability_id, reg) for reg, _ in candidates]))
+        if registry._tombstone_holding(req.capability_id, req.instance_id) is not None:
+            raise PhaseRefusal(failures.unmounted())
+        raise PhaseRefusal(failures.not_found(req.capability_id))
+    raise PhaseRefusal(failures.ambiguous([_instance(req.capability_id, reg) for reg, _ in candidates]))
 
 
 def _instance(capability_id: str, reg: Registration) -> JsonValue:

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 from ..audit import Settled
 from ..clock import iso
-from ..errors import CapabilityError
+from ..errors import ErrorPayload
 from ..events import make_event
 from ..jsonvalue import JsonValue, NotJsonError, json_size, to_json_value
 from ..schemas.schema import Valid, validate_output
 from . import failures
 from .call import Admitted, Call
-from .failures import Refusal
+from .failures import PhaseRefusal
 from .invocation import Invocation, InvocationResult
 
 if TYPE_CHECKING:
@@ -32,17 +32,17 @@ def check_output(call: Call) -> JsonValue:
         outcome = validate_output(schema, raw)
         if not isinstance(outcome, Valid):
             log.error("output of %s failed its schema: %s", entry.capability_id, outcome.issues)
-            raise Refusal(failures.output_invalid())
+            raise PhaseRefusal(failures.output_invalid())
         value = outcome.json
     else:
         try:
             value = to_json_value(raw)
         except NotJsonError as exc:
             log.error("output of %s is not JSON: %s", entry.capability_id, exc)
-            raise Refusal(failures.output_invalid()) from None
+            raise PhaseRefusal(failures.output_invalid()) from None
     max_bytes = call.pipeline.registry.limits.max_output_bytes
     if value is not None and json_size(value) > max_bytes:
-        raise Refusal(failures.output_too_large(max_bytes))
+        raise PhaseRefusal(failures.output_too_large(max_bytes))
     return value
 
 
@@ -50,7 +50,7 @@ def result(
     pipeline: Pipeline,
     request: Invocation,
     invocation_id: str,
-    err: CapabilityError | None,
+    err: ErrorPayload | None,
     output: JsonValue = None,
     start_version: int | None = None,
 ) -> InvocationResult:
@@ -66,7 +66,7 @@ def result(
     )
 
 
-def settle(call: Call, err: CapabilityError | None, output: JsonValue = None) -> InvocationResult:
+def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> InvocationResult:
     """Settle a call that entered the pipeline: its result, then what observes it."""
     pipeline = call.pipeline
     settled_result = result(pipeline, call.request, call.invocation_id, err, output, call.start_version)

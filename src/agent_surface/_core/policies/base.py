@@ -61,7 +61,7 @@ class Policy:
         return None
 
     def on_authorize(self, ctx: PolicyContext) -> Awaitable[None] | None:
-        """Pre-input check (phase 4). Raise AgentSurfaceError to refuse."""
+        """Pre-input check (phase 4). Raise CapabilityFailure to refuse."""
         return None
 
     def on_invoke(self, ctx: PolicyContext) -> Awaitable[None] | None:

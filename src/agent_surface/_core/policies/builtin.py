@@ -14,7 +14,7 @@ from typing import Any
 
 from ..audit import AuditEvent, AuditSink, MemoryAuditSink, Settled
 from ..clock import iso
-from ..errors import AgentSurfaceError, error
+from ..errors import CapabilityFailure, error
 from ..jsonvalue import JsonValue
 from .base import Decision, Outcome, Policy, PolicyContext
 
@@ -22,7 +22,7 @@ from .base import Decision, Outcome, Policy, PolicyContext
 class _Gate(Policy):
     """A policy that hides at discovery and refuses at authorization when ``allowed`` is false."""
 
-    def __init__(self, name: str, allowed: Callable[[PolicyContext], bool], refusal: Callable[[], AgentSurfaceError]):
+    def __init__(self, name: str, allowed: Callable[[PolicyContext], bool], refusal: Callable[[], CapabilityFailure]):
         self.name = name
         self._allowed = allowed
         self._refusal = refusal
@@ -40,7 +40,7 @@ def authenticated(*, key: str = "user") -> Policy:
     return _Gate(
         "authenticated",
         lambda ctx: bool(ctx.host.get(key)),
-        lambda: AgentSurfaceError(error("NOT_AUTHENTICATED", "The user is not signed in. Ask the user to sign in.")),
+        lambda: CapabilityFailure(error("NOT_AUTHENTICATED", "The user is not signed in. Ask the user to sign in.")),
     )
 
 
@@ -56,7 +56,7 @@ def has_permission(permission: str, check: Callable[[Mapping[str, Any], str], bo
     return _Gate(
         f"has_permission:{permission}",
         allowed,
-        lambda: AgentSurfaceError(error("NOT_AUTHORIZED", "This call is not permitted for the current user.", origin="client")),
+        lambda: CapabilityFailure(error("NOT_AUTHORIZED", "This call is not permitted for the current user.", origin="client")),
     )
 
 
@@ -84,12 +84,12 @@ def tenant_boundary(
     return _Gate(
         "tenant_boundary",
         allowed,
-        lambda: AgentSurfaceError(error("NOT_AUTHORIZED", "This call is not permitted for the current user.", origin="client")),
+        lambda: CapabilityFailure(error("NOT_AUTHORIZED", "This call is not permitted for the current user.", origin="client")),
     )
 
 
 def environment(allowed: Sequence[str]) -> Policy:
-    """Only in the listed environments of the registry (``create_registry(environment=...)``);
+    """Only in the listed environments of the registry (``AgentSurfaceRegistry(environment=...)``);
     hidden elsewhere. The host context has no say: it is not where the environment lives."""
     if isinstance(allowed, str):  # "test" would read as the characters 't', 'e', 's'
         raise TypeError(f"environment() takes a list of environment names, got {allowed!r}")
@@ -97,11 +97,11 @@ def environment(allowed: Sequence[str]) -> Policy:
     return _Gate(
         "environment",
         lambda ctx: ctx.environment in names,
-        lambda: AgentSurfaceError(error("CAPABILITY_NOT_FOUND", "This capability is not on the current surface.")),
+        lambda: CapabilityFailure(error("CAPABILITY_NOT_FOUND", "This capability is not on the current surface.")),
     )
 
 
-class RateLimit(Policy):
+class RateLimitPolicy(Policy):
     """At most ``limit`` calls per ``window`` seconds per (consumer, capability). Advisory."""
 
     name = "rate_limit"
@@ -121,7 +121,7 @@ class RateLimit(Policy):
             calls.popleft()
         if len(calls) >= self.limit:
             retry_ms = int(max(0.0, self.window - (now - calls[0])) * 1000)
-            raise AgentSurfaceError(error(
+            raise CapabilityFailure(error(
                 "RATE_LIMITED", "Too many calls; wait before retrying.", reason="rate", retryAfterMs=retry_ms
             ))
         calls.append(now)
@@ -131,7 +131,7 @@ class RateLimit(Policy):
 
 
 def rate_limit(*, limit: int, window: float) -> Policy:
-    return RateLimit(limit, window)
+    return RateLimitPolicy(limit, window)
 
 
 class RequireConfirmation(Policy):

@@ -15,7 +15,8 @@ from ..consumer import ANONYMOUS, Consumer
 from ..contracts import ComponentBinding
 from ..contracts.authority import CapabilityAuthority, assert_capability_authority
 from ..contracts.context import CancelSignal
-from ..errors import DefinitionError, RegistryDisposedError
+from ..deprecation import renamed, warn_renamed
+from ..errors import DefinitionError, RegistryClosedError
 from ..events import EventBus, Listener, SurfaceEvent, make_event
 from ..ids import random_id
 from ..limits import DEFAULT_LIMITS, Limits
@@ -41,8 +42,9 @@ Environment = Literal["development", "production", "test"]
 class AgentSurfaceRegistry:
     """Holds live registrations and answers snapshots and invocations for consumers.
 
-    Create with ``create_registry(authority=...)``: a registry cannot exist without a genuine
-    capability authority, and it only accepts bindings whose contracts that authority proves.
+    ``AgentSurfaceRegistry(authority=...)``: a registry cannot exist without a genuine capability
+    authority, and it only accepts bindings whose contracts that authority proves. ``close()`` (or
+    ``with``) ends it: in-flight calls settle as cancelled, later use raises ``RegistryClosedError``.
     """
 
     def __init__(
@@ -109,7 +111,14 @@ class AgentSurfaceRegistry:
         return self._version
 
     @property
+    def closed(self) -> bool:
+        """Whether ``close()`` has run."""
+        return self._disposed
+
+    @property
     def disposed(self) -> bool:
+        """Deprecated: use ``closed``."""
+        warn_renamed("AgentSurfaceRegistry.disposed", "AgentSurfaceRegistry.closed")
         return self._disposed
 
     def host_context(self) -> Mapping[str, Any]:
@@ -130,7 +139,7 @@ class AgentSurfaceRegistry:
 
     def _check_alive(self) -> None:
         if self._disposed:
-            raise RegistryDisposedError("this registry has been disposed")
+            raise RegistryClosedError("this registry has been closed")
 
     def _bump(self, events: list[SurfaceEvent]) -> None:
         """Bump the version, dispatch ``events`` and a ``surface-changed``.
@@ -323,7 +332,7 @@ class AgentSurfaceRegistry:
 
     # ------------------------------------------------------------------ reading
 
-    def holders(self, capability_id: str) -> list[Registration]:
+    def _holding(self, capability_id: str) -> list[Registration]:
         """Live registrations holding ``capability_id``, in snapshot order."""
         return list(self._holders.get(capability_id, ()))
 
@@ -337,7 +346,7 @@ class AgentSurfaceRegistry:
     def tombstone(self, registration_id: str) -> Tombstone | None:
         return self._tombstones.get(registration_id, self.now())
 
-    def tombstone_holding(self, capability_id: str, instance_id: str | None) -> Tombstone | None:
+    def _tombstone_holding(self, capability_id: str, instance_id: str | None) -> Tombstone | None:
         return self._tombstones.holding(capability_id, instance_id, self.now())
 
     def snapshot(
@@ -369,7 +378,7 @@ class AgentSurfaceRegistry:
     # ------------------------------------------------------------------ invocation
 
     @property
-    def invoker(self) -> Pipeline:
+    def _invoker(self) -> Pipeline:
         """The invocation pipeline's state (queues, confirmations, executor)."""
         if self._pipeline is None:  # created on first use: a registry that only lists stays cheap
             self._pipeline = Pipeline(self, self._events.emit, self.audit_sink)
@@ -378,11 +387,11 @@ class AgentSurfaceRegistry:
     @property
     def confirmations(self) -> ConfirmationController:
         """Pending confirmations for the host UI: ``pending()``, ``resolve()``, ``wait_for()``."""
-        return self.invoker.confirmations
+        return self._invoker.confirmations
 
     def set_procedure_executor(self, executor: ProcedureExecutor | None) -> None:
         """Install the host's executor for ``domain:`` procedures (it calls the real server)."""
-        self.invoker.executor = executor
+        self._invoker.executor = executor
 
     async def invoke(
         self,
@@ -395,7 +404,7 @@ class AgentSurfaceRegistry:
         """Run one invocation through the pipeline. Returns a result value; never raises for
         anything an agent did (only for misuse such as calling after ``dispose()``)."""
         self._check_alive()
-        return await invoke(self.invoker, request, consumer, signal, timeout)
+        return await invoke(self._invoker, request, consumer, signal, timeout)
 
     def _audit(self, type_: str, **fields: Any) -> None:
         try:
@@ -405,7 +414,18 @@ class AgentSurfaceRegistry:
 
     # ------------------------------------------------------------------ teardown
 
+    def __enter__(self) -> AgentSurfaceRegistry:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def dispose(self) -> None:
+        """Deprecated: use ``close()``."""
+        warn_renamed("AgentSurfaceRegistry.dispose()", "AgentSurfaceRegistry.close()")
+        self.close()
+
+    def close(self) -> None:
         """Unregister everything, cancel in-flight work, drop listeners. Idempotent."""
         if self._disposed:
             return
@@ -422,31 +442,4 @@ class AgentSurfaceRegistry:
         self._events.clear()
 
 
-def create_registry(
-    *,
-    authority: CapabilityAuthority,
-    environment: Environment = "production",
-    context: Callable[[], Mapping[str, Any]] | None = None,
-    policies: Sequence[Policy] = (),
-    on_register: Callable[[Mapping[str, Any]], Literal["accept", "reject"]] | None = None,
-    on_duplicate_instance: Literal["reject", "replace"] = "reject",
-    duplicate_suffix_policy: Literal["off", "warn", "error"] = "warn",
-    route: Callable[[], Mapping[str, Any] | None] | None = None,
-    limits: Limits | None = None,
-    clock: Clock | Callable[[], float] | None = None,
-    audit: AuditSink | None = None,
-) -> AgentSurfaceRegistry:
-    """Create a registry over a capability authority (see ``AgentSurfaceRegistry``)."""
-    return AgentSurfaceRegistry(
-        authority=authority,
-        environment=environment,
-        context=context,
-        policies=policies,
-        on_register=on_register,
-        on_duplicate_instance=on_duplicate_instance,
-        duplicate_suffix_policy=duplicate_suffix_policy,
-        route=route,
-        limits=limits,
-        clock=clock,
-        audit=audit,
-    )
+create_registry = renamed(AgentSurfaceRegistry, "create_registry", "AgentSurfaceRegistry")
