@@ -14,8 +14,8 @@ import sys
 import js
 from pyodide.http import pyfetch
 
-from agent_surface import Consumer, create_registry
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface import AgentSurfaceRegistry, Consumer
+from agent_surface.adapters.webmcp import WebMCPAdapter
 from agent_surface.compiler.load import ExternalContractError, authority_from_contract
 
 SITE = "/home/pyodide/external-site"
@@ -42,7 +42,7 @@ sys.path.insert(0, SITE)
 
 from widgetshop.surface import Basket, OrderDesk, Panel  # noqa: E402
 
-registry = create_registry(authority=authority_from_contract(await fetch_text("external-contract.json")))  # noqa: F704
+registry = AgentSurfaceRegistry(authority=authority_from_contract(await fetch_text("external-contract.json")))  # noqa: F704
 registry.set_procedure_executor(lambda capability, value, context: {"ordered": value["count"]})
 outcome = {}
 for component in (Basket(), Panel(), OrderDesk()):
@@ -53,6 +53,6 @@ for component in (Basket(), Panel(), OrderDesk()):
     except ExternalContractError as exc:
         outcome[name] = {"distribution": exc.distribution, "status": exc.status, "message": str(exc)}
 
-adapter = create_webmcp_adapter()
+adapter = WebMCPAdapter()
 await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))  # noqa: F704
 js.window.externalResult = json.dumps(outcome)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import AgentComponent, AuthorityError, compile_manifest, create_registry, observation
+from agent_surface import AgentComponent, AgentSurfaceRegistry, AuthorityError, compile_manifest, observation
 from agent_surface._core.contracts.authority import create_capability_authority
 from agent_surface._core.contracts.external import (
     Contributor,
@@ -395,7 +395,9 @@ def _computed() -> str:
 
 
 def test_the_authority_registers_an_approved_contributor() -> None:
-    registry = create_registry(authority=authority_from_contract(_manifest({"expectedDigest": _computed()})))
+    registry = AgentSurfaceRegistry(
+        authority=authority_from_contract(_manifest({"expectedDigest": _computed()}))
+    )
     registry.register(Dial())
     registry.register(Own())
     assert "view:dials.dial.value" in {d.capability_id for d in registry.snapshot().capabilities()}
@@ -415,7 +417,7 @@ def test_the_authority_registers_an_approved_contributor() -> None:
 def test_the_authority_refuses_an_unapproved_or_changed_contributor(
     authorization: Any, status: str, says: str
 ) -> None:
-    registry = create_registry(authority=create_capability_authority(_manifest(authorization)))
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(_manifest(authorization)))
     registry.register(Own())  # the app's own registrations are unaffected
     with pytest.raises(ExternalContractError) as caught:
         registry.register(Dial())
