@@ -28,6 +28,7 @@ INTEGRATION_PATHS = (
     "cli/",
     "demo/",
     "compiler/test_page_imports.py",
+    "compiler/test_external_installed.py",
     "server/test_idempotency.py",
     "server/test_load.py",
     "test_layering.py",

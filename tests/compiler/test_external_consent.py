@@ -9,6 +9,7 @@ test_external_installed.py.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,26 @@ def test_check_approve_and_inspect_in_process(app: Path, capsys: pytest.CaptureF
     assert "every installed distribution that contributes capabilities is approved" in capsys.readouterr().out
 
 
+def test_a_release_that_contributes_the_same_contracts_needs_no_new_approval(
+    app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = ["--root", str(app)]
+    _approve(app, f'digest = "{_document(app)["external"][0]["contractDigest"]}"')
+    assert main([*root, "snapshot"]) == 0
+    shutil.rmtree(app / ".venv-site")  # pip upgrades Gauge.Kit 2.0 → 2.0.1, same contracts
+    install_distribution(app / ".venv-site", "Gauge.Kit", "2.0.1", {"gauges/__init__.py": VENDOR})
+    capsys.readouterr()
+    assert main([*root, "check", "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["contributors"][0]["status"] == "approved"
+    assert not [f for f in report["failures"] if f.startswith("external:")]  # only the record is stale
+    assert {(f["subject"], f["change"]) for f in report["integrity"]["findings"]} == {
+        ("gauge-kit", "external-version-changed")
+    }
+    assert main([*root, "snapshot"]) == 0
+    assert main([*root, "check"]) == 0
+
+
 def test_an_approval_listing_other_capabilities_exits_2(
     app: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -266,7 +287,9 @@ def test_modules_are_attributed_to_the_distributions_that_ship_them(tmp_path: Pa
 
     assert shipped.version == version("pydantic")
     # This checkout is installed editable: its modules belong to agent-surface by direct_url.json.
-    ours = index.shipper("agent_surface._core.contracts.authority", agent_surface._core.contracts.authority.__file__)
+    ours = index.shipper(
+        "agent_surface._core.contracts.authority", agent_surface._core.contracts.authority.__file__
+    )
     assert ours is not None and ours.name == "agent-surface"
     loose = tmp_path / "loose.py"
     loose.write_text("")
@@ -372,7 +395,9 @@ def _computed() -> str:
 
 
 def test_the_authority_registers_an_approved_contributor() -> None:
-    registry = AgentSurfaceRegistry(authority=authority_from_contract(_manifest({"expectedDigest": _computed()})))
+    registry = AgentSurfaceRegistry(
+        authority=authority_from_contract(_manifest({"expectedDigest": _computed()}))
+    )
     registry.register(Dial())
     registry.register(Own())
     assert "view:dials.dial.value" in {d.capability_id for d in registry.snapshot().capabilities()}

@@ -23,7 +23,9 @@ import pytest
 
 from tests.fixtures import edit
 
-pytestmark = pytest.mark.integration  # builds wheels and virtualenvs: ~15 s in all
+# Builds two wheels and two virtualenvs, pip-installs into them, runs the CLI in subprocesses
+# (about a minute on 2 busy cores): an integration test (tests/conftest.py lists it too).
+pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
