@@ -19,7 +19,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from agent_surface.core.limits import DEFAULT_LIMITS
+from agent_surface._core.limits import DEFAULT_LIMITS
 from agent_surface.server import RateLimit, ServerLimits
 from agent_surface.server.running import server_config
 

@@ -24,11 +24,8 @@ import zipfile
 from pathlib import Path
 from typing import TextIO
 
-from ..compiler.config import ProjectConfig
-from ..compiler.errors import CompileError
-from .commands import compile_at
-from .precompile import record_line
-from .runtime_build import (
+from .._core.errors import AgentSurfaceError
+from .._runtime_build.build import (
     BuildError,
     RuntimeLayout,
     build,
@@ -36,14 +33,19 @@ from .runtime_build import (
     sync_file,
     sync_tree,
 )
-from .runtime_lock import canonical, lock_entry
-from .runtime_source import cached_runtime
+from .._runtime_build.lock import canonical, lock_entry
+from .._runtime_build.precompile import record_line
+from .._runtime_build.source import cached_runtime
+from ..compiler.config import ProjectConfig
+from ..compiler.errors import CompileError
+from .commands import compile_at
+from .external import consent_failures, contributors_of
 
 RUNTIME_PARTS = ("pyodide", "pyscript", "wheels")
 EMBED_SCRIPT = "agent-surface.js"
 
 
-class BundleError(Exception):
+class BundleError(AgentSurfaceError):
     """The bundle cannot be written (no runtime, stale contract, compile failure, missing file)."""
 
 
@@ -142,6 +144,9 @@ def bundle(
     if committed != compiled.data:
         state = "missing" if committed is None else "stale"
         raise BundleError(f"{config.contract} is {state}; run `agent-surface snapshot` and review it first")
+    pending = consent_failures(compiled.document, contributors_of(compiled.document))
+    if pending:  # the same gate as check: a bundle never ships an unapproved contribution
+        raise BundleError("; ".join(pending))
     web = _runtime(runtime, cache, offline)
     out.mkdir(parents=True, exist_ok=True)
     try:

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
+from .._core.errors import AgentSurfaceError
 from .ratelimit import RateLimit
 
 T = TypeVar("T")
@@ -71,15 +72,15 @@ class InvocationStore(Protocol):
         ...
 
 
-class StoreMisuse(RuntimeError):
+class StoreMisuse(AgentSurfaceError, RuntimeError):
     """The app's work ended the store's transaction itself (commit/rollback inside work)."""
 
 
-class StoreUnavailable(RuntimeError):
+class StoreUnavailable(AgentSurfaceError, RuntimeError):
     """The store's database cannot be reached at start (the message names it, never a password)."""
 
 
-class StoreVersionError(RuntimeError):
+class StoreVersionError(AgentSurfaceError, RuntimeError):
     """The database holds the store's tables at a schema version newer than this release."""
 
 

@@ -19,10 +19,11 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from .._core.errors import AgentSurfaceError
 from .store import InvocationStore, SqliteInvocationStore
 
 
-class StoreConfigError(ValueError):
+class StoreConfigError(AgentSurfaceError, ValueError):
     """A DSN this library cannot open (unknown scheme, missing path)."""
 
 
