@@ -6,9 +6,10 @@ app's own routes (``GET /api/session``, ``GET /api/devices``, unknown ``/api/...
   its own caller (own rate-limit budget, own invocation ids), so the agent never starves the
   person's buttons. Either way the tenant and permissions come from the database, never the page.
 - Audit: every call, accepted or refused, gets one row, written in the call's own transaction
-  when it changed something. Refused anonymous calls are counted, not listed: one row per
-  outcome and operation per minute, whose ``attempts`` says how many calls it stands for (so an
-  anonymous caller cannot grow the database at will).
+  when it changed something. Refused anonymous calls and a user's 429s are counted, not listed:
+  one row per caller, outcome and operation per minute, whose ``attempts`` says how many calls it
+  stands for, counted in memory and added to the row when the window ends or on ``flush`` (so
+  such calls cannot grow the database, or write to it, at wire speed).
 - The app's own routes follow the procedure server's order (authenticate, rate limit, resolve,
   validate, run) and answer in its typed error shape.
 """
@@ -23,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -35,6 +36,7 @@ from agent_surface.server import (
     RateLimit,
     RateLimiter,
     Refusal,
+    SharedRateLimiter,
     execution_failed,
     not_authenticated,
     rate_limited,
@@ -109,10 +111,11 @@ def rate_limit_key(session: Session | None, client: str) -> str:
 
 
 class AnonymousRefusals:
-    """Folds refused anonymous calls into one audit row per (outcome, operation) per window.
+    """Folds refused calls into one audit row per (user, outcome, operation) per window.
 
-    The first refusal of a window writes a row; later ones add to its ``attempts``. Operations are
-    the API's own names (unknown routes share one), so the rows per window are bounded.
+    The first refusal of a window writes a row; later ones are counted in memory and added to its
+    ``attempts`` when the window ends or on :meth:`flush`. Operations are the API's own names
+    (unknown routes share one), so the rows per window are bounded.
     """
 
     WINDOW_SECONDS = 60.0
@@ -121,21 +124,33 @@ class AnonymousRefusals:
     def __init__(self, monotonic: Callable[[], float]) -> None:
         self._monotonic = monotonic
         self._window_start: float | None = None
-        self._rows: dict[tuple[str, str], int] = {}  # (outcome, operation) -> audit row id
+        self._rows: dict[tuple[str | None, str, str], int] = {}  # (user, outcome, operation) -> row id
+        self._pending: dict[int, int] = {}  # row id -> attempts not yet added to it
         self._lock = threading.Lock()
 
     def record(self, tx: Tx, entry: AuditEntry, known_route: bool) -> None:
         operation = entry.operation if known_route else self.UNKNOWN_ROUTE
-        key = (entry.outcome, operation)
+        key = (entry.user_id, entry.outcome, operation)
         with self._lock:  # two threads never open two rows for one key
             now = self._monotonic()
             if self._window_start is None or now - self._window_start >= self.WINDOW_SECONDS:
+                self._write_pending(tx)
                 self._window_start, self._rows = now, {}
             row_id = self._rows.get(key)
             if row_id is None:
                 self._rows[key] = tx.audit(replace(entry, operation=operation, input=None))
             else:
-                tx.count_attempt(row_id)
+                self._pending[row_id] = self._pending.get(row_id, 0) + entry.attempts
+
+    def flush(self, tx: Tx) -> None:
+        """Add the attempts counted in memory to their rows."""
+        with self._lock:
+            self._write_pending(tx)
+
+    def _write_pending(self, tx: Tx) -> None:
+        for row_id, attempts in self._pending.items():
+            tx.count_attempt(row_id, attempts)
+        self._pending = {}
 
 
 class AuditLog:
@@ -145,10 +160,14 @@ class AuditLog:
         self._anonymous = AnonymousRefusals(monotonic)
 
     def write(self, tx: Tx, entry: AuditEntry, *, authenticated: bool, known_route: bool) -> None:
-        if authenticated:
+        if authenticated and entry.outcome != "RATE_LIMITED":
             tx.audit(entry)
         else:
             self._anonymous.record(tx, entry, known_route)
+
+    def flush(self, tx: Tx) -> None:
+        """Write the counts of folded refusals now (the server's upkeep does this each minute)."""
+        self._anonymous.flush(tx)
 
     def procedure_call(self, record: CallRecord, conn: sqlite3.Connection) -> None:
         """The procedure server's hook: in the call's own transaction when it was applied."""
@@ -166,6 +185,7 @@ class AuditLog:
             reason="replayed" if record.replayed else record.reason,
             invocation_id=record.invocation_id,
             confirmation_id=record.confirmation_id,
+            attempts=1 + record.repeats,
             channel=session.channel if session else None,
         )
         self.write(Tx(conn), entry, authenticated=session is not None, known_route=operation in SERVED_NAMES)
@@ -218,7 +238,14 @@ class AppRoutes:
         self._store = store
         self._auth = authenticator
         self._audit = audit
-        self._limiter = RateLimiter(rate_limit)
+        # Held in the store when it can (every worker on one database spends one budget).
+        shared = callable(getattr(store.invocations, "take_token", None))
+        self._limiter: RateLimiter | SharedRateLimiter = (
+            SharedRateLimiter(rate_limit, cast(Any, store.invocations)) if shared else RateLimiter(rate_limit)
+        )
+        self._transient: tuple[type[BaseException], ...] = tuple(
+            getattr(store.invocations, "transient_errors", (sqlite3.OperationalError,))
+        )
         self._clock = clock
 
     async def session(self, request: Request) -> Response:
@@ -236,7 +263,8 @@ class AppRoutes:
         params: Json = None
         try:
             session = self._auth.session(request.headers)
-            wait = self._limiter.take(rate_limit_key(session, request.client.host if request.client else "?"))
+            # The app's routes have their own budget beside the procedure server's ("app:" keys).
+            wait = self._limiter.take("app:" + rate_limit_key(session, request.client.host if request.client else "?"))
             if wait is not None:
                 raise Refusal(rate_limited(wait))
             if session is None:
@@ -253,8 +281,8 @@ class AppRoutes:
         except Refusal as refusal:
             self._refused(session, route, params, refusal)
             return refusal_response(refusal)
-        except sqlite3.OperationalError:
-            log.exception("storage busy or unavailable in %s", route.operation)
+        except self._transient:
+            log.warning("storage busy or unavailable in %s", route.operation, exc_info=True)
             return self._failed(session, route, transient=True)
         except Exception:  # a defect: still answer typed (and audit if possible), never drop the connection
             log.exception("unexpected error in %s", route.operation)
@@ -301,6 +329,6 @@ class AppRoutes:
         try:
             self._store.run(lambda tx: self._audit.write(tx, entry, authenticated=session is not None,
                                                          known_route=route.work is not None))
-        except (sqlite3.Error, ValueError):  # ValueError: text SQLite cannot store
+        except Exception:  # the store down, or text it cannot hold: the refusal is still answered
             log.exception("could not audit a refused call to %s", route.operation)
 

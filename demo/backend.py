@@ -3,8 +3,9 @@
 - ``/api/agent/...``: the library's :class:`~agent_surface.server.ProcedureServer` serving the
   devices procedures (``demo.procedures``) and their backend manifest;
 - ``/api/session``, ``/api/devices``, any other ``/api/...``: the app's own routes (``demo.api``);
-- everything else: the repository's static files (the page, ``web/dist``), never its private
-  files (dot-directories, the database).
+- everything else: the page's public files only (``index.html``, ``demo/app/``, ``web/dist/``, the
+  stylesheets and scripts directly in ``web/``), never the rest of the repository (sources, tests,
+  the seed with its tokens), dot-files or the database.
 
 ::
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -34,10 +36,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent_surface.server import ProcedureServer, RateLimit, ServerLimits
+from agent_surface.server import ProcedureServer, RateLimit, ServerLimits, server_config
 
 from .api import DEFAULT_RATE_LIMIT, AppRoutes, AuditLog, Authenticator
-from .db import MEMORY, Store
+from .db import MEMORY, Store, is_postgres
 from .procedures import SERVED
 from .seed import open_seeded_store
 
@@ -46,6 +48,11 @@ PROCEDURES_BASE = "/api/agent"
 MAX_BODY_BYTES = 16 * 1024
 ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]  # the routes answer 405 themselves
 PRIVATE_SUFFIXES = (".sqlite", ".sqlite3", ".db", "-wal", "-shm", "-journal")
+# What the page loads, and nothing else: files, folders (with everything below), and the file
+# suffixes allowed directly in ``web/``.
+PUBLIC_FILES = frozenset({"index.html", "demo/__init__.py"})
+PUBLIC_FOLDERS = (("demo", "app"), ("web", "dist"))
+PUBLIC_WEB_SUFFIXES = (".css", ".js")
 
 log = logging.getLogger("demo.backend")
 
@@ -55,8 +62,8 @@ def _utc_now() -> datetime:
 
 
 class SiteFiles(StaticFiles):
-    """The repository's files, read-only, revalidated on every load (edits show up on reload);
-    dot-files, dot-directories, ``demo/data`` and database files are never served."""
+    """The page's public files of the repository, read-only, revalidated on every load (edits
+    show up on reload); dot-files, dot-directories, ``demo/data`` and database files never."""
 
     def __init__(self, directory: Path, private: frozenset[Path]) -> None:
         super().__init__(directory=directory)
@@ -69,8 +76,15 @@ class SiteFiles(StaticFiles):
         return await super().get_response(path, scope)
 
     def _is_private(self, path: str) -> bool:
-        parts = Path(path).parts
-        if any(part.startswith(".") and part != "." for part in parts) or parts[:2] == ("demo", "data"):
+        parts = tuple(part for part in Path(path).parts if part != ".")
+        if any(part.startswith(".") for part in parts) or parts[:2] == ("demo", "data"):
+            return True
+        public = (
+            "/".join(parts) in PUBLIC_FILES
+            or any(parts[: len(folder)] == folder and len(parts) > len(folder) for folder in PUBLIC_FOLDERS)
+            or (len(parts) == 2 and parts[0] == "web" and parts[1].endswith(PUBLIC_WEB_SUFFIXES))
+        )
+        if not public:
             return True
         if path.endswith(PRIVATE_SUFFIXES):
             return True
@@ -92,8 +106,14 @@ class SiteFiles(StaticFiles):
 class ApiHeaders:
     """``/api`` answers are never cached or sniffed; a 401 names the scheme to use."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, flush: Callable[[], None] | None = None) -> None:
         self.app = app
+        self._flush = flush
+
+    def flush_audit(self) -> None:
+        """Write the counts of folded refusals now (tests, shutdown)."""
+        if self._flush is not None:
+            self._flush()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/api/"):
@@ -134,17 +154,24 @@ def create_app(
         clock=now,
     )
     routes = AppRoutes(store, authenticate, audit, rate_limit=rate_limit, clock=now)
-    private = frozenset() if store.path == MEMORY else frozenset({Path(store.path).resolve()})
+    private = frozenset() if store.path == MEMORY or is_postgres(store.path) else frozenset({Path(store.path).resolve()})
+    unknown_api = Route("/api/{rest:path}", routes.unknown, methods=ANY_METHOD)
+    unknown_api.path_regex = re.compile(unknown_api.path_regex.pattern, re.DOTALL)  # %0A too: typed 404
     app = Starlette(
         routes=[
             Route("/api/session", routes.session, methods=ANY_METHOD),
             Route("/api/devices", routes.devices, methods=ANY_METHOD),
-            Mount(PROCEDURES_BASE, procedures),
-            Route("/api/{rest:path}", routes.unknown, methods=ANY_METHOD),
+            procedures.mount(PROCEDURES_BASE),
+            unknown_api,
             Mount("/", SiteFiles(Path(root), private)),
         ]
     )
-    return ApiHeaders(app)
+    app.router.redirect_slashes = False  # a redirect would build its Location from the Host header
+    def flush() -> None:
+        procedures.flush_refusals()
+        store.run(audit.flush)
+
+    return ApiHeaders(app, flush)
 
 
 class DemoServer:
@@ -155,12 +182,12 @@ class DemoServer:
         self.app = app
         self._socket = socket.create_server((host, port), backlog=LISTEN_BACKLOG)
         self.server_address: tuple[str, int] = self._socket.getsockname()[:2]
-        config = uvicorn.Config(
+        # The library's safe defaults: read deadlines, a bound on connections, no proxy headers.
+        config = server_config(
             app,
             log_level="warning" if quiet else "info",
             access_log=not quiet,
             lifespan="off",
-            timeout_keep_alive=5,
             timeout_graceful_shutdown=2,
         )
         self._server = uvicorn.Server(config)

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Run the devices console demo (the page, the offline browser runtime, and the real backend).
 
-    python scripts/demo.py [--port 8000] [--host 127.0.0.1] [--db PATH] [--reset] [--no-build]
+    python scripts/demo.py [--port 8000] [--host 127.0.0.1] [--db PATH | --database DSN]
+                           [--workers N] [--rate-limit BURST/PER_SECOND] [--reset] [--no-build]
+
+``--database postgresql://user@host/db --workers 4`` serves from PostgreSQL with four worker
+processes (``pip install -e '.[postgres]'``); SQLite (``--db``) stays the zero-setup default.
 
 Builds web/dist with scripts/build_web.py (idempotent) unless --no-build, then serves the page and
 the API on one origin (Starlette on uvicorn) and prints the URL of the demo page. Same as

@@ -6,10 +6,12 @@ cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "== installing Debian chromium"
+# PostgreSQL: the server's store conformance and multi-worker tests start their own server
+# (initdb + pg_ctl into a temporary folder); only the binaries are needed.
+if ! command -v chromium >/dev/null 2>&1 || ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+  echo "== installing Debian chromium and postgresql"
   as_root apt-get update -q
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver postgresql
 fi
 
 PY=${PYTHON:-python3}

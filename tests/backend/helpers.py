@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from email.message import Message
 from typing import Any
 
-from demo.backend import DemoServer
+from demo.backend import ApiHeaders, DemoServer
 
 from agent_surface._core.errors import ERROR_MATRIX
 
@@ -114,6 +114,9 @@ def devices_table(server: DemoServer) -> list[tuple[Any, ...]]:
 
 
 def audit_rows(server: DemoServer) -> list[dict[str, Any]]:
+    """The audit table, with the counts of folded refusals written first."""
+    assert isinstance(server.app, ApiHeaders)
+    server.app.flush_audit()
     return [dict(r) for r in server.store.fetch_all("SELECT * FROM audit ORDER BY id")]
 
 

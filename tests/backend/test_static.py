@@ -25,7 +25,12 @@ FILES = {
     "demo/app/model.py": ("x = 1", "text/x-python"),
     "demo/app/pyscript.toml": ("a = 1", "application/toml"),
 }
-PRIVATE = [".git/HEAD", ".venv/pyvenv.cfg", "demo/data/devices.sqlite3", "elsewhere/copy.sqlite3", "web/.env"]
+PRIVATE = [".git/HEAD", ".venv/pyvenv.cfg", "demo/data/devices.sqlite3", "elsewhere/copy.sqlite3", "web/.env",
+           # Only the page's public files are served: not the backend's sources (the seed holds the
+           # demo tokens), the tests, the project's files or the web runtime's build inputs.
+           "demo/seed.py", "demo/db.py", "tests/server/domain.py", "pyproject.toml", "README.md",
+           "scripts/demo.py", "src/agent_surface/__init__.py", "web/package.json",
+           "web/node_modules/x/index.js"]
 
 
 @pytest.fixture
@@ -60,7 +65,7 @@ def test_mime_types(site: tuple[DemoServer, str], name: str) -> None:
 
 
 @pytest.mark.parametrize("name", [*PRIVATE, "state/custom-name.bin", "demo/data/", "%2egit/HEAD",
-                                  "web/../.git/HEAD"])
+                                  "web/../.git/HEAD", "web/dist/../../demo/seed.py", "demo/app/../seed.py"])
 def test_private_files_are_not_served(site: tuple[DemoServer, str], name: str) -> None:
     assert fetch(f"{site[1]}/{name}")[0] == 404
 

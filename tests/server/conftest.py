@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -9,6 +9,7 @@ import pytest
 from agent_surface.server import ProcedureServer
 
 from .domain import make_server
+from .postgres import PostgresServer, running_postgres
 
 
 @pytest.fixture
@@ -26,3 +27,10 @@ async def client(server: ProcedureServer) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=server)
     async with httpx.AsyncClient(transport=transport, base_url="http://app") as http:
         yield http
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One real PostgreSQL server for the session (each test makes its own database)."""
+    with running_postgres() as server:
+        yield server

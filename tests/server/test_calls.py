@@ -126,8 +126,11 @@ async def test_forged_calls_are_refused_with_typed_errors_and_change_nothing(
     assert error_of(cases[2][0])["details"] == {"origin": "server"}
     assert error_of(cases[3][0])["details"] == {"reason": "unknown-device"}
     assert snapshot(db_path) == before
-    # Every refusal was audited; no refusal wrote anything else.
-    assert [row[2] for row in audit_rows(db_path)] == [code for _, _, code in cases]
+    # Every refusal was audited, except that the second unknown caller from the same address
+    # within a minute is counted, not written (refusals at wire speed are not a write each);
+    # no refusal wrote anything else.
+    codes = [code for _, _, code in cases]
+    assert [row[2] for row in audit_rows(db_path)] == codes[:1] + codes[2:]
 
 
 async def test_an_unauthenticated_caller_learns_nothing_about_which_procedures_exist(

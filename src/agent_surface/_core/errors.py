@@ -9,8 +9,9 @@ Everything the library raises derives from ``AgentSurfaceError``::
     │       └── bridge.BackendContractError
     ├── RegistryClosedError      the registry was used after close() (also a RuntimeError)
     ├── adapters ModelContextError, bridge TransportError / BackendUnavailableError /
-    │   ManifestFormatError, compiler CompileError / ContractFileError, server StoreMisuse,
-    │   cli BundleError, the runtime build's errors
+    │   ManifestFormatError, compiler CompileError / ContractFileError, server StoreMisuse /
+    │   StoreUnavailable / StoreVersionError / StoreConfigError, cli BundleError, the runtime
+    │   build's errors
     └── testing AgentClientError (also an AssertionError), InvocationFailed, ImpureObservation
 
 Agent-facing outcomes are never exceptions: they are ``ErrorPayload`` values in results.

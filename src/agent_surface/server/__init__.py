@@ -6,7 +6,7 @@ implementations, as an ASGI app on Starlette::
     server = ProcedureServer(
         [serve(DISABLE, disable_devices, permissions={"devices.write"}, require_confirmation=True)],
         authenticate=caller_from_bearer_token,
-        store=SqliteInvocationStore("app.sqlite3", setup=create_tables),
+        store=open_store("sqlite:///app.sqlite3", setup=create_tables),   # or postgresql://...
     )
     uvicorn.run(server)                      # or Mount("/api/agent", server) in your app
 
@@ -22,7 +22,15 @@ publishes a backend manifest the page's bridge checks its contracts against.
 from __future__ import annotations
 
 from ..bridge.wire import error_body
-from .app import Audit, Authenticate, CallRecord, ProcedureServer, ServerLimits, VerifyConfirmation
+from .app import (
+    READY_PATH,
+    Audit,
+    Authenticate,
+    CallRecord,
+    ProcedureServer,
+    ServerLimits,
+    VerifyConfirmation,
+)
 from .errors import (
     Refusal,
     capability_error,
@@ -34,10 +42,24 @@ from .errors import (
     rate_limited,
 )
 from .procedures import Caller, ConfirmationEvidence, Implementation, ProcedureCall, ServedProcedure, serve
-from .ratelimit import RateLimit, RateLimiter
-from .store import InvocationKey, InvocationStore, Outcome, Settlement, SqliteInvocationStore, StoreMisuse
+from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
+from .running import run, server_config
+from .store import (
+    SCHEMA_VERSION,
+    InvocationKey,
+    InvocationStore,
+    Outcome,
+    Settlement,
+    SqliteInvocationStore,
+    StoreMisuse,
+    StoreUnavailable,
+    StoreVersionError,
+)
+from .stores import StoreConfigError, describe_dsn, open_store, sqlite_path, store_kind
 
 __all__ = [
+    "READY_PATH",
+    "SCHEMA_VERSION",
     "Audit",
     "Authenticate",
     "CallRecord",
@@ -55,16 +77,26 @@ __all__ = [
     "ServedProcedure",
     "ServerLimits",
     "Settlement",
+    "SharedRateLimiter",
     "SqliteInvocationStore",
+    "StoreConfigError",
     "StoreMisuse",
+    "StoreUnavailable",
+    "StoreVersionError",
     "VerifyConfirmation",
     "capability_error",
+    "describe_dsn",
     "error_body",
     "execution_failed",
     "invalid_input",
     "not_authenticated",
     "not_authorized",
+    "open_store",
     "precondition_failed",
     "rate_limited",
+    "run",
     "serve",
+    "server_config",
+    "sqlite_path",
+    "store_kind",
 ]

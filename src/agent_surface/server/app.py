@@ -21,10 +21,11 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-import sqlite3
+import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeAlias
 
 from starlette.applications import Starlette
@@ -32,11 +33,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from .. import CapabilityFailure, DefinitionError
 from .._core.jsonvalue import canonical_json, digest, to_json_value
+from .._core.limits import DEFAULT_LIMITS
 from .._core.pointer import json_pointer
 from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
@@ -62,21 +64,28 @@ from .errors import (
 )
 from .evidence import PRINTABLE_ID, VerifyConfirmation, check_evidence, parse_evidence
 from .procedures import Caller, ConfirmationEvidence, ProcedureCall, ServedProcedure
-from .ratelimit import RateLimit, RateLimiter
+from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
 from .store import InvocationKey, InvocationStore, Outcome, Settlement
+from .throttle import RefusalSampler
 
 log = logging.getLogger("agent_surface.server")
 
 Authenticate: TypeAlias = Callable[[Request], "Caller | Awaitable[Caller | None] | None"]
 ENVELOPE_KEYS = frozenset({"invocationId", "input", "confirmation"})
+READY_PATH = "/ready"
 
 
 @dataclass(frozen=True, slots=True)
 class ServerLimits:
     max_body_bytes: int = 65_536
     max_depth: int = 32
-    confirmation_max_age: float = 600.0  # seconds an approval stays usable on the server
-    clock_skew: float = 60.0
+    # Seconds an approval stays usable on the server: the page's own approval window, so an
+    # approval the page still honours is never refused here, nor one it dropped accepted.
+    confirmation_max_age: float = DEFAULT_LIMITS.confirmation_ttl
+    clock_skew: float = 30.0  # how far in the future an approval's time may be (clocks differ)
+    # How long invocation records are kept for replay (None: for ever), pruned in the background.
+    retention: timedelta | None = timedelta(days=1)
+    prune_every: float = 300.0  # seconds between two background prunes (at most)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +102,9 @@ class CallRecord:
     input: str | None = None  # canonical JSON of what was sent, once it parsed
     confirmation_id: str | None = None
     reason: str | None = None  # the refusal's ``details.reason``, if it gave one
+    # Refusals of unknown or over-budget callers are audited once per caller and minute: this
+    # many more like this one were refused since the last record and not audited one by one.
+    repeats: int = 0
 
 
 Audit: TypeAlias = Callable[[CallRecord, Any], None]
@@ -107,6 +119,7 @@ class _Call:
     invocation_id: str | None = None
     input: str | None = None
     confirmation: ConfirmationEvidence | None = None
+    limit_key: str = ""
 
 
 def _utc_now() -> datetime:
@@ -141,18 +154,38 @@ class ProcedureServer:
         self._authenticate_hook = authenticate
         self.store = store
         self.limits = limits or ServerLimits()
-        self._limiter = RateLimiter(rate_limit) if rate_limit is not None else None
+        self._limiter: RateLimiter | SharedRateLimiter | None = None
+        if rate_limit is not None:
+            # All workers on one store spend one budget when the store keeps the buckets.
+            shared = callable(getattr(store, "take_token", None))
+            self._limiter = SharedRateLimiter(rate_limit, store) if shared else RateLimiter(rate_limit)  # type: ignore[arg-type]
+        self._transient: tuple[type[BaseException], ...] = tuple(getattr(store, "transient_errors", ()))
+        self._sampler = RefusalSampler()
+        self._prune_lock = threading.Lock()
+        self._next_prune = 0.0
         self._audit = audit
         self._verify_confirmation = verify_confirmation
         self._clock = clock
         self.manifest = manifest_json([p.info() for p in self.procedures.values()])
+        calls = Route(PROCEDURES_PREFIX + "{path:path}", self._call, methods=["POST"])
+        calls.path_regex = re.compile(calls.path_regex.pattern, re.DOTALL)  # %0A in a name: typed 404
         self.app = Starlette(
             routes=[
                 Route(MANIFEST_PATH, self._manifest, methods=["GET"]),
-                Route(PROCEDURES_PREFIX + "{path:path}", self._call, methods=["POST"]),
+                Route(READY_PATH, self._ready, methods=["GET"]),
+                calls,
             ],
             exception_handlers={HTTPException: self._http_error, Exception: self._internal_error},
         )
+        # No redirect to "path/": it would build an absolute Location from the request's Host.
+        self.app.router.redirect_slashes = False
+
+    def mount(self, path: str) -> Mount:
+        """``Mount(path, self)`` for an app's routes, matching names with any character (an
+        encoded control character reaches the server and gets its typed JSON refusal)."""
+        mounted = Mount(path, self)
+        mounted.path_regex = re.compile(mounted.path_regex.pattern, re.DOTALL)
+        return mounted
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.app(scope, receive, send)
@@ -162,8 +195,21 @@ class ProcedureServer:
     async def _manifest(self, request: Request) -> Response:
         return JSONResponse(self.manifest, headers={"Cache-Control": "no-cache"})
 
+    async def _ready(self, request: Request) -> Response:
+        """Readiness for a load balancer: 200 when the store answers, else a transient 503."""
+        check = getattr(self.store, "check", None)
+        try:
+            if callable(check):
+                await run_in_threadpool(check)
+        except Exception:
+            log.warning("readiness: the store does not answer", exc_info=True)
+            refusal = Refusal(execution_failed(transient=True), status=503)
+            return JSONResponse(error_body(refusal.error), 503, headers=_headers(refusal))
+        return JSONResponse({"ok": True, "store": "ready"}, headers={"Cache-Control": "no-store"})
+
     async def _call(self, request: Request) -> Response:
         call = _Call(DOMAIN_PREFIX + str(request.path_params["path"]))
+        self._maybe_prune()
         try:
             served = await self._admit(request, call)
             value = await self._read_input(request, call, served)
@@ -204,9 +250,18 @@ class ProcedureServer:
         """Steps 1-4: who is calling, how often, what, and whether they may."""
         caller = await self._authenticate(request)
         call.caller = caller
+        client = request.client.host if request.client else "unknown"
+        call.limit_key = f"caller:{caller.scope}" if caller else f"anon:{client}"
         if self._limiter is not None:
-            client = request.client.host if request.client else "unknown"
-            wait = self._limiter.take(f"caller:{caller.scope}" if caller else f"anon:{client}")
+            limiter = self._limiter
+            try:
+                if isinstance(limiter, RateLimiter):  # in memory: no thread needed
+                    wait = limiter.take(call.limit_key)
+                else:
+                    wait = await run_in_threadpool(limiter.take, call.limit_key)
+            except self._transient:
+                log.warning("rate limit: the store is busy or unavailable", exc_info=True)
+                raise Refusal(execution_failed(transient=True)) from None
             if wait is not None:
                 raise Refusal(rate_limited(wait))
         if caller is None:
@@ -227,6 +282,9 @@ class ProcedureServer:
                 caller = await run_in_threadpool(hook, request)
                 if inspect.isawaitable(caller):
                     caller = await caller
+        except self._transient:
+            log.warning("the authenticate hook could not reach the store", exc_info=True)
+            raise Refusal(execution_failed(transient=True)) from None
         except Exception:
             log.exception("the authenticate hook failed")
             raise Refusal(execution_failed(transient=False)) from None
@@ -247,10 +305,12 @@ class ProcedureServer:
             raise Refusal(invalid_input("The request body must be a JSON object.", [("/", "must be an object")]))
         unknown = sorted(set(envelope) - ENVELOPE_KEYS)
         if unknown:
+            # Plain names are repeated (a typo is easy to fix); anything else is not echoed.
+            named = [(safe_pointer(f"/{key}"), "unknown field") for key in unknown[:20]]
             raise Refusal(
                 invalid_input(
-                    "The request envelope has unknown fields.",
-                    [(f"/{key}"[:80], "unknown field") for key in unknown[:20]],
+                    "The request envelope has unknown fields; only invocationId, input and confirmation are allowed.",
+                    [(path, text) for path, text in named if path != "/"] or [("/", "has unknown fields")],
                 )
             )
         invocation_id = envelope.get("invocationId")
@@ -315,8 +375,8 @@ class ProcedureServer:
                 return outcome
 
             return Settlement("applied", self.store.run(read))
-        except sqlite3.OperationalError:
-            log.exception("storage busy or unavailable in %s", served.id)
+        except self._transient:
+            log.warning("storage busy or unavailable in %s; nothing was applied", served.id, exc_info=True)
             raise Refusal(execution_failed(transient=True)) from None
         except Exception:
             log.exception("%s failed; nothing was applied", served.id)
@@ -357,8 +417,31 @@ class ProcedureServer:
             self._audit(record, db)  # inside the call's transaction: a failure undoes the call
 
     async def _audit_refusal(self, call: _Call, refusal: Refusal) -> None:
+        if self._audit is None:
+            return
         outcome = Outcome(refusal.status, error_body(refusal.error), keep=False, record=False)
-        await self._audit_outside(self._record(call, outcome))
+        record: CallRecord | None = self._record(call, outcome)
+        if refusal.error.code in RefusalSampler.CODES:
+            # Unknown and over-budget callers arrive at wire speed: not one audit row (one
+            # database write) each, but one per caller, code and window, counting the rest.
+            record = self._sampler.admit(refusal.error.code, call.limit_key, time.monotonic(), record)
+        if record is not None:
+            await self._audit_outside(record)
+
+    def flush_refusals(self) -> int:
+        """Audit the refusals held back by sampling now, one record per caller and code (the
+        background tick does this every ``prune_every`` seconds). Returns how many records."""
+        audit = self._audit
+        records = self._sampler.drain()
+        if audit is None or not records:
+            return 0
+
+        def write(db: Any) -> None:
+            for record in records:
+                audit(record, db)
+
+        self.store.run(write)
+        return len(records)
 
     async def _audit_replay(self, call: _Call, outcome: Outcome) -> None:
         await self._audit_outside(self._record(call, outcome, replayed=True))
@@ -371,6 +454,42 @@ class ProcedureServer:
             await run_in_threadpool(self.store.run, lambda db: audit(record, db))
         except Exception:
             log.exception("could not audit a call to %s", record.procedure_id)
+
+    # ------------------------------------------------------------------ retention
+
+    def _maybe_prune(self) -> None:
+        """Start a background prune of old invocation records when one is due (never waits)."""
+        now = time.monotonic()
+        if now < self._next_prune or not self._prune_lock.acquire(blocking=False):
+            return
+        self._next_prune = now + self.limits.prune_every
+        retention = self.limits.retention
+        cutoff = None if retention is None else self._clock() - retention
+        threading.Thread(target=self._prune, args=(cutoff,), name="agent-surface-prune", daemon=True).start()
+
+    def _prune(self, cutoff: datetime | None) -> None:
+        try:
+            self.flush_refusals()
+            forget = getattr(self.store, "forget_before", None)
+            if cutoff is not None and callable(forget):
+                dropped = forget(cutoff)
+                if dropped:
+                    log.info("dropped %d invocation records older than %s", dropped, cutoff.isoformat())
+            idle = getattr(self.store, "forget_idle_buckets", None)
+            if callable(idle):
+                idle(3600.0)
+        except Exception:
+            log.warning("background upkeep failed (prune, refusal counts)", exc_info=True)
+        finally:
+            self._prune_lock.release()
+
+    def prune_now(self) -> int:
+        """Drop the invocation records past the retention now (returns how many)."""
+        retention = self.limits.retention
+        forget = getattr(self.store, "forget_before", None)
+        if retention is None or not callable(forget):
+            return 0
+        return int(forget(self._clock() - retention))
 
     # ------------------------------------------------------------------ HTTP-level errors
 
@@ -415,4 +534,12 @@ def safe_pointer(path: str) -> str:
     return json_pointer(kept)
 
 
-__all__ = ["Audit", "Authenticate", "CallRecord", "ProcedureServer", "ServerLimits", "VerifyConfirmation"]
+__all__ = [
+    "READY_PATH",
+    "Audit",
+    "Authenticate",
+    "CallRecord",
+    "ProcedureServer",
+    "ServerLimits",
+    "VerifyConfirmation",
+]

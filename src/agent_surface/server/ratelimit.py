@@ -1,4 +1,8 @@
-"""A token bucket per caller: ``burst`` calls at once, refilled at ``per_second``."""
+"""A token bucket per caller: ``burst`` calls at once, refilled at ``per_second``.
+
+:class:`RateLimiter` keeps the buckets in this process; :class:`SharedRateLimiter` keeps them in
+the invocation store, so all workers on one database spend one budget.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,3 +50,38 @@ class RateLimiter:
                     if now - seen >= full:
                         del self._buckets[stale]
         return None if allowed else max(1, math.ceil((1.0 - tokens) / rate * 1000))
+
+    def refund(self, key: str) -> None:
+        """Give back the call just taken for ``key`` (the shared budget refused it)."""
+        burst = float(self._limit.burst)
+        with self._lock:
+            found = self._buckets.get(key)
+            if found is not None:
+                self._buckets[key] = (min(burst, found[0] + 1.0), found[1])
+
+
+class TokenStore(Protocol):
+    def take_token(self, key: str, limit: RateLimit) -> int | None: ...
+
+
+class SharedRateLimiter:
+    """One budget per caller for every process on one store (``store.take_token``).
+
+    A bucket of this process is asked first: when it refuses, the shared one would too (it sees
+    a superset of the calls), so a flood is refused without touching the database; only calls
+    this process would allow cost one short statement. No lock is held beyond that statement.
+    """
+
+    def __init__(self, limit: RateLimit, store: TokenStore, clock: Callable[[], float] = time.monotonic) -> None:
+        self._limit = limit
+        self._store = store
+        self._local = RateLimiter(limit, clock)
+
+    def take(self, key: str) -> int | None:
+        wait = self._local.take(key)
+        if wait is not None:
+            return wait
+        wait = self._store.take_token(key, self._limit)
+        if wait is not None:
+            self._local.refund(key)
+        return wait

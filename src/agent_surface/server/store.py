@@ -9,9 +9,11 @@ commit together or not at all. Any database can implement the protocol; SQLite (
 from __future__ import annotations
 
 import json
+import math
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 from .._core.errors import AgentSurfaceError
+from .ratelimit import RateLimit
 
 T = TypeVar("T")
 
@@ -73,7 +76,21 @@ class StoreMisuse(AgentSurfaceError, RuntimeError):
     """The app's work ended the store's transaction itself (commit/rollback inside work)."""
 
 
-SCHEMA = """
+class StoreUnavailable(AgentSurfaceError, RuntimeError):
+    """The store's database cannot be reached at start (the message names it, never a password)."""
+
+
+class StoreVersionError(AgentSurfaceError, RuntimeError):
+    """The database holds the store's tables at a schema version newer than this release."""
+
+
+# The version of the store's own tables (invocation records, rate-limit buckets), recorded in
+# ``agent_surface_schema_version`` so a later release can migrate what an earlier one created.
+SCHEMA_VERSION = 1
+
+
+MIGRATIONS: dict[int, str] = {
+    1: """
 CREATE TABLE IF NOT EXISTS agent_surface_invocations (
     scope         TEXT NOT NULL,
     invocation_id TEXT NOT NULL,
@@ -84,7 +101,19 @@ CREATE TABLE IF NOT EXISTS agent_surface_invocations (
     recorded_at   TEXT NOT NULL,
     PRIMARY KEY (scope, invocation_id)
 ) WITHOUT ROWID;
-"""
+CREATE INDEX IF NOT EXISTS agent_surface_invocations_by_age ON agent_surface_invocations (recorded_at);
+CREATE TABLE IF NOT EXISTS agent_surface_rate_limits (
+    key     TEXT PRIMARY KEY,
+    tokens  REAL NOT NULL,
+    at      REAL NOT NULL,
+    allowed INTEGER NOT NULL
+) WITHOUT ROWID;
+""",
+}
+assert max(MIGRATIONS) == SCHEMA_VERSION
+VERSION_TABLE = (
+    "CREATE TABLE IF NOT EXISTS agent_surface_schema_version (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+)
 
 MEMORY = ":memory:"
 
@@ -92,10 +121,14 @@ MEMORY = ":memory:"
 class SqliteInvocationStore:
     """SQLite in WAL mode; a small pool of connections, one write transaction at a time.
 
+    Processes sharing one file share its invocation records and rate-limit budgets (one host).
+
     ``setup(db)`` creates the app's own tables (run once, at start). The app's work gets
     a ``sqlite3.Connection`` (rows as ``sqlite3.Row``) inside the call's transaction: it must
     not commit or roll back itself.
     """
+
+    transient_errors: tuple[type[BaseException], ...] = (sqlite3.OperationalError,)
 
     def __init__(
         self,
@@ -104,11 +137,13 @@ class SqliteInvocationStore:
         setup: Callable[[sqlite3.Connection], None] | None = None,
         pool_size: int = 4,
         busy_timeout_ms: int = 10_000,
+        pool_timeout: float = 10.0,
     ) -> None:
         self.path = str(path)
         # Each connection to ":memory:" is its own database: one connection serves them all.
         self._pool_size = 1 if self.path == MEMORY else max(1, pool_size)
         self._busy_timeout_ms = busy_timeout_ms
+        self._pool_timeout = pool_timeout
         self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._all: list[sqlite3.Connection] = []
         self._slots = threading.BoundedSemaphore(self._pool_size)
@@ -118,11 +153,49 @@ class SqliteInvocationStore:
         self._write_lock = threading.Lock()
         with self._connection() as db, self._write_lock:
             # Outside a transaction: the app's setup may use executescript(), which commits.
-            db.execute(SCHEMA)
+            self._migrate(db)
             if setup is not None:
                 setup(db)
             if db.in_transaction:
                 db.execute("COMMIT")
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        db.execute("BEGIN IMMEDIATE")  # one process at a time migrates a file
+        try:
+            db.execute(VERSION_TABLE)
+            row = db.execute("SELECT version FROM agent_surface_schema_version WHERE component = 'store'").fetchone()
+            current = 0 if row is None else int(row[0])
+            if current > SCHEMA_VERSION:
+                raise StoreVersionError(
+                    f"the agent-surface tables in {self.path} are at schema version {current}; "
+                    f"this release knows up to {SCHEMA_VERSION}: upgrade agent-surface"
+                )
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+            db.execute(
+                "INSERT INTO agent_surface_schema_version (component, version) VALUES ('store', ?)"
+                " ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+                (SCHEMA_VERSION,),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def schema_version(self) -> int:
+        return self.run(
+            lambda db: int(
+                db.execute("SELECT version FROM agent_surface_schema_version WHERE component = 'store'").fetchone()[0]
+            )
+        )
+
+    def check(self) -> None:
+        """Readiness: the file answers a read."""
+        with self._connection() as db:
+            db.execute("SELECT 1").fetchone()
 
     # ------------------------------------------------------------------ connections
 
@@ -138,7 +211,9 @@ class SqliteInvocationStore:
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
-        self._slots.acquire()
+        # Never a hang: a call that waits too long for a connection is refused as transient.
+        if not self._slots.acquire(timeout=self._pool_timeout):
+            raise sqlite3.OperationalError("no free connection in the store's pool (pool_timeout)")
         try:
             try:
                 db = self._idle.get_nowait()
@@ -155,7 +230,7 @@ class SqliteInvocationStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as db, self._write_lock:
+        with self._connection() as db, self._writing():
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
@@ -166,6 +241,15 @@ class SqliteInvocationStore:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        if not self._write_lock.acquire(timeout=self._busy_timeout_ms / 1000):
+            raise sqlite3.OperationalError("database is locked (waited busy_timeout for this process's writer)")
+        try:
+            yield
+        finally:
+            self._write_lock.release()
 
     def close(self) -> None:
         with self._open_lock:
@@ -221,6 +305,37 @@ class SqliteInvocationStore:
             if finish is not None:
                 finish(db, outcome)
             return Settlement("applied", outcome)
+
+    def take_token(self, key: str, limit: RateLimit) -> int | None:
+        """Spend one call of ``key``'s bucket, shared by every process using this file: None if
+        allowed, else milliseconds until one is."""
+        burst, rate = float(limit.burst), float(limit.per_second)
+        now = time.time()
+
+        def take(db: sqlite3.Connection) -> tuple[bool, float]:
+            row = db.execute(
+                "SELECT tokens, at FROM agent_surface_rate_limits WHERE key = ?", (key,)
+            ).fetchone()
+            tokens = burst if row is None else min(burst, float(row[0]) + max(0.0, now - float(row[1])) * rate)
+            allowed = tokens >= 1.0
+            left = tokens - 1.0 if allowed else tokens
+            db.execute(
+                "INSERT INTO agent_surface_rate_limits (key, tokens, at, allowed) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, at = excluded.at,"
+                " allowed = excluded.allowed",
+                (key, left, now if row is None else max(now, float(row[1])), int(allowed)),
+            )
+            return allowed, left
+
+        allowed, tokens = self.run(take)
+        return None if allowed else max(1, math.ceil((1.0 - tokens) / rate * 1000))
+
+    def forget_idle_buckets(self, idle_seconds: float) -> int:
+        """Drop rate-limit buckets untouched for ``idle_seconds`` (they would be full again)."""
+        cutoff = time.time() - idle_seconds
+        return self.run(
+            lambda db: int(db.execute("DELETE FROM agent_surface_rate_limits WHERE at < ?", (cutoff,)).rowcount)
+        )
 
     def forget_before(self, moment: datetime) -> int:
         """Drop records older than ``moment`` (retention); returns how many were dropped."""
