@@ -30,6 +30,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from agent_surface import canonical_json
+from agent_surface.bridge import CHANNEL_HEADER
 from agent_surface.server import (
     Caller,
     CallRecord,
@@ -42,7 +44,7 @@ from agent_surface.server import (
     rate_limited,
 )
 
-from .db import AuditEntry, DeviceFilter, Json, Principal, Store, Tx, canonical_json, iso
+from .db import AuditEntry, DeviceFilter, Json, Principal, Store, Tx, iso_seconds
 from .errors import method_not_allowed, refusal_response, route_not_found
 from .inputs import listing_params, parse_listing
 from .procedures import PERMISSIONS, SERVED, allowed_procedures
@@ -50,7 +52,6 @@ from .procedures import PERMISSIONS, SERVED, allowed_procedures
 log = logging.getLogger("demo.api")
 
 TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]{1,256}")
-CHANNEL_HEADER = "X-Agent-Surface-Channel"
 Channel = Literal["person", "agent"]
 SERVED_NAMES = frozenset(p.id.removeprefix("domain:") for p in SERVED)
 DEFAULT_RATE_LIMIT = RateLimit(burst=60, per_second=1.0)
@@ -175,7 +176,7 @@ class AuditLog:
         assert session is None or isinstance(session, Session)
         operation = record.procedure_id.removeprefix("domain:")
         entry = AuditEntry(
-            at=iso(record.at),
+            at=iso_seconds(record.at),
             operation=operation,
             outcome=record.outcome,
             http_status=record.status,
@@ -310,7 +311,7 @@ class AppRoutes:
     ) -> AuditEntry:
         who = session.principal if session else None
         return AuditEntry(
-            at=iso(self._clock()),
+            at=iso_seconds(self._clock()),
             operation=route.operation,
             outcome=outcome,
             http_status=status,

@@ -15,7 +15,6 @@ procedures turn that into an agent-facing error.
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -120,8 +119,9 @@ def dual_row(cursor: Any) -> Callable[[Sequence[Any]], Row]:
     return lambda values: Row(values, index)
 
 
-def iso(moment: datetime) -> str:
-    """ISO-8601 in UTC with a ``Z`` suffix and whole seconds: ``2026-11-02T09:00:00Z``."""
+def iso_seconds(moment: datetime) -> str:
+    """ISO-8601 in UTC with a ``Z`` suffix and whole seconds, ``2026-11-02T09:00:00Z``: the demo's
+    rows and screens (the library's wire timestamps carry milliseconds)."""
     return moment.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -445,7 +445,3 @@ def _migrate(conn: sqlite3.Connection) -> None:
         if column not in {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}:
             conn.execute(statement)
 
-
-def canonical_json(value: object) -> str:
-    """Stable JSON text for the audit log."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -8,11 +8,8 @@ builders, so a client reads one error shape from the whole ``/api``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from starlette.responses import JSONResponse
-
-from agent_surface.server import Refusal, capability_error, error_body, invalid_input
+from agent_surface.server import Refusal, capability_error, invalid_input
+from agent_surface.server import refusal_response as refusal_response  # re-exported for the routes
 
 ROUTES_HINT = "GET /api/session, GET /api/devices, POST /api/agent/procedures/<name>"
 
@@ -29,9 +26,3 @@ def method_not_allowed(allowed: str) -> Refusal:
     return Refusal(invalid_input(f"This route only accepts {allowed}.", [("/", f"use {allowed}")]), status=405)
 
 
-def refusal_response(refusal: Refusal, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    extra = dict(headers or {})
-    retry_after = (refusal.error.details or {}).get("retryAfterMs")
-    if isinstance(retry_after, int):
-        extra.setdefault("Retry-After", str(max(1, -(-retry_after // 1000))))
-    return JSONResponse(error_body(refusal.error), refusal.status, headers=extra)

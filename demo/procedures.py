@@ -27,7 +27,7 @@ from .app.contracts import (
     RenameInput,
     RenameOutput,
 )
-from .db import Change, DeviceFilter, Role, Tx, UnknownDevicesError, iso
+from .db import Change, DeviceFilter, Role, Tx, UnknownDevicesError, iso_seconds
 
 READ, WRITE = "devices.read", "devices.write"
 PERMISSIONS: dict[Role, frozenset[str]] = {
@@ -70,7 +70,7 @@ def query_devices(call: ProcedureCall, value: QueryInput) -> QueryOutput:
 
 def rename_device(call: ProcedureCall, value: RenameInput) -> RenameOutput:
     try:
-        device = Tx(call.db).rename(_tenant(call), value.deviceId, value.name.strip(), iso(call.now))
+        device = Tx(call.db).rename(_tenant(call), value.deviceId, value.name.strip(), iso_seconds(call.now))
     except UnknownDevicesError as exc:
         raise _unknown_devices(exc.ids) from None
     return RenameOutput.model_validate({"device": device.to_json()})
@@ -82,7 +82,7 @@ def _change(change: Change) -> tuple[int, int, list[dict[str, object]]]:
 
 def disable_devices(call: ProcedureCall, value: DisableInput) -> DisableOutput:
     try:
-        change = Tx(call.db).disable(_tenant(call), _unique(value.deviceIds), _text(value.reason), iso(call.now))
+        change = Tx(call.db).disable(_tenant(call), _unique(value.deviceIds), _text(value.reason), iso_seconds(call.now))
     except UnknownDevicesError as exc:
         raise _unknown_devices(exc.ids) from None
     done, already, rows = _change(change)
@@ -91,7 +91,7 @@ def disable_devices(call: ProcedureCall, value: DisableInput) -> DisableOutput:
 
 def enable_devices(call: ProcedureCall, value: EnableInput) -> EnableOutput:
     try:
-        change = Tx(call.db).enable(_tenant(call), _unique(value.deviceIds), iso(call.now))
+        change = Tx(call.db).enable(_tenant(call), _unique(value.deviceIds), iso_seconds(call.now))
     except UnknownDevicesError as exc:
         raise _unknown_devices(exc.ids) from None
     done, already, rows = _change(change)

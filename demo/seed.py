@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from .db import DEFAULT_DB_PATH, Role, Status, Store, Tx, hash_token, iso, open_store
+from .db import DEFAULT_DB_PATH, Role, Status, Store, Tx, hash_token, iso_seconds, open_store
 
 RANDOM_SEED = 20261102
 CLOCK_KEY = "devices-clock"
@@ -144,10 +144,10 @@ def _device_rows(rng: random.Random, tenant: str, first_number: int, now: dateti
             rng.choices(models, weights)[0],
             city,
             status,
-            iso(last_seen),
+            iso_seconds(last_seen),
             rng.choice(DISABLED_REASONS) if status == "disabled" else None,
             "online" if status == "disabled" else None,  # what `enable` restores
-            iso(updated_at),
+            iso_seconds(updated_at),
         ))
     return rows
 
@@ -169,7 +169,7 @@ def seed(tx: Tx, now: datetime) -> None:
             rows,
         )
         number += len(rows)
-    tx.set_meta(CLOCK_KEY, iso(now))
+    tx.set_meta(CLOCK_KEY, iso_seconds(now))
 
 
 def keep_ages_current(tx: Tx, now: datetime) -> None:
@@ -182,9 +182,9 @@ def keep_ages_current(tx: Tx, now: datetime) -> None:
     rows = tx.execute("SELECT id, last_seen FROM devices").fetchall()
     tx.executemany(
         "UPDATE devices SET last_seen = ? WHERE id = ?",
-        [(iso(_parse_iso(row["last_seen"]) + elapsed), row["id"]) for row in rows],
+        [(iso_seconds(_parse_iso(row["last_seen"]) + elapsed), row["id"]) for row in rows],
     )
-    tx.set_meta(CLOCK_KEY, iso(now))
+    tx.set_meta(CLOCK_KEY, iso_seconds(now))
 
 
 def _parse_iso(text: str) -> datetime:

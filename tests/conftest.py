@@ -29,8 +29,11 @@ INTEGRATION_PATHS = (
     "demo/",
     "compiler/test_page_imports.py",
     "compiler/test_external_installed.py",
+    "server/test_hardening.py",
     "server/test_idempotency.py",
     "server/test_load.py",
+    "server/test_store_conformance.py",
+    "server/test_workers.py",
     "test_layering.py",
 )
 SPEED_MARKERS = ("unit", "integration", "e2e")

@@ -76,6 +76,7 @@ PUBLIC: dict[str, list[str]] = {
         "action",
         "audit",
         "authenticated",
+        "canonical_json",
         "compile_manifest",
         "console_audit_sink",
         "create_capability_authority",
@@ -151,6 +152,7 @@ PUBLIC: dict[str, list[str]] = {
         "is_wire_name",
     ],
     "agent_surface.bridge": [
+        "CHANNEL_HEADER",
         "MANIFEST_PATH",
         "BackendBridge",
         "BackendContractError",

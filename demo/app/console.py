@@ -21,7 +21,7 @@ from agent_surface import (
     PendingConfirmation,
 )
 from agent_surface.adapters.webmcp import WebMCPAdapter
-from agent_surface.bridge import BackendBridge, BackendContractError, BackendUnavailableError
+from agent_surface.bridge import CHANNEL_HEADER, BackendBridge, BackendContractError, BackendUnavailableError
 from agent_surface.browser.jsvalues import js_or_none
 from agent_surface.page import install_confirmation_dialog, install_surface_inspector, preload_validators
 
@@ -40,7 +40,7 @@ def bearer() -> dict[str, str]:
 
 # The agent's calls and the person's own buttons reach the same procedures; the agent's are
 # marked so the server gives them their own rate-limit budget (it never starves the person).
-agent_bridge = BackendBridge(PROCEDURES_URL, headers=lambda: {**bearer(), "X-Agent-Surface-Channel": "agent"})
+agent_bridge = BackendBridge(PROCEDURES_URL, headers=lambda: {**bearer(), CHANNEL_HEADER: "agent"})
 person_bridge = BackendBridge(PROCEDURES_URL, headers=bearer)
 
 

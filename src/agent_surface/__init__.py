@@ -57,7 +57,7 @@ from ._core.errors import (
     surface_shut_down,
 )
 from ._core.events import EVENT_TYPES, SurfaceEvent
-from ._core.jsonvalue import JsonValue
+from ._core.jsonvalue import JsonValue, canonical_json
 from ._core.limits import Limits
 from ._core.pipeline import ProcedureExecutor
 from ._core.pipeline.confirmation import PendingConfirmation
@@ -146,6 +146,7 @@ __all__ = [
     "action",
     "audit",
     "authenticated",
+    "canonical_json",
     "compile_manifest",
     "console_audit_sink",
     "create_capability_authority",

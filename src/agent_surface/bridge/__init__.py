@@ -16,9 +16,10 @@ from __future__ import annotations
 from .agreement import BackendContractError, ContractDisagreement
 from .executor import BackendBridge, BackendUnavailableError, Headers
 from .transport import HttpxTransport, Transport, TransportError, TransportResponse, default_transport
-from .wire import MANIFEST_PATH, ManifestFormatError, ServedProcedureInfo
+from .wire import CHANNEL_HEADER, MANIFEST_PATH, ManifestFormatError, ServedProcedureInfo
 
 __all__ = [
+    "CHANNEL_HEADER",
     "MANIFEST_PATH",
     "BackendBridge",
     "BackendContractError",

@@ -65,6 +65,11 @@ HTTP_STATUS: Final[dict[ErrorCode, int]] = {
     "EXECUTION_FAILED": 500,
 }
 
+CHANNEL_HEADER = "X-Agent-Surface-Channel"
+"""The header a page's bridge may send to say who is acting (``agent`` for the page's agent, the
+person's own buttons send none): a server can give the agent its own caller identity, budget and
+invocation ids, so the agent never starves the person."""
+
 
 def schema_hash(schema: Any) -> str:
     """``sha256:<hex>`` of a JSON Schema in canonical form (sorted keys, compact)."""

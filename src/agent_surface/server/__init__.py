@@ -40,6 +40,8 @@ from .errors import (
     not_authorized,
     precondition_failed,
     rate_limited,
+    refusal_response,
+    retry_after_header,
 )
 from .procedures import Caller, ConfirmationEvidence, Implementation, ProcedureCall, ServedProcedure, serve
 from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
@@ -94,6 +96,8 @@ __all__ = [
     "open_store",
     "precondition_failed",
     "rate_limited",
+    "refusal_response",
+    "retry_after_header",
     "run",
     "serve",
     "server_config",

@@ -21,9 +21,8 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeAlias
@@ -60,6 +59,7 @@ from .errors import (
     not_authorized,
     not_found,
     rate_limited,
+    retry_after_header,
     sanitized,
 )
 from .evidence import PRINTABLE_ID, VerifyConfirmation, check_evidence, parse_evidence
@@ -67,6 +67,7 @@ from .procedures import Caller, ConfirmationEvidence, ProcedureCall, ServedProce
 from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
 from .store import InvocationKey, InvocationStore, Outcome, Settlement
 from .throttle import RefusalSampler
+from .upkeep import Upkeep
 
 log = logging.getLogger("agent_surface.server")
 
@@ -161,11 +162,10 @@ class ProcedureServer:
             self._limiter = SharedRateLimiter(rate_limit, store) if shared else RateLimiter(rate_limit)  # type: ignore[arg-type]
         self._transient: tuple[type[BaseException], ...] = tuple(getattr(store, "transient_errors", ()))
         self._sampler = RefusalSampler()
-        self._prune_lock = threading.Lock()
-        self._next_prune = 0.0
         self._audit = audit
         self._verify_confirmation = verify_confirmation
         self._clock = clock
+        self._upkeep = Upkeep(store, audit, self._sampler, self.limits, clock)
         self.manifest = manifest_json([p.info() for p in self.procedures.values()])
         calls = Route(PROCEDURES_PREFIX + "{path:path}", self._call, methods=["POST"])
         calls.path_regex = re.compile(calls.path_regex.pattern, re.DOTALL)  # %0A in a name: typed 404
@@ -204,12 +204,12 @@ class ProcedureServer:
         except Exception:
             log.warning("readiness: the store does not answer", exc_info=True)
             refusal = Refusal(execution_failed(transient=True), status=503)
-            return JSONResponse(error_body(refusal.error), 503, headers=_headers(refusal))
+            return JSONResponse(error_body(refusal.error), 503, headers=retry_after_header(refusal.error))
         return JSONResponse({"ok": True, "store": "ready"}, headers={"Cache-Control": "no-store"})
 
     async def _call(self, request: Request) -> Response:
         call = _Call(DOMAIN_PREFIX + str(request.path_params["path"]))
-        self._maybe_prune()
+        self._upkeep.maybe_start()
         try:
             served = await self._admit(request, call)
             value = await self._read_input(request, call, served)
@@ -226,7 +226,7 @@ class ProcedureServer:
             settlement = await run_in_threadpool(self._apply, call, served, value)
         except Refusal as refusal:
             await self._audit_refusal(call, refusal)
-            return JSONResponse(error_body(refusal.error, call.invocation_id), refusal.status, headers=_headers(refusal))
+            return JSONResponse(error_body(refusal.error, call.invocation_id), refusal.status, headers=retry_after_header(refusal.error))
         if settlement.kind == "conflict":
             conflict = Refusal(
                 capability_error(
@@ -430,18 +430,8 @@ class ProcedureServer:
 
     def flush_refusals(self) -> int:
         """Audit the refusals held back by sampling now, one record per caller and code (the
-        background tick does this every ``prune_every`` seconds). Returns how many records."""
-        audit = self._audit
-        records = self._sampler.drain()
-        if audit is None or not records:
-            return 0
-
-        def write(db: Any) -> None:
-            for record in records:
-                audit(record, db)
-
-        self.store.run(write)
-        return len(records)
+        background upkeep does this every ``prune_every`` seconds). Returns how many records."""
+        return self._upkeep.flush_refusals()
 
     async def _audit_replay(self, call: _Call, outcome: Outcome) -> None:
         await self._audit_outside(self._record(call, outcome, replayed=True))
@@ -457,39 +447,9 @@ class ProcedureServer:
 
     # ------------------------------------------------------------------ retention
 
-    def _maybe_prune(self) -> None:
-        """Start a background prune of old invocation records when one is due (never waits)."""
-        now = time.monotonic()
-        if now < self._next_prune or not self._prune_lock.acquire(blocking=False):
-            return
-        self._next_prune = now + self.limits.prune_every
-        retention = self.limits.retention
-        cutoff = None if retention is None else self._clock() - retention
-        threading.Thread(target=self._prune, args=(cutoff,), name="agent-surface-prune", daemon=True).start()
-
-    def _prune(self, cutoff: datetime | None) -> None:
-        try:
-            self.flush_refusals()
-            forget = getattr(self.store, "forget_before", None)
-            if cutoff is not None and callable(forget):
-                dropped = forget(cutoff)
-                if dropped:
-                    log.info("dropped %d invocation records older than %s", dropped, cutoff.isoformat())
-            idle = getattr(self.store, "forget_idle_buckets", None)
-            if callable(idle):
-                idle(3600.0)
-        except Exception:
-            log.warning("background upkeep failed (prune, refusal counts)", exc_info=True)
-        finally:
-            self._prune_lock.release()
-
     def prune_now(self) -> int:
         """Drop the invocation records past the retention now (returns how many)."""
-        retention = self.limits.retention
-        forget = getattr(self.store, "forget_before", None)
-        if retention is None or not callable(forget):
-            return 0
-        return int(forget(self._clock() - retention))
+        return self._upkeep.prune_now()
 
     # ------------------------------------------------------------------ HTTP-level errors
 
@@ -512,12 +472,6 @@ class ProcedureServer:
 class _InvalidOutput(Exception):
     pass
 
-
-def _headers(refusal: Refusal) -> Mapping[str, str] | None:
-    retry_after = (refusal.error.details or {}).get("retryAfterMs")
-    if refusal.error.code in ("RATE_LIMITED", "EXECUTION_FAILED") and isinstance(retry_after, int):
-        return {"Retry-After": str(max(1, -(-retry_after // 1000)))}
-    return None
 
 
 _SAFE_SEGMENT = re.compile(r"[A-Za-z0-9_$.-]{1,64}")

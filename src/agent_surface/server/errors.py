@@ -6,12 +6,14 @@ anything else they raise becomes a sanitized EXECUTION_FAILED and is logged, nev
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+from starlette.responses import JSONResponse
 
 from .. import CapabilityFailure, ErrorPayload
 from .._core.errors import ERROR_MATRIX, ErrorCode, error
 from .._core.jsonvalue import JsonValue
-from ..bridge.wire import SERVER_CODES, allowed_retry, http_status
+from ..bridge.wire import SERVER_CODES, allowed_retry, error_body, http_status
 
 
 class Refusal(Exception):
@@ -84,3 +86,20 @@ def sanitized(error: ErrorPayload) -> ErrorPayload:
     if "origin" in allowed and error.code in ("NOT_AUTHORIZED", "CONFIRMATION_REQUIRED"):
         details["origin"] = "server"
     return ErrorPayload(error.code, error.message, error.retry, details or None)
+
+
+def retry_after_header(error: ErrorPayload) -> dict[str, str] | None:
+    """``{"Retry-After": seconds}`` for a rate-limited or transient refusal that says when to
+    retry (``retryAfterMs``, rounded up to whole seconds), else None."""
+    retry_after = (error.details or {}).get("retryAfterMs")
+    if error.code in ("RATE_LIMITED", "EXECUTION_FAILED") and isinstance(retry_after, int):
+        return {"Retry-After": str(max(1, -(-retry_after // 1000)))}
+    return None
+
+
+def refusal_response(refusal: Refusal, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """A refusal as the procedure server answers it: the typed JSON body, its status, and
+    ``Retry-After`` when it says when to retry (for an app's own routes beside the server)."""
+    return JSONResponse(
+        error_body(refusal.error), refusal.status, headers={**(retry_after_header(refusal.error) or {}), **(headers or {})}
+    )
