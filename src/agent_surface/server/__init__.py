@@ -22,15 +22,8 @@ publishes a backend manifest the page's bridge checks its contracts against.
 from __future__ import annotations
 
 from ..bridge.wire import error_body
-from .app import (
-    READY_PATH,
-    Audit,
-    Authenticate,
-    CallRecord,
-    ProcedureServer,
-    ServerLimits,
-    VerifyConfirmation,
-)
+from .app import READY_PATH, ProcedureServer
+from .config import Audit, Authenticate, CallRecord, ServerLimits
 from .errors import (
     Refusal,
     capability_error,
@@ -43,6 +36,7 @@ from .errors import (
     refusal_response,
     retry_after_header,
 )
+from .evidence import VerifyConfirmation
 from .procedures import Caller, ConfirmationEvidence, Implementation, ProcedureCall, ServedProcedure, serve
 from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
 from .running import run, server_config

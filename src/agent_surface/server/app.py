@@ -22,10 +22,10 @@ import inspect
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any, TypeAlias
+from datetime import UTC, datetime
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -37,8 +37,6 @@ from starlette.types import Receive, Scope, Send
 
 from .. import CapabilityFailure, DefinitionError
 from .._core.jsonvalue import canonical_json, digest, to_json_value
-from .._core.limits import DEFAULT_LIMITS
-from .._core.pointer import json_pointer
 from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
     DOMAIN_PREFIX,
@@ -49,7 +47,8 @@ from ..bridge.wire import (
     http_status,
     manifest_json,
 )
-from .body import check_content_type, parse_json, read_limited, too_large
+from .body import check_content_type, parse_json, read_limited, safe_pointer, too_large
+from .config import Audit, Authenticate, CallRecord, ServerLimits
 from .errors import (
     Refusal,
     capability_error,
@@ -71,44 +70,8 @@ from .upkeep import Upkeep
 
 log = logging.getLogger("agent_surface.server")
 
-Authenticate: TypeAlias = Callable[[Request], "Caller | Awaitable[Caller | None] | None"]
 ENVELOPE_KEYS = frozenset({"invocationId", "input", "confirmation"})
 READY_PATH = "/ready"
-
-
-@dataclass(frozen=True, slots=True)
-class ServerLimits:
-    max_body_bytes: int = 65_536
-    max_depth: int = 32
-    # Seconds an approval stays usable on the server: the page's own approval window, so an
-    # approval the page still honours is never refused here, nor one it dropped accepted.
-    confirmation_max_age: float = DEFAULT_LIMITS.confirmation_ttl
-    clock_skew: float = 30.0  # how far in the future an approval's time may be (clocks differ)
-    # How long invocation records are kept for replay (None: for ever), pruned in the background.
-    retention: timedelta | None = timedelta(days=1)
-    prune_every: float = 300.0  # seconds between two background prunes (at most)
-
-
-@dataclass(frozen=True, slots=True)
-class CallRecord:
-    """One call as the app's audit hook sees it (accepted, replayed or refused)."""
-
-    at: datetime
-    procedure_id: str
-    caller: Caller | None
-    invocation_id: str | None
-    outcome: str  # "ok" or an error code
-    status: int
-    replayed: bool = False
-    input: str | None = None  # canonical JSON of what was sent, once it parsed
-    confirmation_id: str | None = None
-    reason: str | None = None  # the refusal's ``details.reason``, if it gave one
-    # Refusals of unknown or over-budget callers are audited once per caller and minute: this
-    # many more like this one were refused since the last record and not audited one by one.
-    repeats: int = 0
-
-
-Audit: TypeAlias = Callable[[CallRecord, Any], None]
 
 
 @dataclass(slots=True)
@@ -474,26 +437,5 @@ class _InvalidOutput(Exception):
 
 
 
-_SAFE_SEGMENT = re.compile(r"[A-Za-z0-9_$.-]{1,64}")
 
-
-def safe_pointer(path: str) -> str:
-    """``path`` cut before the first segment that is not a plain name or index: the answer never
-    repeats a property name the caller made up (markup, control characters, megabytes)."""
-    kept: list[str] = []
-    for segment in path.split("/")[1:]:
-        if not _SAFE_SEGMENT.fullmatch(segment):
-            break
-        kept.append(segment)
-    return json_pointer(kept)
-
-
-__all__ = [
-    "READY_PATH",
-    "Audit",
-    "Authenticate",
-    "CallRecord",
-    "ProcedureServer",
-    "ServerLimits",
-    "VerifyConfirmation",
-]
+__all__ = ["READY_PATH", "ProcedureServer"]

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 from .._core.jsonvalue import find_lone_surrogate
+from .._core.pointer import json_pointer
 from .errors import Refusal, invalid_input
 
 
@@ -128,3 +130,16 @@ def parse_json(raw: bytes, *, max_depth: int) -> Any:
             "a string holds a lone surrogate (invalid Unicode)",
         )
     return value
+
+_SAFE_SEGMENT = re.compile(r"[A-Za-z0-9_$.-]{1,64}")
+
+
+def safe_pointer(path: str) -> str:
+    """``path`` cut before the first segment that is not a plain name or index: the answer never
+    repeats a property name the caller made up (markup, control characters, megabytes)."""
+    kept: list[str] = []
+    for segment in path.split("/")[1:]:
+        if not _SAFE_SEGMENT.fullmatch(segment):
+            break
+        kept.append(segment)
+    return json_pointer(kept)
