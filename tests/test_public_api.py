@@ -204,6 +204,8 @@ PUBLIC: dict[str, list[str]] = {
         "open_store",
         "precondition_failed",
         "rate_limited",
+        "refusal_response",
+        "retry_after_header",
         "run",
         "serve",
         "server_config",
