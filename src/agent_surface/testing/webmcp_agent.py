@@ -36,7 +36,7 @@ _RUNTIME = """(window.__agentSurfaceAgent ??= (() => {
     if (which === "native") {
       return (await document.modelContext.getTools()).map((t) => ({
         name: t.name, title: t.title ?? null, description: t.description ?? "",
-        inputSchema: t.inputSchema ?? null, annotations: t.annotations ?? null}));
+        inputSchema: t.inputSchema ?? null, annotations: t.annotations ?? null, origin: t.origin ?? null}));
     }
     if (which === "polyfill") {
       const own = navigator.modelContext?.tools;  // the annotations it was given live here
@@ -50,7 +50,7 @@ _RUNTIME = """(window.__agentSurfaceAgent ??= (() => {
     start(id, name, input) {
       const controller = new AbortController();
       const call = agent.calls[id] = {settled: false, outcome: null, controller};
-      (async () => {
+      call.done = (async () => {
         const which = shape();
         if (which === "native") {
           const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
@@ -82,6 +82,12 @@ _RUNTIME = """(window.__agentSurfaceAgent ??= (() => {
 def _js(body: str) -> str:
     """A page function of one argument ``arg`` with the runtime bound to ``agent``."""
     return f"(arg) => {{ const agent = {_RUNTIME}; {body} }}"
+
+
+# For other clients of the same runtime (the MCP bridge, agent_surface.mcp_server): a page function
+# of ``arg`` with ``agent`` bound (``agent.list()``, ``agent.start(id, name, input)``, whose
+# ``agent.calls[id].done`` settles with the call, ``agent.calls[id].controller`` to abort it).
+agent_runtime_function = _js
 
 
 _SHAPE = _js("return agent.shape();")
