@@ -43,13 +43,16 @@ _CALL = agent_runtime_function("""
   });""")
 _ABORT = "(id) => { window.__agentSurfaceAgent?.calls[id]?.controller.abort(); }"
 
-BINDING = "__agentSurfaceMcpToolsChanged"
 # Tells the bridge when the page's tools change: Chromium's toolchange event, or the polyfill's
-# callback (installed once the polyfill is there). Runs before the page's scripts in every document.
+# callback (installed once the polyfill is there), as a console.debug line with this marker (not
+# an exposed binding: another Playwright attached to the same page, e.g. the person's test
+# harness, would answer a binding it does not know with an error in the page). Runs before the
+# page's scripts in every document.
+MARKER = "agent-surface-mcp:toolchange"
 _WATCH = f"""(() => {{
   if (window.__agentSurfaceMcpWatching) return;
   window.__agentSurfaceMcpWatching = true;
-  const notify = () => {{ try {{ window.{BINDING}(); }} catch (e) {{}} }};
+  const notify = () => console.debug("{MARKER}");
   const hook = () => {{
     const native = document.modelContext;
     if (native && typeof native.addEventListener === "function") {{
@@ -124,7 +127,6 @@ class PageLink:
             self._launched = True
             self._context = await self._browser.new_context(no_viewport=True)
         context = self._context
-        await context.expose_binding(BINDING, lambda source: self._changed())
         if self.options.polyfill:
             await context.add_init_script(path=polyfill_script())
         await context.add_init_script(script=_WATCH)
@@ -145,6 +147,7 @@ class PageLink:
         page.on("crash", lambda _: self._went("the page crashed"))
         page.on("close", lambda _: self._went("the page was closed"))
         page.on("framenavigated", lambda frame: self._navigated(frame))
+        page.on("console", lambda message: self._changed() if message.text == MARKER else None)
 
     def _navigated(self, frame: Any) -> None:
         # A new document: its tools are listed again. A call running in the old one is rejected
