@@ -16,9 +16,10 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TextIO, TypeVar
 
+import httpx
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 
 T = TypeVar("T")
 Streams = AbstractAsyncContextManager[tuple[Any, ...]]
@@ -32,9 +33,9 @@ class McpClient:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
         self._streams = streams
-        self._opened = asyncio.run_coroutine_threadsafe(self._hold(), self._loop)
+        self._closing = asyncio.Event()  # bound to the loop on first use, in _hold
         self._ready: concurrent.futures.Future[ClientSession] = concurrent.futures.Future()
-        self._closing: asyncio.Event | None = None
+        self._opened = asyncio.run_coroutine_threadsafe(self._hold(), self._loop)
         self.session = self._ready.result(timeout=timeout_s)
         self.initialized: types.InitializeResult = self.run(self.session.initialize())
 
@@ -47,14 +48,16 @@ class McpClient:
     def http(cls, url: str, headers: dict[str, str], **options: Any) -> McpClient:
         @asynccontextmanager
         async def streams() -> AsyncIterator[tuple[Any, ...]]:
-            async with streamablehttp_client(url, headers=headers) as (read, write, _):
+            async with (
+                httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(60, read=300)) as http,
+                streamable_http_client(url, http_client=http) as (read, write, _),
+            ):
                 yield read, write
 
         return cls(streams, **options)
 
     async def _hold(self) -> None:
         """Enter and leave the transport and session in one task (anyio requires it)."""
-        self._closing = asyncio.Event()
         try:
             async with self._streams() as (read, write), ClientSession(
                 read, write, message_handler=self._on_message
@@ -137,8 +140,7 @@ class McpClient:
         return sum(1 for _, method in self.notifications if method == "notifications/tools/list_changed")
 
     def close(self) -> None:
-        if self._closing is not None:
-            self._loop.call_soon_threadsafe(self._closing.set)
+        self._loop.call_soon_threadsafe(self._closing.set)
         with contextlib.suppress(Exception):
             self._opened.result(timeout=30)
         self._loop.call_soon_threadsafe(self._loop.stop)

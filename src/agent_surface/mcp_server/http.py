@@ -101,8 +101,15 @@ async def serve_http(bridge: Bridge, port: int, *, out: TextIO = sys.stdout) -> 
     server = uvicorn.Server(uvicorn.Config(http_app(bridge, port, token), log_level="warning"))
     async with bridge.link, anyio.create_task_group() as tasks:
         tasks.start_soon(bridge.watch_changes)
-        print(f"agent-surface mcp: Streamable HTTP at http://127.0.0.1:{port}{PATH}", file=out)
-        print(f"agent-surface mcp: token {token}", file=out)
-        print(f"agent-surface mcp: send the header  Authorization: Bearer {token}", file=out, flush=True)
+        tasks.start_soon(_announce, server, port, token, out)
         await server.serve(sockets=[sock])
         tasks.cancel_scope.cancel()
+
+
+async def _announce(server: uvicorn.Server, port: int, token: str, out: TextIO) -> None:
+    """Once the listener accepts connections: where it is and the token to send."""
+    while not server.started:
+        await anyio.sleep(0.02)
+    print(f"agent-surface mcp: Streamable HTTP at http://127.0.0.1:{port}{PATH}", file=out)
+    print(f"agent-surface mcp: token {token}", file=out)
+    print(f"agent-surface mcp: send the header  Authorization: Bearer {token}", file=out, flush=True)
