@@ -407,3 +407,22 @@ def test_http_transport_requires_the_printed_token(chromium_executable: str, con
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_polyfill_gives_a_chromium_without_webmcp_the_tools(chromium_executable: str, own_console: str) -> None:
+    """--polyfill: the bridge launches Chromium without the WebMCP flag and injects the vendored
+    polyfill before the page's scripts; the page registers on it and the bridge lists and calls."""
+    url = own_console + "/index.html"
+    command = bridge_command(url, "--polyfill", "--headless", "--browser", chromium_executable)
+    with tempfile.TemporaryFile("w+") as errlog:
+        client = McpClient.stdio(command, errlog=errlog)
+        try:
+            names = client.wait_for_tools({READY_TOOL})
+            assert "view_devices__filters__setFilters" in names
+            ok = client.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+            assert not ok.isError and ok.structuredContent == {"status": "offline", "city": "Milan", "text": None}
+            refused = client.call("view_devices__filters__setFilters", {"status": 5})
+            assert refused.isError is True and refused.structuredContent is not None
+            assert refused.structuredContent["code"] == "INVALID_INPUT"
+        finally:
+            client.close()

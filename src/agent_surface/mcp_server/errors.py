@@ -36,6 +36,12 @@ def rejected(name: str, message: str) -> dict[str, Any]:
     """The browser's client rejected the call (no tool result came back)."""
     if name == "AbortError":
         return error("CANCELLED", "the call was cancelled", "no").to_json()
+    if message.startswith("Input validation error"):  # the polyfill validates before execute
+        return error(
+            "INVALID_INPUT",
+            f"the browser's WebMCP client refused the input: {message}",
+            issues=[{"path": "", "message": message}],
+        ).to_json()
     if name == "NotFoundError":
         return error("CAPABILITY_NOT_FOUND", f"the page no longer offers this tool: {message}").to_json()
     return error(

@@ -25,7 +25,6 @@ from .errors import PageGone
 from .options import WEBMCP_FEATURES, BridgeOptions, origin_of
 
 CHROMIUM_FLAGS = [
-    f"--enable-features={WEBMCP_FEATURES}",
     "--no-first-run",
     "--disable-background-networking",
     "--disable-component-update",
@@ -121,8 +120,10 @@ class PageLink:
             contexts = self._browser.contexts
             self._context = contexts[0] if contexts else await self._browser.new_context()
         else:
+            # With --polyfill, a Chromium without WebMCP (the polyfill's shape); otherwise WebMCP on.
+            webmcp = [] if self.options.polyfill else [f"--enable-features={WEBMCP_FEATURES}"]
             self._browser = await chromium.launch(
-                executable_path=self.options.browser, headless=self.options.headless, args=CHROMIUM_FLAGS
+                executable_path=self.options.browser, headless=self.options.headless, args=CHROMIUM_FLAGS + webmcp
             )
             self._launched = True
             self._context = await self._browser.new_context(no_viewport=True)
