@@ -201,6 +201,65 @@ def start_disable(b: Bridge) -> tuple[int, Any]:
 # --------------------------------------------------------------------------- tests
 
 
+@pytest.fixture
+def own_console(web_dist: Path) -> Iterator[str]:
+    """A console of its own (another port than the shared bridge's page) for one test."""
+    server, url = serve_console()
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_closed_page_answers_pending_calls_and_lists_nothing(
+    cdp: str, person: BrowserContext, own_console: str
+) -> None:
+    with open_bridge(cdp, person, own_console + "/index.html") as bridge:
+        closed_mid_call(bridge)
+
+
+def closed_mid_call(bridge: Bridge) -> None:
+    select_offline_in_milan(bridge)
+    _, pending = start_disable(bridge)
+    bridge.page.close()
+    bridge.error(pending.result(timeout=30), "COMPONENT_UNMOUNTED")
+    bridge.client.wait_for_tools(set(), absent={READY_TOOL}, timeout_s=30)
+    assert bridge.client.list_tools() == []
+
+
+
+def test_tools_of_another_origin_are_not_exposed(cdp: str, person: BrowserContext, own_console: str) -> None:
+    with open_bridge(cdp, person, own_console + "/index.html") as bridge:
+        # The same console served under another origin (localhost instead of 127.0.0.1).
+        navigate_elsewhere(bridge, own_console.replace("127.0.0.1", "localhost") + "/index.html")
+
+
+def navigate_elsewhere(bridge: Bridge, other: str) -> None:
+    bridge.page.goto(other)
+    bridge.client.wait_for_tools(set(), absent={READY_TOOL}, timeout_s=60)
+    bridge.page.wait_for_function("() => document.body.dataset.ready === 'true'", timeout=120_000)
+    WebMCPAgent(bridge.page).wait_for_tool(READY_TOOL)  # the page has them; the bridge hides them
+    assert bridge.client.list_tools() == []
+
+
+def test_polyfill_gives_a_chromium_without_webmcp_the_tools(chromium_executable: str, own_console: str) -> None:
+    """--polyfill: the bridge launches Chromium without the WebMCP flag and injects the vendored
+    polyfill before the page's scripts; the page registers on it and the bridge lists and calls."""
+    url = own_console + "/index.html"
+    command = bridge_command(url, "--polyfill", "--headless", "--browser", chromium_executable)
+    with tempfile.TemporaryFile("w+") as errlog:
+        client = McpClient.stdio(command, errlog=errlog)
+        try:
+            names = client.wait_for_tools({READY_TOOL})
+            assert "view_devices__filters__setFilters" in names
+            ok = client.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+            assert not ok.isError and ok.structuredContent == {"status": "offline", "city": "Milan", "text": None}
+            refused = client.call("view_devices__filters__setFilters", {"status": 5})
+            assert refused.isError is True and refused.structuredContent is not None
+            assert refused.structuredContent["code"] == "INVALID_INPUT"
+        finally:
+            client.close()
+
+
 def test_lists_the_pages_tools_one_to_one_with_schemas_and_annotations(bridge: Bridge) -> None:
     tools = {tool.name: tool for tool in bridge.client.list_tools()}
     page_tools = {tool.name: tool for tool in bridge.person.list_tools()}
@@ -338,46 +397,6 @@ def test_a_destructive_call_waits_for_the_person_and_runs_once_approved(bridge: 
 
 
 
-@pytest.fixture
-def own_console(web_dist: Path) -> Iterator[str]:
-    """A console of its own (another port than the shared bridge's page) for one test."""
-    server, url = serve_console()
-    yield url
-    server.shutdown()
-    server.server_close()
-
-
-def test_a_closed_page_answers_pending_calls_and_lists_nothing(
-    cdp: str, person: BrowserContext, own_console: str
-) -> None:
-    with open_bridge(cdp, person, own_console + "/index.html") as bridge:
-        closed_mid_call(bridge)
-
-
-def closed_mid_call(bridge: Bridge) -> None:
-    select_offline_in_milan(bridge)
-    _, pending = start_disable(bridge)
-    bridge.page.close()
-    bridge.error(pending.result(timeout=30), "COMPONENT_UNMOUNTED")
-    bridge.client.wait_for_tools(set(), absent={READY_TOOL}, timeout_s=30)
-    assert bridge.client.list_tools() == []
-
-
-
-def test_tools_of_another_origin_are_not_exposed(cdp: str, person: BrowserContext, own_console: str) -> None:
-    with open_bridge(cdp, person, own_console + "/index.html") as bridge:
-        # The same console served under another origin (localhost instead of 127.0.0.1).
-        navigate_elsewhere(bridge, own_console.replace("127.0.0.1", "localhost") + "/index.html")
-
-
-def navigate_elsewhere(bridge: Bridge, other: str) -> None:
-    bridge.page.goto(other)
-    bridge.client.wait_for_tools(set(), absent={READY_TOOL}, timeout_s=60)
-    bridge.page.wait_for_function("() => document.body.dataset.ready === 'true'", timeout=120_000)
-    WebMCPAgent(bridge.page).wait_for_tool(READY_TOOL)  # the page has them; the bridge hides them
-    assert bridge.client.list_tools() == []
-
-
 def test_http_transport_requires_the_printed_token(chromium_executable: str, console_server: str) -> None:
     url = console_server + "/index.html"
     process = subprocess.Popen(
@@ -407,22 +426,3 @@ def test_http_transport_requires_the_printed_token(chromium_executable: str, con
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-def test_polyfill_gives_a_chromium_without_webmcp_the_tools(chromium_executable: str, own_console: str) -> None:
-    """--polyfill: the bridge launches Chromium without the WebMCP flag and injects the vendored
-    polyfill before the page's scripts; the page registers on it and the bridge lists and calls."""
-    url = own_console + "/index.html"
-    command = bridge_command(url, "--polyfill", "--headless", "--browser", chromium_executable)
-    with tempfile.TemporaryFile("w+") as errlog:
-        client = McpClient.stdio(command, errlog=errlog)
-        try:
-            names = client.wait_for_tools({READY_TOOL})
-            assert "view_devices__filters__setFilters" in names
-            ok = client.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
-            assert not ok.isError and ok.structuredContent == {"status": "offline", "city": "Milan", "text": None}
-            refused = client.call("view_devices__filters__setFilters", {"status": 5})
-            assert refused.isError is True and refused.structuredContent is not None
-            assert refused.structuredContent["code"] == "INVALID_INPUT"
-        finally:
-            client.close()

@@ -204,6 +204,8 @@ class PageLink:
             raise PageGone("the page is closed")
         if gone.done():
             raise PageGone(gone.result())
+        if self.page_origin not in self.options.origins:
+            raise PageGone(f"the page is now at {self.page_origin}, not an allowed origin")
         call_id = f"mcp-{next(self._ids)}"
         running = asyncio.ensure_future(page.evaluate(_CALL, {"id": call_id, "name": name, "input": arguments}))
         try:
