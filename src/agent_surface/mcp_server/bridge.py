@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from mcp import types
@@ -52,7 +54,9 @@ class Bridge:
 
     def __init__(self, options: BridgeOptions) -> None:
         self.options = options
-        self.server: Server[Any, Any] = _Server(SERVER_NAME, instructions=_instructions(options))
+        self.server: Server[Any, Any] = _Server(
+            SERVER_NAME, version=_version(), instructions=_instructions(options)
+        )
         self.server.request_handlers[types.ListToolsRequest] = self._list_tools
         self.server.request_handlers[types.CallToolRequest] = self._call_tool
         self.link = PageLink(options, self.mark_changed)
@@ -60,6 +64,19 @@ class Bridge:
         self._listed: str | None = None  # the listing the clients were last told about
         self._tools: dict[str, Tool] = {}
         self._changed = asyncio.Event()
+        self.failed: Exception | None = None
+
+    async def open_page(self, stop: Callable[[], None]) -> None:
+        """Open the page while the MCP session already answers (tools/list is empty until
+        then, and list_changed follows); a page that cannot be opened ends the server."""
+        try:
+            await self.link.open()
+        except Exception as exc:
+            self.failed = exc
+            print(f"agent-surface mcp: could not open {self.options.url}: {exc}", file=sys.stderr)
+            stop()
+            return
+        self.mark_changed()
 
     def initialization_options(self) -> InitializationOptions:
         return self.server.create_initialization_options()
@@ -122,3 +139,12 @@ def _instructions(options: BridgeOptions) -> str:
         "Consequential calls wait until the person approves them in the page; a refusal comes back "
         "as a result with isError and a typed error (code, message, retry, details)."
     )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agent-surface")
+    except PackageNotFoundError:
+        return "0"

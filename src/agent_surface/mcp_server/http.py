@@ -99,11 +99,16 @@ async def serve_http(bridge: Bridge, port: int, *, out: TextIO = sys.stdout) -> 
     port = sock.getsockname()[1]
     token = secrets.token_urlsafe(32)
     server = uvicorn.Server(uvicorn.Config(http_app(bridge, port, token), log_level="warning"))
-    async with bridge.link, anyio.create_task_group() as tasks:
-        tasks.start_soon(bridge.watch_changes)
-        tasks.start_soon(_announce, server, port, token, out)
-        await server.serve(sockets=[sock])
-        tasks.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(bridge.open_page, tasks.cancel_scope.cancel)
+            tasks.start_soon(bridge.watch_changes)
+            tasks.start_soon(_announce, server, port, token, out)
+            await server.serve(sockets=[sock])
+            tasks.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await bridge.link.close()
 
 
 async def _announce(server: uvicorn.Server, port: int, token: str, out: TextIO) -> None:

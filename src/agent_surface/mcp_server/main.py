@@ -12,16 +12,18 @@ from .bridge import Bridge
 from .options import BridgeOptions, OptionsError, add_arguments, from_namespace
 
 
-async def run(options: BridgeOptions) -> None:
+async def run(options: BridgeOptions) -> Bridge:
     bridge = Bridge(options)
     if options.http_port is not None:
         from .http import serve_http
 
         await serve_http(bridge, options.http_port)
+        return bridge
     else:
         from .stdio import serve_stdio
 
         await serve_stdio(bridge)
+    return bridge
 
 
 def parser(prog: str = "agent-surface mcp") -> argparse.ArgumentParser:
@@ -41,7 +43,7 @@ def serve_command(args: argparse.Namespace) -> int:
         print(f"agent-surface mcp: {exc}", file=sys.stderr)
         return 2
     try:
-        anyio.run(run, options)
+        bridge = anyio.run(run, options)
     except KeyboardInterrupt:
         return 0
-    return 0
+    return 1 if bridge.failed is not None else 0

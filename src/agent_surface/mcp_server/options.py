@@ -85,9 +85,10 @@ def from_namespace(args: argparse.Namespace) -> BridgeOptions:
         raise OptionsError(f"--http takes a port number (0-65535), not {args.http}")
     browser = args.browser
     if args.cdp is None:
-        browser = browser or shutil.which("chromium")
+        given = browser or "chromium"
+        browser = shutil.which(given)
         if browser is None:
-            raise OptionsError("no chromium on PATH: install Chromium, or give --browser PATH or --cdp URL")
+            raise OptionsError(f"no browser {given!r} (not a program on PATH nor an executable file): install Chromium, or give --browser PATH or --cdp URL")
     elif urlsplit(args.cdp).scheme not in ("http", "https", "ws", "wss"):
         raise OptionsError(f"--cdp takes Chromium's DevTools address such as http://127.0.0.1:9222, not {args.cdp!r}")
     return BridgeOptions(

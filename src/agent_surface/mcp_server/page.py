@@ -99,20 +99,11 @@ class PageLink:
         self.page: Page | None = None
         self._gone: asyncio.Future[str] | None = None  # settles when the page crashes or closes
 
-    async def __aenter__(self) -> PageLink:
-        try:
-            await self._open()
-        except BaseException:
-            await self.close()
-            raise
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
     # ------------------------------------------------------------------ opening
 
-    async def _open(self) -> None:
+    async def open(self) -> None:
+        """Launch or attach, open URL (returning once its document is committed) and watch it.
+        Until then the page lists no tools."""
         self._playwright = await async_playwright().start()
         chromium = self._playwright.chromium
         if self.options.cdp:
@@ -135,7 +126,7 @@ class PageLink:
         if page is None:
             page = await context.new_page()
             self._watch(page)
-            await page.goto(self.options.url)
+            await page.goto(self.options.url, wait_until="commit")
         else:
             self._watch(page)
             if self.options.polyfill:
@@ -200,7 +191,9 @@ class PageLink:
         ``{"rejected": name, "message": ...}``). Raises PageGone when the document goes first;
         on cancellation the call's signal is aborted in the page."""
         page, gone = self.page, self._gone
-        if page is None or gone is None or page.is_closed():
+        if page is None or gone is None:
+            raise PageGone("the page is still opening")
+        if page.is_closed():
             raise PageGone("the page is closed")
         if gone.done():
             raise PageGone(gone.result())
