@@ -231,6 +231,7 @@ TOP_LEVEL: dict[str, str] = {
     "browser": "internal page code; public through browser.jsvalues",
     "catalog": "internal",
     "cli": "public (the agent-surface command)",
+    "mcp_server": "internal (the agent-surface mcp command; extra [mcp])",
     "compat": "internal",
     "compiler": "public through compiler.load",
     "core": "internal",
