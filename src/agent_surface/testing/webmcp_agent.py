@@ -4,7 +4,8 @@ confirmation dialog with real (trusted) mouse clicks.
 
 It drives a Playwright sync ``Page`` and never touches the page's own code: on Chromium with
 ``--enable-features=WebMCPTesting`` it uses ``document.modelContext.getTools()/executeTool()``;
-with ``@mcp-b/webmcp-polyfill`` it uses ``navigator.modelContextTesting``. Playwright is imported
+with ``@mcp-b/webmcp-polyfill`` 5.x the same ``document.modelContext`` (input as JSON text),
+with 2.3.2 ``navigator.modelContextTesting``. Playwright is imported
 only when a wait runs out, so this module imports without it.
 """
 
@@ -55,7 +56,12 @@ _RUNTIME = """(window.__agentSurfaceAgent ??= (() => {
         if (which === "native") {
           const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
           if (!tool) throw new DOMException(`no tool ${name}`, "NotFoundError");
-          return await document.modelContext.executeTool(tool, input, {signal: controller.signal});
+          try {
+            return await document.modelContext.executeTool(tool, input, {signal: controller.signal});
+          } catch (error) {  // clients that take the input as JSON text (@mcp-b/webmcp-polyfill 5.x)
+            if (!/Failed to parse input arguments/.test(String(error?.message))) throw error;
+            return await document.modelContext.executeTool(tool, JSON.stringify(input), {signal: controller.signal});
+          }
         }
         return await navigator.modelContextTesting.executeTool(
             name, JSON.stringify(input), {signal: controller.signal});
