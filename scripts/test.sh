@@ -28,6 +28,11 @@ if [ -f scripts/build_web.py ]; then
   .venv/bin/python scripts/build_web.py
 fi
 
+if [ -f e2e/npm/package.json ]; then
+  echo "== installing the e2e suite's npm tools (chrome-devtools-mcp)"
+  npm ci --prefix e2e/npm --no-audit --no-fund --loglevel=error
+fi
+
 echo "== ruff"
 .venv/bin/ruff check src tests e2e benchmarks scripts demo
 echo "== mypy"

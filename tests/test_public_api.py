@@ -248,6 +248,7 @@ TOP_LEVEL: dict[str, str] = {
     "bridge": "public",
     "browser": "internal page code; public through browser.jsvalues",
     "cli": "public (the agent-surface command)",
+    "mcp_server": "internal (the agent-surface mcp command; extra [mcp])",
     "compiler": "public through compiler.load",
     "page": "public (the page API: runs in the browser)",
     "explain": "public",

@@ -5,7 +5,8 @@ Idempotent: every step skips work that is already done and says so.
 
     <web>/dist/pyodide/     Pyodide runtime (from npm ``pyodide``) and *our* pyodide-lock.json
     <web>/dist/pyscript/    PyScript (npm ``@pyscript/core`` dist/)
-    <web>/dist/polyfill/    the WebMCP polyfill's IIFE bundle (npm ``@mcp-b/webmcp-polyfill``)
+    <web>/dist/polyfill/    the WebMCP polyfill's IIFE bundles (npm ``@mcp-b/webmcp-polyfill`` 5.x, and
+                            2.3.2 as webmcp-polyfill-2.3.2.iife.js)
     <web>/dist/wheels/      our wheel, the dependency wheels and the generated ``rpds`` shim wheel,
                             and our wheel as a zip pages import from in place (page_zip.py)
     <web>/dist/testing/     axe-core (npm ``axe-core``) for the accessibility tests; no page loads it
@@ -125,7 +126,8 @@ def npm_pins(layout: RuntimeLayout) -> dict[str, str]:
 
 
 def npm_is_current(layout: RuntimeLayout) -> bool:
-    for name, version in npm_pins(layout).items():
+    for name, pin in npm_pins(layout).items():
+        version = pin.rsplit("@", 1)[1] if pin.startswith("npm:") else pin  # an alias: npm:pkg@version
         manifest = layout.node_modules / name / "package.json"
         if not manifest.exists() or json.loads(manifest.read_text()).get("version") != version:
             return False
@@ -180,13 +182,23 @@ def copy_runtime(layout: RuntimeLayout) -> None:
 
     sync_tree(layout.node_modules / "@pyscript" / "core" / "dist", layout.dist / "pyscript")
 
-    # The IIFE build has no imports (the ESM index.js imports @cfworker/json-schema by bare name),
-    # auto-installs navigator.modelContext and, by default, navigator.modelContextTesting.
-    bundle = layout.node_modules / "@mcp-b" / "webmcp-polyfill" / "dist" / "index.iife.js"
-    if not bundle.exists():
-        raise BuildError(f"polyfill bundle not found: {bundle}")
-    changed = sync_file(bundle, layout.dist / "polyfill" / "webmcp-polyfill.iife.js")
-    say("web/dist/polyfill: " + ("copied webmcp-polyfill.iife.js" if changed else "up to date"))
+    # The IIFE builds have no imports. The current one (5.x) installs document.modelContext
+    # (Chromium's shape) and its testing shim only when the page sets
+    # window.__webMCPPolyfillOptions = {installTestingShim: true}; 2.3.2 (npm alias
+    # webmcp-polyfill-2) installs the older navigator.modelContext and, by default,
+    # navigator.modelContextTesting.
+    for package, name in POLYFILLS:
+        bundle = layout.node_modules / package / "dist" / "index.iife.js"
+        if not bundle.exists():
+            raise BuildError(f"polyfill bundle not found: {bundle}")
+        changed = sync_file(bundle, layout.dist / "polyfill" / name)
+        say(f"web/dist/polyfill: {'copied ' + name if changed else name + ' up to date'}")
+
+
+POLYFILLS = (
+    ("@mcp-b/webmcp-polyfill", "webmcp-polyfill.iife.js"),
+    ("webmcp-polyfill-2", "webmcp-polyfill-2.3.2.iife.js"),
+)
 
 
 def copy_test_tools(layout: RuntimeLayout) -> None:

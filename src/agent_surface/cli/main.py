@@ -73,6 +73,9 @@ def _parser() -> argparse.ArgumentParser:
         "--cache", type=Path, help="where the runtime is built (default: a user cache directory)"
     )
     bundle.add_argument("--offline", action="store_true", help="fail instead of downloading anything")
+    from ..mcp_server.options import add_arguments as mcp_arguments
+
+    mcp_arguments(commands.add_parser("mcp", help="serve a page's WebMCP tools as MCP tools (extra [mcp])"))
     return parser
 
 
@@ -115,6 +118,10 @@ def emit(report: Report, fmt: Format, verbosity: Verbosity, plain: bool, out: Te
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     out, err = sys.stdout, sys.stderr
+    if args.command == "mcp":
+        from ..mcp_server.main import serve_command
+
+        return serve_command(args)
     try:
         root = _root(args.root)
         if args.command == "snapshot":

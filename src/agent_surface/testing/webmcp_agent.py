@@ -4,7 +4,8 @@ confirmation dialog with real (trusted) mouse clicks.
 
 It drives a Playwright sync ``Page`` and never touches the page's own code: on Chromium with
 ``--enable-features=WebMCPTesting`` it uses ``document.modelContext.getTools()/executeTool()``;
-with ``@mcp-b/webmcp-polyfill`` it uses ``navigator.modelContextTesting``. Playwright is imported
+with ``@mcp-b/webmcp-polyfill`` 5.x the same ``document.modelContext`` (input as JSON text),
+with 2.3.2 ``navigator.modelContextTesting``. Playwright is imported
 only when a wait runs out, so this module imports without it.
 """
 
@@ -36,7 +37,7 @@ _RUNTIME = """(window.__agentSurfaceAgent ??= (() => {
     if (which === "native") {
       return (await document.modelContext.getTools()).map((t) => ({
         name: t.name, title: t.title ?? null, description: t.description ?? "",
-        inputSchema: t.inputSchema ?? null, annotations: t.annotations ?? null}));
+        inputSchema: t.inputSchema ?? null, annotations: t.annotations ?? null, origin: t.origin ?? null}));
     }
     if (which === "polyfill") {
       const own = navigator.modelContext?.tools;  // the annotations it was given live here
@@ -50,12 +51,17 @@ _RUNTIME = """(window.__agentSurfaceAgent ??= (() => {
     start(id, name, input) {
       const controller = new AbortController();
       const call = agent.calls[id] = {settled: false, outcome: null, controller};
-      (async () => {
+      call.done = (async () => {
         const which = shape();
         if (which === "native") {
           const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
           if (!tool) throw new DOMException(`no tool ${name}`, "NotFoundError");
-          return await document.modelContext.executeTool(tool, input, {signal: controller.signal});
+          try {
+            return await document.modelContext.executeTool(tool, input, {signal: controller.signal});
+          } catch (error) {  // clients that take the input as JSON text (@mcp-b/webmcp-polyfill 5.x)
+            if (!/Failed to parse input arguments/.test(String(error?.message))) throw error;
+            return await document.modelContext.executeTool(tool, JSON.stringify(input), {signal: controller.signal});
+          }
         }
         return await navigator.modelContextTesting.executeTool(
             name, JSON.stringify(input), {signal: controller.signal});
@@ -82,6 +88,12 @@ _RUNTIME = """(window.__agentSurfaceAgent ??= (() => {
 def _js(body: str) -> str:
     """A page function of one argument ``arg`` with the runtime bound to ``agent``."""
     return f"(arg) => {{ const agent = {_RUNTIME}; {body} }}"
+
+
+# For other clients of the same runtime (the MCP bridge, agent_surface.mcp_server): a page function
+# of ``arg`` with ``agent`` bound (``agent.list()``, ``agent.start(id, name, input)``, whose
+# ``agent.calls[id].done`` settles with the call, ``agent.calls[id].controller`` to abort it).
+agent_runtime_function = _js
 
 
 _SHAPE = _js("return agent.shape();")

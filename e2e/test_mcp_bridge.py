@@ -1,0 +1,428 @@
+"""``agent-surface mcp``: the devices console's WebMCP tools as MCP tools, driven by the official
+``mcp`` SDK client over stdio (and Streamable HTTP), against Chromium 156 with WebMCPTesting.
+
+The bridge attaches to a Chromium the test starts (``--cdp``); the test attaches to the same
+Chromium with Playwright to act as the person (a real, trusted click on Approve or Deny) and to
+reload the page. The bridge itself never clicks anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import types
+from mcp.shared.exceptions import McpError
+from playwright.sync_api import BrowserContext, Page, Playwright
+
+from agent_surface.testing import WebMCPAgent
+from conftest import CHROMIUM_FLAGS, _guard
+from mcp_client import McpClient
+
+ROOT = Path(__file__).resolve().parent.parent
+MILAN_OFFLINE = ["dev-0003", "dev-0017", "dev-0026", "dev-0051", "dev-0079", "dev-0080", "dev-0112"]
+DRAWER_TOOLS = {"view_devices__drawer__openDevice", "view_devices__drawer__close", "domain_devices__rename"}
+READY_TOOL = "view_devices__table__selectVisible"
+DISABLE = "domain_devices__disable"
+
+
+# --------------------------------------------------------------------------- the browser and the page
+
+
+def start_chromium(chromium: str, profile: Path, *features: str) -> tuple[subprocess.Popen[bytes], str]:
+    """Chromium with its DevTools endpoint on a free port (read from DevToolsActivePort)."""
+    flags = [f for f in CHROMIUM_FLAGS if f != "--no-first-run"]
+    process = subprocess.Popen(
+        [
+            chromium,
+            *flags,
+            "--no-first-run",
+            f"--enable-features={','.join(features)}",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={profile}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    port_file = profile / "DevToolsActivePort"
+    deadline = time.monotonic() + 30
+    while not port_file.exists() or not port_file.read_text().strip():
+        if time.monotonic() > deadline or process.poll() is not None:
+            process.kill()
+            raise AssertionError("Chromium did not open its DevTools port")
+        time.sleep(0.05)
+    port = port_file.read_text().split()[0]
+    return process, f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def cdp(chromium_executable: str) -> Iterator[str]:
+    with tempfile.TemporaryDirectory(prefix="as-mcp-chromium-") as profile:
+        process, endpoint = start_chromium(chromium_executable, Path(profile), "WebMCPTesting")
+        yield endpoint
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def person(playwright: Playwright, cdp: str) -> Iterator[BrowserContext]:
+    """The person's view of the same Chromium (and the page-error guard on it)."""
+    browser = playwright.chromium.connect_over_cdp(cdp)
+    context = browser.contexts[0]
+    _guard.watch_context(context)
+    yield context
+    browser.close()
+
+
+def serve_console() -> tuple[Any, str]:
+    """A fresh devices backend (seeded in-memory database), serving the page too."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from demo.backend import start_demo_server
+
+    return start_demo_server(ROOT, port=0)
+
+
+@pytest.fixture(scope="module")
+def console_server(web_dist: Path) -> Iterator[str]:
+    server, url = serve_console()
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def statuses(base: str) -> dict[str, str]:
+    request = urllib.request.Request(base + "/api/devices")
+    request.add_header("Authorization", "Bearer demo-acme-operator")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return {d["id"]: d["status"] for d in json.loads(response.read())["devices"]}
+
+
+def bridge_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "agent_surface", "mcp", *args]
+
+
+class Bridge:
+    """The bridge over stdio on the console, and the person's handle on the same page."""
+
+    def __init__(self, client: McpClient, page: Page, url: str, errlog: Path) -> None:
+        self.client = client
+        self.page = page
+        self.url = url
+        self.errlog = errlog
+        self.person = WebMCPAgent(page)
+
+    def result(self, call: types.CallToolResult) -> Any:
+        assert not call.isError, call.content
+        return json.loads(call.content[0].text)  # type: ignore[union-attr]
+
+    def error(self, call: types.CallToolResult, code: str) -> dict[str, Any]:
+        assert call.isError is True, call.content
+        payload = json.loads(call.content[0].text)  # type: ignore[union-attr]
+        assert payload["code"] == code, payload
+        assert call.structuredContent == payload
+        return dict(payload)
+
+
+def find_page(context: BrowserContext, url: str, timeout_s: float = 60) -> Page:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for page in context.pages:
+            if page.url == url:
+                return page
+        context.pages[0].wait_for_timeout(50)  # lets Playwright take in the browser's events
+    raise AssertionError(f"the bridge opened no page at {url}")
+
+
+@contextlib.contextmanager
+def open_bridge(cdp: str, person: BrowserContext, url: str, *options: str) -> Iterator[Bridge]:
+    """The bridge over stdio, attached to the test's Chromium, on ``url`` (the console)."""
+    with tempfile.NamedTemporaryFile("w+", prefix="as-mcp-", suffix=".log") as errlog:
+        client = McpClient.stdio(bridge_command(url, "--cdp", cdp, *options), errlog=errlog)
+        page: Page | None = None
+        try:
+            page = find_page(person, url)
+            client.wait_for_tools({READY_TOOL})
+            yield Bridge(client, page, url, Path(errlog.name))
+        finally:
+            client.close()
+            if page is not None and not page.is_closed():
+                page.close()
+            if os.environ.get("AGENT_SURFACE_E2E_SHOW_BRIDGE_LOG"):
+                errlog.seek(0)
+                print(errlog.read())
+
+
+@pytest.fixture(scope="module")
+def shared_bridge(cdp: str, person: BrowserContext, console_server: str) -> Iterator[Bridge]:
+    """One bridge and page for the module's tests (a page boot is the slow part); the tests run
+    in file order and each starts from no filters and no selection."""
+    with open_bridge(cdp, person, console_server + "/index.html") as made:
+        yield made
+
+
+@pytest.fixture
+def bridge(shared_bridge: Bridge) -> Bridge:
+    client = shared_bridge.client
+    client.wait_for_tools({READY_TOOL})
+    shared_bridge.result(client.call("view_devices__table__clearSelection", {}))
+    shared_bridge.result(client.call("view_devices__filters__clearFilters", {}))
+    client.wait_for_tools(set(), absent={DISABLE, *DRAWER_TOOLS})
+    return shared_bridge
+
+
+def select_offline_in_milan(b: Bridge) -> None:
+    assert DISABLE not in b.client.tool_names()  # nothing selected: not offered
+    b.result(b.client.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"}))
+    assert sorted(b.result(b.client.call("view_devices__table__selectVisible", {}))) == MILAN_OFFLINE
+    b.client.wait_for_tools({DISABLE})
+
+
+def start_disable(b: Bridge) -> tuple[int, Any]:
+    request_id, pending = b.client.start_call(DISABLE, {"reason": "maintenance"})
+    dialog = b.person.wait_for_dialog()
+    assert "Disable 7 device(s)" in dialog and "dev-0112" in dialog
+    return request_id, pending
+
+
+# --------------------------------------------------------------------------- tests
+
+
+@pytest.fixture
+def own_console(web_dist: Path) -> Iterator[str]:
+    """A console of its own (another port than the shared bridge's page) for one test."""
+    server, url = serve_console()
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_closed_page_answers_pending_calls_and_lists_nothing(
+    cdp: str, person: BrowserContext, own_console: str
+) -> None:
+    with open_bridge(cdp, person, own_console + "/index.html") as bridge:
+        closed_mid_call(bridge)
+
+
+def closed_mid_call(bridge: Bridge) -> None:
+    select_offline_in_milan(bridge)
+    _, pending = start_disable(bridge)
+    bridge.page.close()
+    bridge.error(pending.result(timeout=30), "COMPONENT_UNMOUNTED")
+    bridge.client.wait_for_tools(set(), absent={READY_TOOL}, timeout_s=30)
+    assert bridge.client.list_tools() == []
+
+
+
+def test_tools_of_another_origin_are_not_exposed(cdp: str, person: BrowserContext, own_console: str) -> None:
+    with open_bridge(cdp, person, own_console + "/index.html") as bridge:
+        # The same console served under another origin (localhost instead of 127.0.0.1).
+        navigate_elsewhere(bridge, own_console.replace("127.0.0.1", "localhost") + "/index.html")
+
+
+def navigate_elsewhere(bridge: Bridge, other: str) -> None:
+    bridge.page.goto(other)
+    bridge.client.wait_for_tools(set(), absent={READY_TOOL}, timeout_s=60)
+    bridge.page.wait_for_function("() => document.body.dataset.ready === 'true'", timeout=120_000)
+    WebMCPAgent(bridge.page).wait_for_tool(READY_TOOL)  # the page has them; the bridge hides them
+    assert bridge.client.list_tools() == []
+
+
+def test_polyfill_gives_a_chromium_without_webmcp_the_tools(chromium_executable: str, own_console: str) -> None:
+    """--polyfill: the bridge launches Chromium without the WebMCP flag and injects the vendored
+    polyfill before the page's scripts; the page registers on it and the bridge lists and calls."""
+    url = own_console + "/index.html"
+    command = bridge_command(url, "--polyfill", "--headless", "--browser", chromium_executable)
+    with tempfile.TemporaryFile("w+") as errlog:
+        client = McpClient.stdio(command, errlog=errlog)
+        try:
+            names = client.wait_for_tools({READY_TOOL})
+            assert "view_devices__filters__setFilters" in names
+            ok = client.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+            assert not ok.isError and ok.structuredContent == {"status": "offline", "city": "Milan", "text": None}
+            refused = client.call("view_devices__filters__setFilters", {"status": 5})
+            assert refused.isError is True and refused.structuredContent is not None
+            assert refused.structuredContent["code"] == "INVALID_INPUT"
+        finally:
+            client.close()
+
+
+def test_lists_the_pages_tools_one_to_one_with_schemas_and_annotations(bridge: Bridge) -> None:
+    tools = {tool.name: tool for tool in bridge.client.list_tools()}
+    page_tools = {tool.name: tool for tool in bridge.person.list_tools()}
+    assert set(tools) == set(page_tools)
+    for name, tool in tools.items():
+        assert tool.description == page_tools[name].description
+        assert tool.inputSchema == page_tools[name].input_schema
+        assert tool.title == page_tools[name].title
+    assert bridge.client.initialized.capabilities.tools is not None
+    assert bridge.client.initialized.capabilities.tools.listChanged is True
+    query = tools["domain_devices__query"].annotations
+    assert query is not None and query.readOnlyHint is True and query.idempotentHint is True
+    select = tools["view_devices__table__selectRows"].annotations
+    assert select is not None and select.readOnlyHint is False and select.destructiveHint is False
+    select_offline_in_milan(bridge)
+    disable = next(t for t in bridge.client.list_tools() if t.name == DISABLE)
+    assert disable.annotations is not None
+    assert (disable.annotations.readOnlyHint, disable.annotations.destructiveHint) == (False, True)
+    assert disable.inputSchema["type"] == "object"
+
+
+def test_typed_calls_typed_refusals_unknown_tools_and_non_object_arguments(bridge: Bridge) -> None:
+    client = bridge.client
+    ok = client.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+    assert bridge.result(ok) == {"status": "offline", "city": "Milan", "text": None}
+    assert ok.structuredContent == {"status": "offline", "city": "Milan", "text": None}
+    rows = bridge.result(client.call("view_devices__table__visibleRows", {}))
+    assert sorted(r["id"] for r in rows) == MILAN_OFFLINE
+
+    refused = bridge.error(client.call("view_devices__filters__setFilters", {"status": 5}), "INVALID_INPUT")
+    assert refused["retry"] == "with-changes" and refused["details"]["issues"][0]["path"] == "/status"
+
+    with pytest.raises(McpError, match="unknown tool 'view_devices__nope'"):
+        client.call("view_devices__nope", {})
+
+    # A tools/call whose arguments are an array: the SDK client would refuse to send it, so the
+    # request is built without validation; the bridge answers the page's typed INVALID_INPUT shape.
+    params = types.CallToolRequestParams.model_construct(name="view_devices__filters__setFilters", arguments=[1, 2])
+    request = types.ClientRequest(types.CallToolRequest.model_construct(method="tools/call", params=params))
+    raw = client.run(client.session.send_request(request, types.CallToolResult))
+    error = bridge.error(raw, "INVALID_INPUT")
+    assert "must be a JSON object, not an array" in error["message"]
+    # The session still works.
+    assert bridge.result(client.call("view_devices__filters__active", {}))["city"] == "Milan"
+
+
+def test_a_denied_call_answers_confirmation_invalid(bridge: Bridge) -> None:
+    base = bridge.url.rsplit("/", 1)[0]
+    before = statuses(base)
+    select_offline_in_milan(bridge)
+    _, pending = start_disable(bridge)
+    bridge.person.deny()
+    error = bridge.error(pending.result(timeout=60), "CONFIRMATION_INVALID")
+    assert error["details"] == {"reason": "denied"} and error["retry"] == "no"
+    assert statuses(base) == before
+
+
+def test_mcp_cancellation_aborts_the_call_in_the_page(bridge: Bridge) -> None:
+    base = bridge.url.rsplit("/", 1)[0]
+    before = statuses(base)
+    select_offline_in_milan(bridge)
+    request_id, pending = start_disable(bridge)
+    bridge.client.cancel(request_id)
+    with pytest.raises(McpError, match="cancelled"):
+        pending.result(timeout=30)
+    # The executeTool call the bridge started was aborted through its signal and has settled.
+    assert bridge.page.evaluate("() => Object.keys(window.__agentSurfaceAgent.calls).length") == 0
+    # Chromium 156 does not pass the client's abort on to the tool's own execute signal: the
+    # page's confirmation stays open until the person answers it (or it expires).
+    bridge.person.deny()
+    assert statuses(base) == before
+    assert bridge.result(bridge.client.call("view_devices__table__selection", {}))  # still usable
+
+
+def test_drawer_tools_come_and_go_with_list_changed(bridge: Bridge) -> None:
+    client = bridge.client
+    assert not DRAWER_TOOLS & client.tool_names()
+    seen = client.list_changed_count()
+    bridge.result(client.call("view_devices__table__openDevice", {"deviceId": "dev-0017"}))
+    client.wait_for(lambda: client.list_changed_count() > seen, "tools/list_changed after the drawer opened", 30)
+    assert client.wait_for_tools(DRAWER_TOOLS) >= DRAWER_TOOLS
+    assert bridge.result(client.call("view_devices__drawer__openDevice", {}))["id"] == "dev-0017"
+    seen = client.list_changed_count()
+    bridge.page.click("#drawer [data-action=close]")  # the person closes it
+    client.wait_for(lambda: client.list_changed_count() > seen, "tools/list_changed after the drawer closed", 30)
+    assert not DRAWER_TOOLS & client.tool_names()
+
+
+def test_twenty_concurrent_calls_each_get_their_own_answer(bridge: Bridge) -> None:
+    """Each call answers for itself: its own output, or the page's typed RATE_LIMITED when its
+    admission limits (8 running + 8 queued observations per consumer) are reached."""
+    client = bridge.client
+    futures = [
+        client.start(client.session.call_tool("domain_devices__query", {"limit": n})) for n in range(1, 21)
+    ]
+    results = [future.result(timeout=120) for future in futures]
+    answered = 0
+    for n, result in enumerate(results, start=1):
+        if result.isError:
+            assert bridge.error(result, "RATE_LIMITED")["retry"] == "after-delay"
+        else:
+            assert len(bridge.result(result)["devices"]) == n
+            answered += 1
+    assert answered >= 1  # the page admits what its limits allow; the rest is refused, typed
+    limited = [n for n, r in enumerate(results, start=1) if r.isError]
+    for n in limited:  # refused ones go through once the burst is over
+        assert len(bridge.result(client.call("domain_devices__query", {"limit": n}))["devices"]) == n
+
+
+def test_a_reload_mid_call_answers_a_typed_error_and_the_tools_are_listed_again(bridge: Bridge) -> None:
+    select_offline_in_milan(bridge)
+    _, pending = start_disable(bridge)
+    seen = bridge.client.list_changed_count()
+    bridge.page.reload()
+    error = bridge.error(pending.result(timeout=60), "COMPONENT_UNMOUNTED")
+    assert error["retry"] == "after-refresh"
+    bridge.client.wait_for(lambda: bridge.client.list_changed_count() > seen, "list_changed after the reload", 60)
+    names = bridge.client.wait_for_tools({READY_TOOL}, absent={DISABLE})
+    assert "view_devices__filters__setFilters" in names
+
+
+def test_a_destructive_call_waits_for_the_person_and_runs_once_approved(bridge: Bridge) -> None:
+    before = statuses(bridge.url.rsplit("/", 1)[0])
+    select_offline_in_milan(bridge)
+    _, pending = start_disable(bridge)
+    time.sleep(0.3)
+    assert not pending.done()  # the bridge does not answer the dialog
+    assert statuses(bridge.url.rsplit("/", 1)[0]) == before
+    bridge.person.approve()  # the person's real click, from outside the bridge
+    result = pending.result(timeout=60)
+    assert bridge.result(result)["disabled"] == 7
+    after = statuses(bridge.url.rsplit("/", 1)[0])
+    assert all(after[i] == "disabled" for i in MILAN_OFFLINE)
+    bridge.client.wait_for_tools(set(), absent={DISABLE})  # nothing selected any more
+
+
+
+def test_http_transport_requires_the_printed_token(chromium_executable: str, console_server: str) -> None:
+    url = console_server + "/index.html"
+    process = subprocess.Popen(
+        bridge_command(url, "--http", "0", "--headless", "--browser", chromium_executable),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(3)]
+        endpoint = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", lines[0])
+        token = re.search(r"token (\S+)", lines[1])
+        assert endpoint and token, lines
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token.group(1)}):
+            request = urllib.request.Request(endpoint.group(1), data=b"{}", headers=headers, method="POST")
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 401
+        client = McpClient.http(endpoint.group(1), {"Authorization": f"Bearer {token.group(1)}"})
+        try:
+            client.wait_for_tools({READY_TOOL})
+            result = client.call("view_devices__filters__setFilters", {"status": "online"})
+            assert not result.isError and json.loads(result.content[0].text)["status"] == "online"  # type: ignore[union-attr]
+        finally:
+            client.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
