@@ -27,6 +27,7 @@ from typing import TextIO
 from ..compiler.config import ProjectConfig
 from ..compiler.errors import CompileError
 from .commands import compile_at
+from .page_check import wrong_references
 from .precompile import record_line
 from .runtime_build import (
     BuildError,
@@ -114,6 +115,18 @@ def _app_wheel(config: ProjectConfig, version: str) -> tuple[str, bytes]:
     return f"{dist}-{version}-py3-none-any.whl", buffer.getvalue()
 
 
+def _check_pages(config: ProjectConfig) -> None:
+    """Every copied page loads the runtime from where the bundle puts it (cli/page_check)."""
+    problems = []
+    for name in config.files:
+        source = config.root / name
+        if source.suffix.lower() in (".html", ".htm") and source.is_file():
+            text = source.read_text(encoding="utf-8", errors="replace")
+            problems += wrong_references(Path(name).as_posix(), text)
+    if problems:
+        raise BundleError("; ".join(map(str, problems)))
+
+
 def _write_if_changed(path: Path, data: bytes) -> bool:
     if path.exists() and path.read_bytes() == data:
         return False
@@ -142,6 +155,7 @@ def bundle(
     if committed != compiled.data:
         state = "missing" if committed is None else "stale"
         raise BundleError(f"{config.contract} is {state}; run `agent-surface snapshot` and review it first")
+    _check_pages(config)  # before any work: a page that would 404 on the runtime fails now
     web = _runtime(runtime, cache, offline)
     out.mkdir(parents=True, exist_ok=True)
     try:
