@@ -199,7 +199,7 @@ PUBLIC: dict[str, list[str]] = {
         "rate_limited",
         "serve",
     ],
-    "agent_surface.compiler.load": ["authority_from_contract", "parse_contract"],
+    "agent_surface.compiler.load": ["authority_from_bundle", "authority_from_contract", "parse_contract"],
     "agent_surface.cli": ["main"],
     "agent_surface.browser.jsvalues": ["is_nullish", "js_get", "js_or_none"],
     "agent_surface.page": [

@@ -4,7 +4,8 @@
     DIR/dist/pyodide/             Pyodide, with a pyodide-lock.json that also lists the app's wheel
     DIR/dist/pyscript/            PyScript
     DIR/dist/wheels/              agent-surface, its dependencies, and <app>-<version>-py3-none-any.whl
-    DIR/contract.json             the committed, reviewed contract (the page's authority)
+    DIR/contract.json             the committed, reviewed contract (also inside the app's wheel,
+                                  where the page reads it: authority_from_bundle())
     DIR/<files>                   the app's static files ([tool.agent-surface] files)
 
 The app's Python (the top-level packages of its configured modules) ships as a wheel built with
@@ -26,6 +27,7 @@ from typing import TextIO
 
 from ..compiler.config import ProjectConfig
 from ..compiler.errors import CompileError
+from ..compiler.load import BUNDLED_CONTRACT
 from .commands import compile_at
 from .page_check import wrong_references
 from .precompile import record_line
@@ -94,10 +96,12 @@ def _app_files(config: ProjectConfig) -> dict[str, bytes]:
     return files
 
 
-def _app_wheel(config: ProjectConfig, version: str) -> tuple[str, bytes]:
+def _app_wheel(config: ProjectConfig, version: str, contract: bytes) -> tuple[str, bytes]:
     dist = re.sub(r"[-_.]+", "_", config.name)
     dist_info = f"{dist}-{version}.dist-info"
     files = _app_files(config)
+    # The reviewed contract rides in the integrity-checked wheel: authority_from_bundle() reads it.
+    files[f"{dist_info}/{BUNDLED_CONTRACT}"] = contract
     top = sorted({name.split("/", 1)[0].removesuffix(".py") for name in files})
     files[f"{dist_info}/METADATA"] = (
         f"Metadata-Version: 2.1\nName: {config.name}\nVersion: {version}\n".encode()
@@ -165,7 +169,7 @@ def bundle(
     except BuildError as exc:
         raise BundleError(str(exc)) from None
 
-    wheel_name, wheel = _app_wheel(config, _version(root))
+    wheel_name, wheel = _app_wheel(config, _version(root), compiled.data)
     prefix = re.sub(r"[-_.]+", "_", config.name) + "-"
     for old in (out / "dist" / "wheels").glob(f"{prefix}*.whl"):
         if old.name != wheel_name:
