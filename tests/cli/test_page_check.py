@@ -68,3 +68,16 @@ def test_bundle_fails_before_building_naming_the_page_and_the_right_src(
     assert "index.html loads 'web/agent-surface.js'" in err
     assert 'write src="agent-surface.js"' in err
     assert not out.exists()
+
+
+def test_a_page_without_the_apps_package_gets_a_warning() -> None:
+    from agent_surface.cli.page_check import missing_app_package
+
+    page = '<script type="module" src="agent-surface.js"{extra}></script>'
+    assert missing_app_package("index.html", page.format(extra=' data-packages="shop_app jsonschema"'), "shop-app") is None
+    warning = missing_app_package("index.html", page.format(extra=""), "shop-app")
+    assert warning == (
+        'warning: index.html loads agent-surface.js without data-packages="shop-app": its scripts '
+        "cannot import the app's packages nor authority_from_bundle() its contract"
+    )
+    assert missing_app_package("about.html", "<p>no runtime here</p>", "shop-app") is None

@@ -29,7 +29,7 @@ from ..compiler.config import ProjectConfig
 from ..compiler.errors import CompileError
 from ..compiler.load import BUNDLED_CONTRACT
 from .commands import compile_at
-from .page_check import wrong_references
+from .page_check import missing_app_package, wrong_references
 from .precompile import record_line
 from .runtime_build import (
     BuildError,
@@ -119,14 +119,18 @@ def _app_wheel(config: ProjectConfig, version: str, contract: bytes) -> tuple[st
     return f"{dist}-{version}-py3-none-any.whl", buffer.getvalue()
 
 
-def _check_pages(config: ProjectConfig) -> None:
-    """Every copied page loads the runtime from where the bundle puts it (cli/page_check)."""
+def _check_pages(config: ProjectConfig, log: TextIO) -> None:
+    """Every copied page loads the runtime from where the bundle puts it (cli/page_check), and
+    says so on ``log`` when a page loads it without the app's package."""
     problems = []
     for name in config.files:
         source = config.root / name
         if source.suffix.lower() in (".html", ".htm") and source.is_file():
             text = source.read_text(encoding="utf-8", errors="replace")
             problems += wrong_references(Path(name).as_posix(), text)
+            warning = missing_app_package(Path(name).as_posix(), text, config.name)
+            if warning is not None:
+                print(warning, file=log)
     if problems:
         raise BundleError("; ".join(map(str, problems)))
 
@@ -159,7 +163,7 @@ def bundle(
     if committed != compiled.data:
         state = "missing" if committed is None else "stale"
         raise BundleError(f"{config.contract} is {state}; run `agent-surface snapshot` and review it first")
-    _check_pages(config)  # before any work: a page that would 404 on the runtime fails now
+    _check_pages(config, log)  # before any work: a page that would 404 on the runtime fails now
     web = _runtime(runtime, cache, offline)
     out.mkdir(parents=True, exist_ok=True)
     try:

@@ -40,11 +40,15 @@ class _References(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.found: list[tuple[str, str, str]] = []
+        self.packages: list[list[str]] = []  # data-packages of each script loading the runtime
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         for name, value in attrs:
             if name in ("src", "href") and value:
                 self.found.append((tag, name, value.strip()))
+                if tag == "script" and posixpath.basename(urlsplit(value.strip()).path) == EMBED_SCRIPT:
+                    listed = dict(attrs).get("data-packages") or ""
+                    self.packages.append(re.split(r"[\s,]+", listed.strip()) if listed.strip() else [])
 
 
 def _target(path: str) -> str | None:
@@ -77,3 +81,20 @@ def wrong_references(page: str, html: str) -> list[WrongReference]:
             expected = posixpath.relpath(target, here or ".")
             problems.append(WrongReference(page, tag, attribute, value, expected))
     return problems
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def missing_app_package(page: str, html: str, app: str) -> str | None:
+    """A warning when ``html`` loads the runtime without ``data-packages`` naming the app: its
+    scripts could not import the app's packages (nor find its bundled contract)."""
+    parser = _References()
+    parser.feed(html)
+    if not parser.packages or any(_canonical(app) in map(_canonical, p) for p in parser.packages):
+        return None
+    return (
+        f"warning: {page} loads {EMBED_SCRIPT} without data-packages=\"{app}\": its scripts "
+        f"cannot import the app's packages nor authority_from_bundle() its contract"
+    )
