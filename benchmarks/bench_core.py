@@ -36,22 +36,22 @@ from workload import (
     use_clock,
 )
 
-from agent_surface import AgentSurfaceRegistry, create_registry
+from agent_surface import AgentSurfaceRegistry
 
 # ----------------------------------------------------------------------------- workloads
 
 
 def create_and_dispose() -> None:
-    create_registry(authority=AUTHORITY).dispose()
+    AgentSurfaceRegistry(authority=AUTHORITY).close()
 
 
 def register_unregister(count: int) -> Callable[[], None]:
     def run() -> None:
-        registry = create_registry(authority=AUTHORITY, environment="production")
+        registry = AgentSurfaceRegistry(authority=AUTHORITY, environment="production")
         handles = [registry.register(definition(i)) for i in range(count)]
         for handle in handles:
             handle.unregister()
-        registry.dispose()
+        registry.close()
 
     return run
 

@@ -21,7 +21,7 @@ from typing import Any
 from workload import add_clock_option, median_ms_async, populated, ratio, use_clock
 
 from agent_surface import authenticated, rate_limit
-from agent_surface.core.jsonvalue import canonical_json, digest
+from agent_surface._core.jsonvalue import canonical_json, digest
 
 # ms/op, run A / run B / run C (BENCHMARKS.md); the ratio is ours / run C
 REFERENCE: dict[str, tuple[float, float, float]] = {
@@ -103,8 +103,8 @@ async def run(min_time: float) -> list[dict[str, Any]]:
             "chars": size,
         }
     )
-    registry.dispose()
-    guarded.dispose()
+    registry.close()
+    guarded.close()
     return rows
 
 

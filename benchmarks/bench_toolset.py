@@ -26,7 +26,7 @@ from typing import Any
 from workload import add_clock_option, median_ms, populated, ratio, use_clock
 
 from agent_surface import AgentSurfaceRegistry, Consumer
-from agent_surface.toolset import AgentTool, create_agent_toolset
+from agent_surface.toolset import AgentTool, AgentToolset
 
 # ms/op, run A / run B / run C (BENCHMARKS.md); the ratio is ours / run C
 REFERENCE: dict[str, tuple[float, float, float]] = {
@@ -49,12 +49,12 @@ def direct_rows(min_time: float) -> list[dict[str, Any]]:
         registry = populated(count)
 
         def project(registry: AgentSurfaceRegistry = registry, count: int = count) -> None:
-            toolset = create_agent_toolset(registry, consumer=CONSUMER, topology="embedded")
+            toolset = AgentToolset(registry, consumer=CONSUMER, topology="embedded")
             tools = toolset.tools()
-            toolset.dispose()
+            toolset.close()
             assert len(tools) == 2 * count
 
-        sample = create_agent_toolset(registry, consumer=CONSUMER, topology="embedded").tools()
+        sample = AgentToolset(registry, consumer=CONSUMER, topology="embedded").tools()
         suffixed = sum(1 for t in sample if "_at_w" in t.name)
         rows.append(
             {
@@ -64,7 +64,7 @@ def direct_rows(min_time: float) -> list[dict[str, Any]]:
                 "suffixed": suffixed,
             }
         )
-        registry.dispose()
+        registry.close()
     return rows
 
 
@@ -72,8 +72,8 @@ def size_rows() -> list[dict[str, Any]]:
     rows = []
     for capabilities in (10, 1000):
         registry = populated(capabilities // 2)
-        meta = create_agent_toolset(registry, consumer=CONSUMER, topology="embedded", mode="meta")
-        direct = create_agent_toolset(registry, consumer=CONSUMER, topology="embedded")
+        meta = AgentToolset(registry, consumer=CONSUMER, topology="embedded", mode="meta")
+        direct = AgentToolset(registry, consumer=CONSUMER, topology="embedded")
         rows.append(
             {
                 "row": f"meta tool block at {capabilities} capabilities",
@@ -81,7 +81,7 @@ def size_rows() -> list[dict[str, Any]]:
                 "direct_bytes": block_bytes(direct.tools()),
             }
         )
-        registry.dispose()
+        registry.close()
     return rows
 
 

@@ -31,7 +31,6 @@ from agent_surface import (
     ObservationContract,
     compile_manifest,
     create_capability_authority,
-    create_registry,
 )
 
 OUTPUT_SCHEMA = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
@@ -80,7 +79,7 @@ def definition(i: int) -> ComponentBinding:
 
 def populated(n: int, **options: Any) -> AgentSurfaceRegistry:
     """A production registry with ``definition(0..n-1)`` registered."""
-    registry = create_registry(authority=AUTHORITY, environment="production", **options)
+    registry = AgentSurfaceRegistry(authority=AUTHORITY, environment="production", **options)
     for i in range(n):
         registry.register(definition(i))
     return registry

@@ -66,7 +66,7 @@ def test_3_sync_harness_after_the_page():
     assert_ok(surface.call("view:notes.list.add", {"text": "eggs"}))
     assert_fails_with(surface.call("view:notes.list.add", {"text": 3}), "INVALID_INPUT")
     assert surface.read("view:notes.list.notes") == ["eggs"]
-    surface.dispose()
+    surface.close()
 
 
 def test_4_a_missing_folder_says_what_to_do(static_server):

@@ -1,7 +1,7 @@
 """The WebMCP adapter end to end, in real Chromium (headless, offline).
 
 The page (e2e/pages/adapter*.html + adapter.py) declares a small drawing board with agent_surface
-and starts ``create_webmcp_adapter()``. The test plays two roles:
+and starts ``WebMCPAdapter()``. The test plays two roles:
 
 - the app and its user, through the page's hooks (``window.adapterPage``: mount, unmount,
   setAvailable, stop, churn, liveProxies, state) and real Playwright clicks on the page's dialogs;
@@ -416,17 +416,7 @@ class TestNativeChromium:
     def test_a_thousand_mount_cycles_leave_the_live_proxy_count_where_it_started(
         self, native: SharedPage, record_timing: Any
     ) -> None:
-        page = native.page
-        started = time.perf_counter()
-        churn = json.loads(settle(page, "window.adapterPage.churn(1000)", ms=120_000))
-        record_timing(
-            {"cycles": 1000, "ms": round((time.perf_counter() - started) * 1000)},
-            "1000 mount/unmount cycles, WebMCPTesting",
-        )
-        assert churn["peak"] == churn["before"] + 2  # the palette's two tools while mounted
-        assert churn["after"] == churn["before"] == len(BOARD)
-        wait_for_names(page, B_NAMES, set(BOARD))
-        native.assert_quiet()
+        check_churn(native, 1000, B_NAMES, record_timing, "WebMCPTesting")
 
     def test_stop_leaves_no_tools_and_no_proxies(self, native: SharedPage) -> None:
         page = native.page
@@ -585,6 +575,21 @@ def check_hook_denies(run: SharedPage) -> None:
     assert run.state()["calls"]["eraseAll"] == erased
 
 
+def check_churn(run: SharedPage, cycles: int, names_js: str, record_timing: Any, shape: str) -> None:
+    """Mount and unmount the palette ``cycles`` times: the live proxy count and the browser's
+    tools end where they started, and only the palette's two tools come and go."""
+    started = time.perf_counter()
+    churn = json.loads(settle(run.page, f"window.adapterPage.churn({cycles})", ms=120_000))
+    record_timing(
+        {"cycles": cycles, "ms": round((time.perf_counter() - started) * 1000)},
+        f"{cycles} mount/unmount cycles, {shape}",
+    )
+    assert churn["peak"] == churn["before"] + 2  # the palette's two tools while mounted
+    assert churn["after"] == churn["before"] == len(BOARD)
+    wait_for_names(run.page, names_js, set(BOARD))
+    run.assert_quiet()
+
+
 def check_stop(run: SharedPage) -> None:
     page = run.page
     closed = run.state()["counters"]["hookClosed"]
@@ -658,16 +663,7 @@ class TestPolyfillIncremental:
     def test_a_thousand_mount_cycles_leave_the_live_proxy_count_where_it_started(
         self, polyfill: SharedPage, record_timing: Any
     ) -> None:
-        started = time.perf_counter()
-        churn = json.loads(settle(polyfill.page, "window.adapterPage.churn(1000)", ms=120_000))
-        record_timing(
-            {"cycles": 1000, "ms": round((time.perf_counter() - started) * 1000)},
-            "1000 mount/unmount cycles, polyfill",
-        )
-        assert churn["peak"] == churn["before"] + 2
-        assert churn["after"] == churn["before"] == len(BOARD)
-        assert polyfill.page.evaluate(A_NAMES) == sorted(BOARD)
-        polyfill.assert_quiet()
+        check_churn(polyfill, 1000, A_NAMES, record_timing, "polyfill")
 
     def test_stop_leaves_no_tools(self, polyfill: SharedPage) -> None:
         check_stop(polyfill)
@@ -705,12 +701,11 @@ class TestPolyfillProvideContextOnly:
         check_hook_denies(provide_only)
         provide_only.assert_quiet()
 
-    def test_mount_cycles_leave_the_live_proxy_count_where_it_started(self, provide_only: SharedPage) -> None:
+    def test_mount_cycles_leave_the_live_proxy_count_where_it_started(
+        self, provide_only: SharedPage, record_timing: Any
+    ) -> None:
         # Every provideContext call re-creates the whole set's proxies and releases the old ones.
-        churn = json.loads(settle(provide_only.page, "window.adapterPage.churn(200)", ms=120_000))
-        assert churn["peak"] == churn["before"] + 2
-        assert churn["after"] == churn["before"] == len(BOARD)
-        provide_only.assert_quiet()
+        check_churn(provide_only, 200, A_NAMES, record_timing, "polyfill, provideContext only")
 
     def test_stop_clears_the_context(self, provide_only: SharedPage) -> None:
         check_stop(provide_only)

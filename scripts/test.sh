@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command: installs what it needs on a fresh machine, then runs
-# lint, type checks, the CPython suite (tests/) and the browser suite (e2e/).
+# lint, type checks, then the suites by speed: unit, integration (tests/) and e2e (e2e/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,7 +37,11 @@ echo "== import-linter (the layering contracts in pyproject.toml)"
 echo "== agent-surface check (the demo's committed contract.json is what its source declares)"
 .venv/bin/agent-surface check
 
-echo "== pytest (CPython suite + browser e2e)"
+# Fastest feedback first: in-process CPython tests, then the ones that start servers, build wheels
+# or run other processes, then headless Chromium (markers: pyproject.toml, tests/conftest.py).
 suites=(tests)
 if compgen -G "e2e/test_*.py" >/dev/null; then suites+=(e2e); fi
-.venv/bin/python -m pytest "${suites[@]}" -q -p no:cacheprovider "$@"
+for speed in unit integration e2e; do
+  echo "== pytest -m $speed"
+  .venv/bin/python -m pytest "${suites[@]}" -m "$speed" -q -p no:cacheprovider "$@"
+done

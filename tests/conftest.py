@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 # Deterministic (same examples every run) and small enough that the whole suite stays fast.
@@ -14,3 +17,33 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile("agent-surface")
+
+
+# Speed classes, used by the test command (scripts/test.sh runs unit, then integration, then e2e):
+# every test under tests/ is ``unit`` unless it is in one of these, which start servers (uvicorn,
+# the demo backend), build wheels or venvs, or run node and other processes.
+INTEGRATION_PATHS = (
+    "backend/",
+    "bridge/",
+    "cli/",
+    "demo/",
+    "compiler/test_page_imports.py",
+    "compiler/test_external_installed.py",
+    "server/test_idempotency.py",
+    "server/test_load.py",
+    "test_layering.py",
+)
+SPEED_MARKERS = ("unit", "integration", "e2e")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        path = Path(str(item.fspath))
+        if here not in path.parents:
+            continue  # e2e/ marks its own
+        if any(m.name in SPEED_MARKERS for m in item.iter_markers()):
+            continue
+        rel = path.relative_to(here).as_posix()
+        speed = "integration" if rel.startswith(INTEGRATION_PATHS) else "unit"
+        item.add_marker(getattr(pytest.mark, speed))

@@ -10,13 +10,15 @@ from agent_surface import (
     AgentSurfaceRegistry,
     ComponentBinding,
     ComponentContract,
+    Consumer,
+    MemoryAuditSink,
     ObservationContract,
     ProcedureContract,
     compile_manifest,
     create_capability_authority,
-    create_registry,
 )
-from agent_surface.core.events import SurfaceEvent
+from agent_surface._core.events import SurfaceEvent
+from agent_surface.testing import ManualClock
 
 IDS_INPUT: dict[str, Any] = {
     "type": "object",
@@ -108,7 +110,7 @@ def registry_for(contracts: Iterable[Any], **options: Any) -> AgentSurfaceRegist
     """A registry whose authority approves exactly ``contracts``; when they include procedures,
     ``echo_backend`` is their executor (a reference needs one at registration)."""
     items = list(contracts)
-    registry = create_registry(authority=create_capability_authority(compile_manifest(items)), **options)
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest(items)), **options)
     if any(isinstance(item, ProcedureContract) for item in items):
         registry.set_procedure_executor(echo_backend)
     return registry
@@ -140,3 +142,43 @@ class Recorder:
 
     def of(self, type_: str) -> list[SurfaceEvent]:
         return [e for e in self.events if e.type == type_]
+
+
+# A consumer, a read-only procedure and an empty toolbar: the small surface the conformance
+# tests of registration, domain paths and policies build on.
+CONSUMER = Consumer("copilot-panel", "embedded")
+PING = ProcedureContract(id="domain:app.ping", description="Check the backend is up", effect="server-query")
+
+
+async def echo_executor(procedure_id: str, value: Any, ctx: Any) -> Any:
+    return {"procedure": procedure_id}
+
+
+def toolbar_contract() -> ComponentContract:
+    return ComponentContract(type="app.toolbar", description="The toolbar")
+
+
+def make_registry(
+    contracts: Iterable[Any],
+    *,
+    clock: ManualClock | None = None,
+    audit: Any = None,
+    **options: Any,
+) -> AgentSurfaceRegistry:
+    """A test registry on a ManualClock (environment ``test``, audit kept in memory) whose
+    authority approves exactly ``contracts``; ``echo_backend`` executes their procedures until a
+    test installs its own executor."""
+    items = list(contracts)
+    authority = create_capability_authority(compile_manifest(items))
+    options.setdefault("environment", "test")
+    registry = AgentSurfaceRegistry(
+        authority=authority,
+        clock=clock if clock is not None else ManualClock(),
+        audit=audit if audit is not None else MemoryAuditSink(),
+        **options,
+    )
+    if any(isinstance(item, ProcedureContract) for item in items):
+        # A procedure reference needs an executor at registration; tests that exercise the
+        # backend install their own over this one.
+        registry.set_procedure_executor(echo_backend)
+    return registry

@@ -1,4 +1,4 @@
-"""The class-based authoring API (core/authoring.py): class = contract, instance = binding,
+"""The class-based authoring API (_core/contracts/authoring.py): class = contract, instance = binding,
 methods = capabilities, schemas from type hints."""
 
 import asyncio
@@ -19,10 +19,10 @@ from agent_surface import (
     compile_manifest,
     observation,
 )
-from agent_surface.core.authoring import camel_case
-from agent_surface.core.context import CancelSignal
-from agent_surface.core.jsonvalue import thaw
-from agent_surface.core.schema import Valid
+from agent_surface._core.contracts.authoring import camel_case
+from agent_surface._core.contracts.context import CancelSignal
+from agent_surface._core.jsonvalue import thaw
+from agent_surface._core.schemas.schema import Valid
 
 from .support import disable_procedure, registry_for
 

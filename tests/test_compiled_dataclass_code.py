@@ -1,4 +1,4 @@
-"""agent_surface.compat.use_compiled_dataclass_code: in the page, dataclasses' generated methods
+"""agent_surface._compat.use_compiled_dataclass_code: in the page, dataclasses' generated methods
 come from code the build compiled for the same Python; anything else compiles as before, and
 nothing changes outside Pyodide or without the file."""
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface.compat import DATACLASS_CODE, use_compiled_dataclass_code
+from agent_surface._compat import DATACLASS_CODE, use_compiled_dataclass_code
 
 
 def _define() -> type:

@@ -11,24 +11,24 @@ import pytest
 
 from agent_surface import (
     ActionContract,
-    AgentSurfaceError,
+    AgentSurfaceRegistry,
     AuthorityError,
     Budget,
-    CapabilityError,
+    CapabilityFailure,
     ComponentContract,
     Concurrency,
     Consumer,
     DefinitionError,
+    ErrorPayload,
     Limits,
     ObservationContract,
     ProcedureContract,
     compile_manifest,
     create_capability_authority,
-    create_registry,
     schema_from_json,
     schema_from_type,
 )
-from agent_surface.core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE, error
+from agent_surface._core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE, error
 
 from .support import devices_contract
 
@@ -67,9 +67,9 @@ def test_capability_error_defaults_retry_and_drops_empty_details() -> None:
 
 def test_capability_error_refuses_unknown_codes_and_disallowed_retries() -> None:
     with pytest.raises(ValueError, match="unknown error code 'TEAPOT'"):
-        CapabilityError("TEAPOT", "x", "no")  # type: ignore[arg-type]
+        ErrorPayload("TEAPOT", "x", "no")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="retry 'yes' is not allowed for NOT_AUTHORIZED"):
-        CapabilityError("NOT_AUTHORIZED", "x", "yes")
+        ErrorPayload("NOT_AUTHORIZED", "x", "yes")
     assert error("TIMEOUT", "Timed out", retry="yes").retry == "yes"
 
 
@@ -81,7 +81,7 @@ def test_capability_error_messages_are_capped() -> None:
 
 def test_agent_surface_error_carries_the_capability_error() -> None:
     err = error("PRECONDITION_FAILED", "Unknown ids", reason="unknown-ids")
-    raised = AgentSurfaceError(err)
+    raised = CapabilityFailure(err)
     assert raised.error is err
     assert str(raised) == "PRECONDITION_FAILED: Unknown ids"
 
@@ -151,9 +151,9 @@ BAD_INPUT: list[tuple[str, Any, type[Exception], str]] = [
      TypeError, "consumer grants must be strings"),
     ("limits", lambda: Limits(action_queue_depth=-2), ValueError, "limit action_queue_depth must be a non-negative"),
     ("budget", lambda: Budget(max_bytes=-5), ValueError, "budget max_bytes must be a non-negative integer"),
-    ("registry authority", lambda: create_registry(authority="token"),  # type: ignore[arg-type]
+    ("registry authority", lambda: AgentSurfaceRegistry(authority="token"),  # type: ignore[arg-type]
      AuthorityError, "a registry needs a CapabilityAuthority"),
-    ("registry limits", lambda: create_registry(authority=_authority(), limits=5),
+    ("registry limits", lambda: AgentSurfaceRegistry(authority=_authority(), limits=5),
      TypeError, "limits must be a Limits instance, got 5"),
     ("authority manifest", lambda: create_capability_authority("manifest"),  # type: ignore[arg-type]
      AuthorityError, "manifest must be a JSON object"),

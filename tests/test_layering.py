@@ -54,16 +54,16 @@ def add_import(project: Path, module: str, statement: str) -> None:
     ("module", "statement", "contract"),
     [
         # core reaching up to the toolset
-        ("agent_surface.core.consumer", "from agent_surface.toolset import AgentTool", "layers"),
+        ("agent_surface._core.consumer", "from agent_surface.toolset import AgentTool", "layers"),
         # names reaching up to the catalog that is built on them
-        ("agent_surface.wire_names", "from agent_surface.catalog import Target", "layers"),
+        ("agent_surface.wire_names", "from agent_surface._catalog import Target", "layers"),
         # the toolset reaching the page layer
         ("agent_surface.toolset.tools", "import agent_surface.browser.proxies", "layers"),
         # a sibling dependency the layer says is independent
         ("agent_surface.testing.harness", "from agent_surface.bridge import BackendBridge", "layers"),
         # core touching the browser directly
-        ("agent_surface.core.consumer", "import js", "browser-boundary"),
-        ("agent_surface.catalog", "from pyodide.ffi import to_js", "browser-boundary"),
+        ("agent_surface._core.consumer", "import js", "browser-boundary"),
+        ("agent_surface._catalog", "from pyodide.ffi import to_js", "browser-boundary"),
         # the page layer touching the browser directly (its DOM goes through browser.dom)
         ("agent_surface.page.lifecycle", "import js", "browser-boundary"),
         # the browser helpers reaching up to the page layer built on them

@@ -19,8 +19,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 PUBLIC: dict[str, list[str]] = {
     "agent_surface": [
-        "ERROR_MATRIX",
-        "EVENT_TYPES",
         "ActionBinding",
         "ActionContext",
         "ActionContract",
@@ -34,7 +32,7 @@ PUBLIC: dict[str, list[str]] = {
         "Budget",
         "CancelSignal",
         "CapabilityAuthority",
-        "CapabilityError",
+        "CapabilityFailure",
         "Clock",
         "ComponentBinding",
         "ComponentContract",
@@ -43,7 +41,10 @@ PUBLIC: dict[str, list[str]] = {
         "Consumer",
         "Decision",
         "DefinitionError",
+        "ERROR_MATRIX",
+        "EVENT_TYPES",
         "ErrorCode",
+        "ErrorPayload",
         "ErrorSpec",
         "Invalid",
         "Invocation",
@@ -51,7 +52,6 @@ PUBLIC: dict[str, list[str]] = {
         "Issue",
         "JsonValue",
         "Limits",
-        "ManualClock",
         "MemoryAuditSink",
         "ObservationBinding",
         "ObservationContract",
@@ -66,7 +66,7 @@ PUBLIC: dict[str, list[str]] = {
         "ProcedureReference",
         "ReadContext",
         "RegistrationHandle",
-        "RegistryDisposedError",
+        "RegistryClosedError",
         "Retry",
         "Schema",
         "Snapshot",
@@ -79,11 +79,9 @@ PUBLIC: dict[str, list[str]] = {
         "compile_manifest",
         "console_audit_sink",
         "create_capability_authority",
-        "create_registry",
         "environment",
         "error",
         "has_permission",
-        "import_jsonschema",
         "memory_audit_sink",
         "observation",
         "rate_limit",
@@ -100,6 +98,7 @@ PUBLIC: dict[str, list[str]] = {
         "DialogSelectors",
         "ImpureObservation",
         "InvocationFailed",
+        "ManualClock",
         "TestSurface",
         "Tool",
         "ToolCallRejected",
@@ -126,7 +125,6 @@ PUBLIC: dict[str, list[str]] = {
         "ToolState",
         "Topology",
         "capability_state",
-        "create_agent_toolset",
         "describe_prefix",
     ],
     "agent_surface.adapters.webmcp": [
@@ -137,9 +135,8 @@ PUBLIC: dict[str, list[str]] = {
         "ModelContextError",
         "Shape",
         "ToolCall",
-        "WebMcpAdapter",
-        "WebMcpTool",
-        "create_webmcp_adapter",
+        "WebMCPAdapter",
+        "WebMCPTool",
     ],
     "agent_surface.explain": ["CapabilityExplanation", "PolicyVote", "explain_surface"],
     "agent_surface.wire_names": [
@@ -199,9 +196,14 @@ PUBLIC: dict[str, list[str]] = {
         "rate_limited",
         "serve",
     ],
-    "agent_surface.compiler.load": ["authority_from_bundle", "authority_from_contract", "parse_contract"],
+    "agent_surface.compiler.load": [
+        "ExternalContractError",
+        "authority_from_bundle",
+        "authority_from_contract",
+        "parse_contract",
+    ],
     "agent_surface.cli": ["main"],
-    "agent_surface.browser.jsvalues": ["is_nullish", "js_get", "js_or_none"],
+    "agent_surface.browser.jsvalues": ["attribute", "closest", "is_nullish", "js_get", "js_or_none"],
     "agent_surface.page": [
         "INSTANCE_ATTRIBUTE",
         "Attachment",
@@ -220,20 +222,22 @@ PUBLIC: dict[str, list[str]] = {
         "notify_state_changed",
         "on_state_change",
         "page_surface",
+        "preload_validators",
     ],
 }
 
 # Every module directly under agent_surface, classified. A new one needs a decision here.
 TOP_LEVEL: dict[str, str] = {
+    "_catalog": "internal",
+    "_compat": "internal",
+    "_core": "internal",
+    "_runtime_build": "internal (the offline runtime build behind bundle)",
     "__main__": "entry point (python -m agent_surface)",
     "adapters": "public through adapters.webmcp",
     "bridge": "public",
     "browser": "internal page code; public through browser.jsvalues",
-    "catalog": "internal",
     "cli": "public (the agent-surface command)",
-    "compat": "internal",
     "compiler": "public through compiler.load",
-    "core": "internal",
     "page": "public (the page API: runs in the browser)",
     "explain": "public",
     "server": "public",
@@ -268,7 +272,7 @@ def test_every_top_level_module_is_classified() -> None:
     assert found == set(TOP_LEVEL)
 
 
-@pytest.mark.parametrize("name", ["agent_surface.catalog", "agent_surface.compat"])
+@pytest.mark.parametrize("name", ["agent_surface._catalog", "agent_surface._compat"])
 def test_internal_top_level_modules_say_so(name: str) -> None:
     doc = importlib.import_module(name).__doc__ or ""
     assert "Internal" in doc
@@ -284,11 +288,11 @@ def test_factories_take_real_keywords() -> None:
     """No ``**options: Any``: a misspelt option is a TypeError at the call, not silence."""
     import inspect
 
-    from agent_surface.adapters.webmcp import create_webmcp_adapter
+    from agent_surface.adapters.webmcp import WebMCPAdapter
     from agent_surface.testing import create_test_surface
-    from agent_surface.toolset import create_agent_toolset
+    from agent_surface.toolset import AgentToolset
 
-    for factory in (agent_surface.create_registry, create_agent_toolset, create_webmcp_adapter, create_test_surface):
+    for factory in (agent_surface.AgentSurfaceRegistry, AgentToolset, WebMCPAdapter, create_test_surface):
         kinds = {p.kind for p in inspect.signature(factory).parameters.values()}
         assert inspect.Parameter.VAR_KEYWORD not in kinds, factory.__qualname__
 
@@ -339,3 +343,113 @@ def test_the_demo_uses_public_imports_only() -> None:
         imports = _imports(ast.parse(path.read_text(), where))
         problems += _check(where, imports)
     assert problems == []
+
+
+def _library_classes() -> list[type]:
+    found: list[type] = []
+    for info in pkgutil.walk_packages(agent_surface.__path__, "agent_surface."):
+        if ".browser." in info.name or info.name.endswith((".browser", "__main__")):
+            continue  # needs js; its classes are checked in the page
+        module = importlib.import_module(info.name)
+        found += [
+            value
+            for value in vars(module).values()
+            if isinstance(value, type) and value.__module__ == module.__name__
+        ]
+    return found
+
+
+def test_every_exception_the_library_defines_derives_from_one_root() -> None:
+    exceptions = [cls for cls in _library_classes() if issubclass(cls, BaseException)]
+    # Internal control flow that never leaves the module that raises it.
+    private = {cls for cls in exceptions if cls.__name__.startswith("_")}
+    internal = {"PhaseRefusal", "QueueFull", "Refusal"}
+    outside = [
+        f"{cls.__module__}.{cls.__qualname__}"
+        for cls in exceptions
+        if cls not in private and cls.__name__ not in internal and not issubclass(cls, agent_surface.AgentSurfaceError)
+    ]
+    assert outside == []
+    assert issubclass(agent_surface.CapabilityFailure, agent_surface.AgentSurfaceError)
+    assert issubclass(agent_surface.AuthorityError, agent_surface.DefinitionError)
+    assert issubclass(agent_surface.RegistryClosedError, RuntimeError)
+    assert not issubclass(agent_surface.ErrorPayload, BaseException)  # the value a result carries
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    seen: dict[str, str] = {}
+    clashes = []
+    for cls in _library_classes():
+        if cls.__name__.startswith("_"):
+            continue
+        where = f"{cls.__module__}.{cls.__qualname__}"
+        if cls.__name__ in seen and seen[cls.__name__] != where:
+            clashes.append((seen[cls.__name__], where))
+        seen.setdefault(cls.__name__, where)
+    assert clashes == []
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("agent_surface", "CapabilityError", "ErrorPayload"),
+        ("agent_surface", "RegistryDisposedError", "RegistryClosedError"),
+        ("agent_surface", "create_registry", "AgentSurfaceRegistry"),
+        ("agent_surface", "ManualClock", "agent_surface.testing.ManualClock"),
+        ("agent_surface.toolset", "create_agent_toolset", "AgentToolset"),
+    ],
+)
+def test_old_names_still_work_for_one_release_and_say_what_to_use(module: str, old: str, new: str) -> None:
+    mod = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
+        value = getattr(mod, old)
+    assert value is not None
+    assert old not in getattr(mod, "__all__", [])
+
+
+def test_deprecated_factories_and_teardown_verbs_warn_and_still_work() -> None:
+    import asyncio
+
+    from agent_surface.adapters.webmcp import WebMCPAdapter, create_webmcp_adapter
+    from agent_surface.toolset import AgentToolset
+
+    authority = agent_surface.create_capability_authority(agent_surface.compile_manifest([]))
+    with pytest.warns(DeprecationWarning, match="AgentSurfaceRegistry"):
+        registry = agent_surface.create_registry(authority=authority)  # type: ignore[attr-defined]
+    assert isinstance(registry, agent_surface.AgentSurfaceRegistry)
+    with pytest.warns(DeprecationWarning, match="WebMCPAdapter"):
+        assert isinstance(create_webmcp_adapter(), WebMCPAdapter)
+    toolset = AgentToolset(registry, consumer=agent_surface.Consumer("c", "test"), topology="embedded")
+    with pytest.warns(DeprecationWarning, match=r"close\(\)"):
+        toolset.dispose()
+    with pytest.warns(DeprecationWarning, match=r"aclose\(\)"):
+        asyncio.run(WebMCPAdapter().stop())
+    with pytest.warns(DeprecationWarning, match=r"close\(\)"):
+        registry.dispose()
+    assert registry.closed
+
+
+def test_one_teardown_story_close_aclose_and_context_managers() -> None:
+    import asyncio
+
+    from agent_surface.adapters.webmcp import WebMCPAdapter
+    from agent_surface.testing import create_test_surface
+    from agent_surface.toolset import AgentToolset
+
+    authority = agent_surface.create_capability_authority(agent_surface.compile_manifest([]))
+    with agent_surface.AgentSurfaceRegistry(authority=authority) as registry:
+        with AgentToolset(registry, consumer=agent_surface.Consumer("c", "test"), topology="embedded") as tools:
+            assert tools.tools() == []
+        assert not registry.closed
+    assert registry.closed
+    with pytest.raises(agent_surface.RegistryClosedError):
+        registry.snapshot()
+
+    async def adapter_scope() -> None:
+        async with WebMCPAdapter() as adapter:
+            assert adapter.shape is None
+
+    asyncio.run(adapter_scope())
+    with create_test_surface(authority=authority) as surface:
+        assert not surface.registry.closed
+    assert surface.registry.closed

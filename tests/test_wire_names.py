@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_surface.core.errors import DefinitionError
+from agent_surface._core.errors import DefinitionError
 from agent_surface.wire_names import (
     MAX_WIRE_NAME_LENGTH,
     WireNameEntry,

@@ -158,7 +158,7 @@ async function boot() {
   const plan = bootPlan(lock, sources);
   deferredRoots = plan.deferredRoots;
   // Nothing but agent-surface at start: import it from its zip in place, so the boot never runs
-  // Pyodide's package loader (see agent_surface/cli/page_zip.py). With other packages to load,
+  // Pyodide's package loader (see agent_surface/_runtime_build/page_zip.py). With other packages to load,
   // the loader runs anyway and installing the wheel costs about what the zip saves (pydantic
   // scans sys.path for plugins: through a zip that is zipfile's import and directory read).
   const zipped =

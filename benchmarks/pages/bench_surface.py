@@ -9,14 +9,14 @@ from pyodide.ffi import create_proxy
 
 from agent_surface import (
     ActionContract,
+    AgentSurfaceRegistry,
     ComponentContract,
     Consumer,
     ObservationContract,
     compile_manifest,
     create_capability_authority,
-    create_registry,
 )
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 from agent_surface.browser import live_proxy_count
 
 POKE = {
@@ -35,7 +35,7 @@ WIDGET = ComponentContract(
     },
     actions={"poke": ActionContract("poke", input=POKE)},
 )
-registry = create_registry(authority=create_capability_authority(compile_manifest([WIDGET])))
+registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([WIDGET])))
 
 
 def widget(i):
@@ -47,7 +47,7 @@ def widget(i):
 
 
 registry.register(widget(0))
-adapter = create_webmcp_adapter()
+adapter = WebMCPAdapter()
 await adapter.start(registry=registry, consumer=Consumer("bench-agent", "webmcp"))  # noqa: F704
 js.window.firstToolMs = js.performance.now()
 

@@ -5,14 +5,14 @@ import js
 
 from agent_surface import (
     AgentComponent,
+    AgentSurfaceRegistry,
     Consumer,
     action,
     compile_manifest,
     create_capability_authority,
-    create_registry,
     observation,
 )
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 
 
 class DevicesTable(AgentComponent, type="devices.table", description="The devices table"):
@@ -28,8 +28,8 @@ class DevicesTable(AgentComponent, type="devices.table", description="The device
         self.selected = ids
 
 
-registry = create_registry(authority=create_capability_authority(compile_manifest([DevicesTable])))
+registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([DevicesTable])))
 registry.register(DevicesTable(["dev-1", "dev-2"]))
-adapter = create_webmcp_adapter()
+adapter = WebMCPAdapter()
 await adapter.start(registry=registry, consumer=Consumer("bench-agent", "webmcp"))  # noqa: F704
 js.window.firstToolMs = js.performance.now()

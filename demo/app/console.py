@@ -16,17 +16,14 @@ import js
 from pyodide.http import pyfetch
 
 from agent_surface import (
-    ActionContext,
-    AgentSurfaceError,
-    CancelSignal,
+    CapabilityFailure,
     Consumer,
     PendingConfirmation,
-    import_jsonschema,
 )
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 from agent_surface.bridge import BackendBridge, BackendContractError, BackendUnavailableError
 from agent_surface.browser.jsvalues import js_or_none
-from agent_surface.page import install_confirmation_dialog, install_surface_inspector
+from agent_surface.page import install_confirmation_dialog, install_surface_inspector, preload_validators
 
 from .model import ConsoleState, Device
 from .surface import CONTRACTS, create_console_surface, reflecting
@@ -83,16 +80,9 @@ async def human_api(procedure: str, payload: dict[str, Any]) -> None:
     an invocation id of their own. Every refusal (rate limit, permission, conflict, network) is
     shown, never swallowed."""
     procedure_id = f"domain:{procedure}"
-    ctx = ActionContext(
-        capability_id=procedure_id,
-        registration_id="console-ui",
-        consumer=Consumer("person", "other"),  # the person, not an agent
-        invocation_id=f"ui-{js.crypto.randomUUID()}",
-        signal=CancelSignal(),
-    )
     try:
-        output = await person_bridge(procedure_id, payload, ctx)
-    except AgentSurfaceError as refusal:  # already agent-safe: the bridge keeps only typed fields
+        output = await person_bridge.call(procedure_id, payload, invocation_id=f"ui-{js.crypto.randomUUID()}")
+    except CapabilityFailure as refusal:  # already agent-safe: the bridge keeps only typed fields
         state.tell(f"Refused: {refusal.error.message}", "error")
         return
     apply_result(procedure_id, output)
@@ -126,7 +116,7 @@ async def main() -> None:
 
     # One dialog for both paths: the host's own wait, and the draft shape's requestUserInteraction.
     dialog = install_confirmation_dialog(surface.registry, on_decided=decided)
-    adapter = create_webmcp_adapter(confirm=dialog.confirm)
+    adapter = WebMCPAdapter(confirm=dialog.confirm)
     await adapter.start(registry=surface.registry, consumer=Consumer("browser-agent", "webmcp"))
     ui = ConsoleUI(
         state,
@@ -138,7 +128,7 @@ async def main() -> None:
     await adapter.settled()  # ready means the attached components' tools are in the browser
     # Raw JSON Schemas are validated by jsonschema, imported on first use (~0.7 s in the page):
     # import it once the page is idle, not during the agent's first domain call.
-    asyncio.get_running_loop().call_later(1.0, import_jsonschema)
+    asyncio.get_running_loop().call_later(1.0, preload_validators)
     js.window.consoleReady = True
     js.document.body.dataset.ready = "true"
     js.document.dispatchEvent(js.CustomEvent.new("console:ready"))

@@ -9,7 +9,8 @@ from typing import Any
 import js
 from pyodide.ffi import create_proxy
 
-from agent_surface.browser.jsvalues import js_get, js_or_none
+from agent_surface.browser.jsvalues import attribute, js_or_none
+from agent_surface.browser.jsvalues import closest as closest  # re-exported for ui.py
 
 document = js.document
 _handlers: list[Any] = []  # proxies of long-lived listeners (freed with the page)
@@ -64,18 +65,7 @@ def by_id(element_id: str) -> Any:
     return js_or_none(document.getElementById(element_id))
 
 
-def closest(event: Any, selector: str) -> Any:
-    """The element matching ``selector`` that the event happened in, or None: clicks land on
-    padding, text and gaps as often as on the buttons a handler cares about."""
-    target = js_get(event, "target")
-    if target is None or js_get(target, "closest") is None:  # e.g. a text node
-        return None
-    return js_or_none(target.closest(selector))
-
 
 def data(element: Any, name: str) -> str | None:
     """``data-<name>`` of an element, or None when the element or the attribute is missing."""
-    if element is None:
-        return None
-    value = js_or_none(element.getAttribute(f"data-{name}"))
-    return None if value is None else str(value)
+    return attribute(element, f"data-{name}")

@@ -25,7 +25,6 @@ from agent_surface import (
     ProcedureExecutor,
     ProcedureReference,
     action,
-    create_registry,
     has_permission,
     observation,
     require_confirmation,
@@ -288,7 +287,7 @@ def create_console_surface(
     before anything registers (a procedure reference needs one at registration)."""
     host = dict(session)
     authority = committed_authority()
-    registry = create_registry(authority=authority, context=lambda: host, **registry_options)
+    registry = AgentSurfaceRegistry(authority=authority, context=lambda: host, **registry_options)
     registry.set_procedure_executor(executor)
     return ConsoleSurface(registry, state)
 

@@ -1,6 +1,6 @@
 """The WebMCP adapter's e2e page: runs in the page under Pyodide (loaded by web/agent-surface.js).
 
-A small drawing board declared with agent_surface, exposed through ``create_webmcp_adapter()`` to
+A small drawing board declared with agent_surface, exposed through ``WebMCPAdapter()`` to
 whatever WebMCP the browser has (Chromium's ``document.modelContext``, the polyfill's
 ``navigator.modelContext``, or nothing):
 
@@ -29,16 +29,16 @@ from pyodide.ffi import create_proxy, to_js
 
 from agent_surface import (
     AgentComponent,
+    AgentSurfaceRegistry,
     Consumer,
     PendingConfirmation,
     ProcedureContract,
     action,
     compile_manifest,
     create_capability_authority,
-    create_registry,
     observation,
 )
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 from agent_surface.browser import live_proxy_count
 
 # --------------------------------------------------------------------------- the surface
@@ -155,7 +155,7 @@ async def run_procedure(procedure_id: str, value: object, ctx: object) -> object
 
 state = BoardState()
 authority = create_capability_authority(compile_manifest([Board, Palette, EXPORT, ARCHIVE]))
-registry = create_registry(authority=authority)
+registry = AgentSurfaceRegistry(authority=authority)
 registry.set_procedure_executor(run_procedure)
 registry.register(Board(state))
 palette_handle = None
@@ -279,7 +279,7 @@ prompt.hidden = True
 
 # --------------------------------------------------------------------------- the adapter
 
-adapter = create_webmcp_adapter(confirm=confirm)
+adapter = WebMCPAdapter(confirm=confirm)
 await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))  # noqa: F704
 render()
 
@@ -307,7 +307,7 @@ def set_available(flag: bool) -> None:
 
 
 async def stop() -> str:
-    await adapter.stop()
+    await adapter.aclose()
     return snapshot_state()
 
 

@@ -1,5 +1,5 @@
 """The WebMCP agent client's fixture page (runs in the page under Pyodide, loaded by
-web/agent-surface.js): a small notes app exposed with ``create_webmcp_adapter()``.
+web/agent-surface.js): a small notes app exposed with ``WebMCPAdapter()``.
 
 - ``notes.list``: observation ``notes``; ``add`` (a pydantic model: an empty text is invalid);
   ``clear`` with ``confirmation="required"``; ``wait`` sleeps, for timeouts and cancellation.
@@ -21,15 +21,15 @@ from pyodide.ffi import create_proxy, to_js
 
 from agent_surface import (
     AgentComponent,
+    AgentSurfaceRegistry,
     Consumer,
     PendingConfirmation,
     action,
     compile_manifest,
     create_capability_authority,
-    create_registry,
     observation,
 )
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 
 INPUT_PROTECTION_MS = 300
 
@@ -88,7 +88,7 @@ class Archive(AgentComponent, type="notes.archive", description="The archive, wh
 
 
 state = NotesState()
-registry = create_registry(authority=create_capability_authority(compile_manifest([Notes, Archive])))
+registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Notes, Archive])))
 registry.register(Notes(state))
 archive_handle = None
 
@@ -188,7 +188,7 @@ render()
 
 # --------------------------------------------------------------------------- the adapter
 
-adapter = create_webmcp_adapter()
+adapter = WebMCPAdapter()
 await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))  # noqa: F704
 
 

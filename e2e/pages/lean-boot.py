@@ -9,13 +9,13 @@ from pyodide.ffi import create_proxy
 
 from agent_surface import (
     ActionContract,
+    AgentSurfaceRegistry,
     ComponentContract,
     Consumer,
     compile_manifest,
     create_capability_authority,
-    create_registry,
 )
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 
 DEFERRED = ("pydantic", "pydantic_core", "jsonschema")
 at_start = sorted(name for name in DEFERRED if name in sys.modules)
@@ -39,9 +39,9 @@ def rename(value, ctx):
     return dict(label)
 
 
-registry = create_registry(authority=create_capability_authority(compile_manifest([LABEL])))
+registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([LABEL])))
 registry.register(LABEL.bind(instance_id="main", actions={"rename": rename}))
-adapter = create_webmcp_adapter()
+adapter = WebMCPAdapter()
 await adapter.start(registry=registry, consumer=Consumer("lean-agent", "webmcp"))  # noqa: F704
 
 

@@ -1,7 +1,7 @@
 """The drop-in confirmation dialog's e2e page: runs in the page under Pyodide.
 
 A vault whose ``openDrawer`` needs the person's confirmation, exposed through
-``create_webmcp_adapter(confirm=dialog.confirm)`` to whatever WebMCP the browser has: on
+``WebMCPAdapter(confirm=dialog.confirm)`` to whatever WebMCP the browser has: on
 Chromium's ``document.modelContext`` the adapter waits for the dialog's decision; on the polyfill's
 ``navigator.modelContext`` the same dialog runs inside ``client.requestUserInteraction``.
 The whole confirmation UI is the one line ``install_confirmation_dialog(registry)``.
@@ -17,15 +17,15 @@ from pyodide.ffi import create_proxy, to_js
 
 from agent_surface import (
     AgentComponent,
+    AgentSurfaceRegistry,
     Consumer,
     PendingConfirmation,
     action,
     compile_manifest,
     create_capability_authority,
-    create_registry,
     observation,
 )
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 from agent_surface.browser import live_proxy_count
 from agent_surface.page.dialog import install_confirmation_dialog
 
@@ -45,7 +45,7 @@ class Vault(AgentComponent, type="bank.vault", description="The bank vault."):
 
 
 vault = Vault()
-registry = create_registry(authority=create_capability_authority(compile_manifest([Vault])))
+registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Vault])))
 registry.register(vault)
 decided: list[list[object]] = []
 
@@ -55,7 +55,7 @@ def on_decided(approved: bool, pending: PendingConfirmation) -> None:
 
 
 dialog = install_confirmation_dialog(registry, on_decided=on_decided)
-adapter = create_webmcp_adapter(confirm=dialog.confirm)
+adapter = WebMCPAdapter(confirm=dialog.confirm)
 await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))  # noqa: F704
 
 

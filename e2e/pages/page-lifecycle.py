@@ -18,14 +18,14 @@ from pyodide.ffi import create_proxy, to_js
 
 from agent_surface import (
     AgentComponent,
+    AgentSurfaceRegistry,
     Consumer,
     action,
     compile_manifest,
     create_capability_authority,
-    create_registry,
     observation,
 )
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 from agent_surface.browser import live_proxy_count
 from agent_surface.page import State, install_surface_inspector, page_surface
 
@@ -68,9 +68,9 @@ class Palette(AgentComponent, type="board.palette", description="A colour palett
 
 
 state = BoardState()
-registry = create_registry(authority=create_capability_authority(compile_manifest([Board, Palette])))
+registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Board, Palette])))
 surface = page_surface(registry)
-adapter = create_webmcp_adapter()
+adapter = WebMCPAdapter()
 await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))  # noqa: F704
 surface.attach(Board(state), js.document.getElementById("board"))
 inspector = install_surface_inspector(registry, js.document.getElementById("inspector"), adapter=adapter)

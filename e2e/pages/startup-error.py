@@ -5,9 +5,9 @@ import js
 
 from agent_surface import (
     AgentComponent,
+    AgentSurfaceRegistry,
     compile_manifest,
     create_capability_authority,
-    create_registry,
     observation,
 )
 from agent_surface.page import install_surface_inspector
@@ -19,6 +19,6 @@ class Notes(AgentComponent, type="notes.list", description="The notes"):
         return []
 
 
-registry = create_registry(authority=create_capability_authority(compile_manifest([Notes])))
+registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Notes])))
 install_surface_inspector(registry, js.document.getElementById("inspector"))
 registry.register(Notes(titel="typo"))  # TypeError at start: Notes() takes no arguments

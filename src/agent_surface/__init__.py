@@ -2,10 +2,11 @@
 
 If a capability is not declared, it does not exist for the agent.
 
-Public: the names in ``__all__`` here, and the modules the README lists under "Public API"
-(``agent_surface.testing``, ``.toolset``, ``.adapters.webmcp``, ``.explain``, ``.wire_names``,
-``.bridge``, ``.server``, ``.compiler.load``, ``.browser.jsvalues``). Everything else, the
-``core`` package included, is internal: import it from here instead.
+Public: the names in ``__all__`` here, and the modules the README lists under "What you import"
+(``agent_surface.page``, ``.testing``, ``.toolset``, ``.adapters.webmcp``, ``.explain``,
+``.wire_names``, ``.bridge``, ``.server``, ``.compiler.load``, ``.browser.jsvalues``). Modules
+whose names start with an underscore (``_core``, ``_catalog``, ``_compat``, ``_runtime_build``)
+are internal: import from here instead.
 """
 
 # ruff: noqa: E402 (the compiled dataclass code is switched on before the imports that use it)
@@ -13,23 +14,17 @@ Public: the names in ``__all__`` here, and the modules the README lists under "P
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from .compat import import_jsonschema, use_compiled_dataclass_code
+from ._compat import import_jsonschema as _import_jsonschema
+from ._compat import use_compiled_dataclass_code
 
 use_compiled_dataclass_code()  # first: before any module below defines its dataclasses
 
-from .core import errors as _errors
-from .core.audit import AuditEvent, AuditSink, MemoryAuditSink, console_audit_sink, memory_audit_sink
-from .core.authoring import AgentComponent, action, observation
-from .core.authority import (
-    CapabilityAuthority,
-    compile_manifest,
-    create_capability_authority,
-)
-from .core.clock import Clock, ManualClock, SystemClock
-from .core.confirmation import PendingConfirmation
-from .core.consumer import Consumer
-from .core.context import ActionContext, CancelSignal, ReadContext
-from .core.contracts import (
+from ._core import errors as _errors
+from ._core.audit import AuditEvent, AuditSink, MemoryAuditSink, console_audit_sink, memory_audit_sink
+from ._core.clock import Clock, SystemClock
+from ._core.clock import ManualClock as _ManualClock
+from ._core.consumer import Consumer
+from ._core.contracts import (
     ActionBinding,
     ActionContract,
     ComponentBinding,
@@ -40,32 +35,35 @@ from .core.contracts import (
     ProcedureContract,
     ProcedureReference,
 )
-from .core.descriptors import (
-    ActionDescriptor,
-    Budget,
-    ComponentDescriptor,
-    ObservationDescriptor,
-    ProcedureDescriptor,
-    Snapshot,
+from ._core.contracts.authoring import AgentComponent, action, observation
+from ._core.contracts.authority import (
+    CapabilityAuthority,
+    compile_manifest,
+    create_capability_authority,
 )
-from .core.errors import (
+from ._core.contracts.context import ActionContext, CancelSignal, ReadContext
+from ._core.deprecation import module_getattr
+from ._core.errors import (
     AgentSurfaceError,
     AuthorityError,
-    CapabilityError,
+    CapabilityFailure,
     DefinitionError,
     ErrorCode,
+    ErrorPayload,
     ErrorSpec,
-    RegistryDisposedError,
+    RegistryClosedError,
     Retry,
     error,
     surface_shut_down,
 )
-from .core.events import EVENT_TYPES, SurfaceEvent
-from .core.invocation import Invocation, InvocationResult, PreconditionFailure
-from .core.jsonvalue import JsonValue
-from .core.limits import Limits
-from .core.pipeline import ProcedureExecutor
-from .core.policies import (
+from ._core.events import EVENT_TYPES, SurfaceEvent
+from ._core.jsonvalue import JsonValue
+from ._core.limits import Limits
+from ._core.pipeline import ProcedureExecutor
+from ._core.pipeline.confirmation import PendingConfirmation
+from ._core.pipeline.invocation import Invocation, InvocationResult, PreconditionFailure
+from ._core.policies.base import Decision, Policy, PolicyContext
+from ._core.policies.builtin import (
     audit,
     authenticated,
     environment,
@@ -74,9 +72,17 @@ from .core.policies import (
     require_confirmation,
     tenant_boundary,
 )
-from .core.policy import Decision, Policy, PolicyContext
-from .core.registry import AgentSurfaceRegistry, RegistrationHandle, create_registry
-from .core.schema import Invalid, Issue, Schema, Valid, schema_from_json, schema_from_type
+from ._core.registry.descriptors import (
+    ActionDescriptor,
+    Budget,
+    ComponentDescriptor,
+    ObservationDescriptor,
+    ProcedureDescriptor,
+    Snapshot,
+)
+from ._core.registry.registry import AgentSurfaceRegistry, RegistrationHandle
+from ._core.registry.registry import create_registry as _deprecated_create_registry
+from ._core.schemas.schema import Invalid, Issue, Schema, Valid, schema_from_json, schema_from_type
 
 ERROR_MATRIX: Mapping[ErrorCode, ErrorSpec] = MappingProxyType(_errors.ERROR_MATRIX)
 """The closed set of error codes: each code's phases, retry hints and agent-safe detail keys
@@ -98,7 +104,7 @@ __all__ = [
     "Budget",
     "CancelSignal",
     "CapabilityAuthority",
-    "CapabilityError",
+    "CapabilityFailure",
     "Clock",
     "ComponentBinding",
     "ComponentContract",
@@ -108,6 +114,7 @@ __all__ = [
     "Decision",
     "DefinitionError",
     "ErrorCode",
+    "ErrorPayload",
     "ErrorSpec",
     "Invalid",
     "Invocation",
@@ -115,7 +122,6 @@ __all__ = [
     "Issue",
     "JsonValue",
     "Limits",
-    "ManualClock",
     "MemoryAuditSink",
     "ObservationBinding",
     "ObservationContract",
@@ -130,7 +136,7 @@ __all__ = [
     "ProcedureReference",
     "ReadContext",
     "RegistrationHandle",
-    "RegistryDisposedError",
+    "RegistryClosedError",
     "Retry",
     "Schema",
     "Snapshot",
@@ -143,11 +149,9 @@ __all__ = [
     "compile_manifest",
     "console_audit_sink",
     "create_capability_authority",
-    "create_registry",
     "environment",
     "error",
     "has_permission",
-    "import_jsonschema",
     "memory_audit_sink",
     "observation",
     "rate_limit",
@@ -157,3 +161,16 @@ __all__ = [
     "surface_shut_down",
     "tenant_boundary",
 ]
+
+
+# Old names, kept for one release: each use warns with the name to use instead.
+__getattr__ = module_getattr(
+    __name__,
+    {
+        "CapabilityError": ("agent_surface.ErrorPayload", lambda: ErrorPayload),
+        "RegistryDisposedError": ("agent_surface.RegistryClosedError", lambda: RegistryClosedError),
+        "create_registry": ("agent_surface.AgentSurfaceRegistry", lambda: _deprecated_create_registry),
+        "ManualClock": ("agent_surface.testing.ManualClock", lambda: _ManualClock),
+        "import_jsonschema": ("jsonschema (agent-surface imports it for you)", lambda: _import_jsonschema),
+    },
+)

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .core.availability import availability, policy_context
-from .core.consumer import ANONYMOUS, Consumer
-from .core.policy import EXPOSE, Decision, as_decision, more_restrictive
-from .core.registry import AgentSurfaceRegistry
-from .core.snapshot import in_scope
+from ._core.consumer import ANONYMOUS, Consumer
+from ._core.pipeline.availability import availability, policy_context
+from ._core.policies.base import EXPOSE, Decision, as_decision, more_restrictive
+from ._core.registry.registry import AgentSurfaceRegistry
+from ._core.registry.snapshot import in_scope
 
 __all__ = ["CapabilityExplanation", "PolicyVote", "explain_surface"]
 
@@ -45,7 +45,7 @@ class CapabilityExplanation:
 
 
 def _phases(policy: Any) -> tuple[str, ...]:
-    from .core.policy import Policy
+    from ._core.policies.base import Policy
 
     out = []
     for hook, phase in (("on_discovery", "discovery"), ("on_authorize", "authorize"), ("on_invoke", "invoke")):
@@ -73,7 +73,7 @@ def explain_surface(
     """Every capability the registry holds for ``consumer``, with each policy's vote."""
     if not isinstance(registry, AgentSurfaceRegistry):
         raise TypeError("explain_surface needs an AgentSurfaceRegistry")
-    if registry.disposed:
+    if registry.closed:
         raise RuntimeError("explain_surface on a disposed registry")
     who = consumer or ANONYMOUS
     host = registry.host_context()

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from .core.ids import is_valid_capability_id, parse_capability_id, validate_instance_id
+from ._core.ids import is_valid_capability_id, parse_capability_id, validate_instance_id
 
 __all__ = [
     "MAX_WIRE_NAME_LENGTH",

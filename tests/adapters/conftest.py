@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent_surface.adapters.model_context import Shape
-from agent_surface.adapters.webmcp import WebMcpAdapter, create_webmcp_adapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 
 from .fakes import FakeModelContext, make_context
 from .surface import CONSUMER, App, make_app
@@ -22,21 +22,21 @@ def app() -> App:
 
 
 @pytest.fixture
-async def adapters() -> AsyncIterator[list[WebMcpAdapter]]:
+async def adapters() -> AsyncIterator[list[WebMCPAdapter]]:
     """Adapters created by a test; each is stopped at teardown (stop is idempotent)."""
-    made: list[WebMcpAdapter] = []
+    made: list[WebMCPAdapter] = []
     yield made
     for adapter in made:
-        await adapter.stop()
+        await adapter.aclose()
 
 
 @pytest.fixture
-def start(app: App, adapters: list[WebMcpAdapter]) -> Start:
+def start(app: App, adapters: list[WebMCPAdapter]) -> Start:
     """``await start(shape, **adapter_options)`` → (adapter, fake), started on ``app``."""
 
-    async def go(shape: Shape | FakeModelContext, **options: Any) -> tuple[WebMcpAdapter, FakeModelContext]:
+    async def go(shape: Shape | FakeModelContext, **options: Any) -> tuple[WebMCPAdapter, FakeModelContext]:
         fake = make_context(shape) if isinstance(shape, str) else shape
-        adapter = create_webmcp_adapter(model_context=fake, **options)
+        adapter = WebMCPAdapter(model_context=fake, **options)
         adapters.append(adapter)
         await adapter.start(registry=app.registry, consumer=CONSUMER)
         await adapter.settled()

@@ -29,14 +29,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_surface._core.contracts.context import CancelSignal
 from agent_surface.adapters.model_context import (
     ModelContextError,
     Shape,
     ToolCall,
     UserInteraction,
-    WebMcpTool,
+    WebMCPTool,
 )
-from agent_surface.core.context import CancelSignal
 
 WEBMCP_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
@@ -186,7 +186,7 @@ class FakeModelContext:
 
     shape: Shape = field(init=False)
     register_yields: int = 0
-    tools: dict[str, WebMcpTool] = field(default_factory=dict, init=False)
+    tools: dict[str, WebMCPTool] = field(default_factory=dict, init=False)
     log: list[tuple[str, str | None]] = field(default_factory=list, init=False)
     errors: list[ModelContextError] = field(default_factory=list, init=False)
     foreign: set[str] = field(default_factory=set, init=False)
@@ -216,7 +216,7 @@ class FakeModelContext:
     def reset_log(self) -> None:
         self.log.clear()
 
-    def add_foreign_tool(self, tool: WebMcpTool) -> None:
+    def add_foreign_tool(self, tool: WebMCPTool) -> None:
         """A tool some other script on the page registered (not the adapter's to withdraw)."""
         self.tools[tool.name] = tool
         self.foreign.add(tool.name)
@@ -255,7 +255,7 @@ class FakeModelContext:
         if self.disposed:
             self.used_after_dispose.append(operation)
 
-    def _replace_all(self, tools: Sequence[WebMcpTool], operation: str) -> None:
+    def _replace_all(self, tools: Sequence[WebMCPTool], operation: str) -> None:
         """provideContext: validate the whole set, then swap it in (one handle per tool)."""
         seen: set[str] = set()
         for tool in tools:
@@ -272,13 +272,13 @@ class FakeModelContext:
         self._handles = len(tools)
         self.tools = {t.name: t for t in tools}
 
-    async def register_tool(self, tool: WebMcpTool) -> None:
+    async def register_tool(self, tool: WebMCPTool) -> None:
         raise NotImplementedError
 
     async def unregister_tool(self, name: str) -> None:
         raise NotImplementedError
 
-    async def provide_context(self, tools: Sequence[WebMcpTool]) -> None:
+    async def provide_context(self, tools: Sequence[WebMCPTool]) -> None:
         raise NotImplementedError
 
     async def clear_context(self) -> bool:
@@ -302,7 +302,7 @@ class AbortableModelContext(FakeModelContext):
         super().__post_init__()
         self.shape = "abortable"
 
-    async def register_tool(self, tool: WebMcpTool) -> None:
+    async def register_tool(self, tool: WebMCPTool) -> None:
         self._touch("register", tool.name)
         if WEBMCP_NAME.fullmatch(tool.name) is None:
             raise self._refuse("registerTool", tool.name, "InvalidStateError", "invalid tool name")
@@ -323,7 +323,7 @@ class AbortableModelContext(FakeModelContext):
             del self.tools[name]
             self._handles -= 1
 
-    async def provide_context(self, tools: Sequence[WebMcpTool]) -> None:
+    async def provide_context(self, tools: Sequence[WebMCPTool]) -> None:
         self._touch("provide", None)
         raise self._refuse("provideContext", None, "TypeError", "document.modelContext has no provideContext")
 
@@ -340,7 +340,7 @@ class IncrementalModelContext(FakeModelContext):
         super().__post_init__()
         self.shape = "incremental"
 
-    async def register_tool(self, tool: WebMcpTool) -> None:
+    async def register_tool(self, tool: WebMCPTool) -> None:
         self._touch("register", tool.name)
         if not tool.name or not tool.description:
             raise self._refuse(
@@ -361,7 +361,7 @@ class IncrementalModelContext(FakeModelContext):
             else:
                 self._handles -= 1
 
-    async def provide_context(self, tools: Sequence[WebMcpTool]) -> None:
+    async def provide_context(self, tools: Sequence[WebMCPTool]) -> None:
         self._touch("provide", None)
         self._replace_all(tools, "provideContext")
 
@@ -377,7 +377,7 @@ class ProvideModelContext(FakeModelContext):
         super().__post_init__()
         self.shape = "provide"
 
-    async def register_tool(self, tool: WebMcpTool) -> None:
+    async def register_tool(self, tool: WebMCPTool) -> None:
         self._touch("register", tool.name)
         raise self._refuse(
             "registerTool", tool.name, "TypeError", "modelContext.registerTool is not a function"
@@ -389,7 +389,7 @@ class ProvideModelContext(FakeModelContext):
             "unregisterTool", name, "TypeError", "modelContext.unregisterTool is not a function"
         )
 
-    async def provide_context(self, tools: Sequence[WebMcpTool]) -> None:
+    async def provide_context(self, tools: Sequence[WebMCPTool]) -> None:
         self._touch("provide", None)
         self._replace_all(tools, "provideContext")
         self.provided.append([t.name for t in tools])

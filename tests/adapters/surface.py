@@ -18,16 +18,15 @@ from agent_surface import (
     ComponentContract,
     Consumer,
     Limits,
-    ManualClock,
     ObservationBinding,
     ObservationContract,
     ProcedureContract,
     RegistrationHandle,
     compile_manifest,
     create_capability_authority,
-    create_registry,
 )
-from agent_surface.toolset import create_agent_toolset
+from agent_surface.testing import ManualClock
+from agent_surface.toolset import AgentToolset
 
 CONSUMER = Consumer("browser-agent", "webmcp")
 
@@ -220,17 +219,17 @@ class App:
 
     def expected_names(self, scope: tuple[str, ...] | None = None) -> set[str]:
         """What the browser should list: the toolset's available direct tools (independent code)."""
-        toolset = create_agent_toolset(self.registry, consumer=CONSUMER, topology="embedded", scope=scope)
+        toolset = AgentToolset(self.registry, consumer=CONSUMER, topology="embedded", scope=scope)
         try:
             return {t.name for t in toolset.tools() if t.state.available}
         finally:
-            toolset.dispose()
+            toolset.close()
 
 
 def make_app(**limits: Any) -> App:
     clock = ManualClock()
     authority = create_capability_authority(compile_manifest(CONTRACTS))
-    registry = create_registry(authority=authority, clock=clock, limits=Limits(**limits), environment="test")
+    registry = AgentSurfaceRegistry(authority=authority, clock=clock, limits=Limits(**limits), environment="test")
     app = App(registry, clock)
     registry.subscribe(app.events.append)
     registry.set_procedure_executor(app.execute_procedure)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent_surface import CancelSignal
-from agent_surface.adapters.model_context import ModelContext, ModelContextError, ToolCall, WebMcpTool
+from agent_surface.adapters.model_context import ModelContext, ModelContextError, ToolCall, WebMCPTool
 
 from .fakes import (
     SHAPES,
@@ -33,8 +33,8 @@ async def ui_answer() -> str:
     return "yes"
 
 
-def tool(name: str, description: str = "A tool") -> WebMcpTool:
-    return WebMcpTool(name, name.title(), description, {"type": "object"}, {"readOnlyHint": True}, echo)
+def tool(name: str, description: str = "A tool") -> WebMCPTool:
+    return WebMCPTool(name, name.title(), description, {"type": "object"}, {"readOnlyHint": True}, echo)
 
 
 @pytest.mark.parametrize("shape", SHAPES)

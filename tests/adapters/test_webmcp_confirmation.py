@@ -11,7 +11,7 @@ import pytest
 
 from agent_surface import CancelSignal, PendingConfirmation
 from agent_surface.adapters.model_context import Shape
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 
 from .conftest import Start
 from .fakes import SHAPES, FakeClient, FakeModelContext, ToolResult, make_context
@@ -119,7 +119,7 @@ async def test_no_decision_within_the_ttl_is_confirmation_invalid_expired(shape:
     app = make_app(confirmation_ttl=30)
     app.mount_table()
     fake = make_context(shape)
-    adapter = create_webmcp_adapter(model_context=fake)
+    adapter = WebMCPAdapter(model_context=fake)
     await adapter.start(registry=app.registry, consumer=CONSUMER)
     try:
         call = await begin(fake)
@@ -133,7 +133,7 @@ async def test_no_decision_within_the_ttl_is_confirmation_invalid_expired(shape:
         assert result.payload["details"] == {"reason": "expired"}
         assert app.calls["wipeFilters"] == 0
     finally:
-        await adapter.stop()
+        await adapter.aclose()
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -144,7 +144,7 @@ async def test_stop_while_waiting_returns_the_original_confirmation_required(
     adapter, fake = await start(shape)
     call = await begin(fake)
     pending = only_pending(app)
-    await adapter.stop()
+    await adapter.aclose()
     result = await finish(call)
     assert result.code == "CONFIRMATION_REQUIRED"
     assert result.payload["details"]["confirmationId"] == pending.confirmation_id
@@ -283,7 +283,7 @@ async def test_stop_during_the_prompt_returns_confirmation_required(
     adapter, fake = await start(shape, confirm=confirm)
     call = await begin(fake)
     pending = only_pending(app)
-    await adapter.stop()
+    await adapter.aclose()
     await turn()
     assert call.done(), "the call must settle when the adapter stops, dialog open or not"
     result = call.result()
@@ -403,7 +403,7 @@ async def test_meta_mode_completes_confirmations_in_call_too(app: App, start: St
         assert (await finish(call)).payload == {"wiped": True}
         assert app.calls["wipeFilters"] == 1
     else:
-        await adapter.stop()
+        await adapter.aclose()
         result = await finish(call)
         assert result.code == "CONFIRMATION_REQUIRED"
         assert app.calls["wipeFilters"] == 0

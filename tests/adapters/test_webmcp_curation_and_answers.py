@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from agent_surface._core.errors import surface_shut_down
 from agent_surface.adapters.model_context import Shape, ToolCall
-from agent_surface.core.errors import surface_shut_down
-from agent_surface.toolset import create_agent_toolset
+from agent_surface.toolset import AgentToolset
 
 from .conftest import Start
 from .fakes import SHAPES
@@ -76,11 +76,11 @@ async def test_a_shut_down_surface_answers_alike_in_the_adapter_and_both_toolset
 ) -> None:
     app.mount_table()
     _adapter, fake = await start("abortable")
-    direct = create_agent_toolset(app.registry, consumer=CONSUMER, topology="embedded")
-    meta = create_agent_toolset(app.registry, consumer=CONSUMER, topology="embedded", mode="meta")
+    direct = AgentToolset(app.registry, consumer=CONSUMER, topology="embedded")
+    meta = AgentToolset(app.registry, consumer=CONSUMER, topology="embedded", mode="meta")
     select = next(t for t in direct.tools() if t.name == SELECT)
     act = next(t for t in meta.tools() if t.name == "surface_act")
-    app.registry.dispose()
+    app.registry.close()
     expected = surface_shut_down().to_json()
     assert expected["code"] == "CANCELLED" and expected["retry"] == "no"
     from_browser = await fake.agent.call(SELECT, {"ids": ["d1"]})

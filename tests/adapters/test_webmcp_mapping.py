@@ -12,15 +12,15 @@ from pydantic import BaseModel
 
 from agent_surface import (
     AgentComponent,
-    AgentSurfaceError,
-    CapabilityError,
+    AgentSurfaceRegistry,
+    CapabilityFailure,
+    ErrorPayload,
     action,
     compile_manifest,
     create_capability_authority,
-    create_registry,
 )
 from agent_surface.adapters.model_context import Shape, ToolCall
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 
 from .conftest import Start
 from .fakes import SHAPES, AbortableModelContext, make_context
@@ -99,7 +99,7 @@ async def test_AS_ADAPTER_003_repeated_instances_get_qualified_names(app: App, s
 async def test_AS_ADAPTER_003_start_without_a_model_context_is_a_no_op(app: App) -> None:
     assert sys.platform != "emscripten"  # CPython: detection finds no page, model_context=None
     app.mount_table()
-    adapter = create_webmcp_adapter()
+    adapter = WebMCPAdapter()
     await adapter.start(registry=app.registry, consumer=CONSUMER)
     assert adapter.shape is None
     assert adapter.tool_names == []
@@ -108,12 +108,12 @@ async def test_AS_ADAPTER_003_start_without_a_model_context_is_a_no_op(app: App)
     await adapter.settled()
     assert adapter.tool_names == []
     assert adapter.diagnostics == []
-    await adapter.stop()
-    await adapter.stop()
+    await adapter.aclose()
+    await adapter.aclose()
 
 
 async def test_start_refuses_a_consumer_that_is_not_a_consumer(app: App) -> None:
-    adapter = create_webmcp_adapter(model_context=AbortableModelContext())
+    adapter = WebMCPAdapter(model_context=AbortableModelContext())
     with pytest.raises(TypeError):
         await adapter.start(registry=app.registry, consumer={"id": "x", "kind": "webmcp"})  # type: ignore[arg-type]
 
@@ -295,13 +295,13 @@ class MapView(AgentComponent, type="geo.map", description="A map"):
 @pytest.mark.parametrize("shape", SHAPES)
 async def test_input_schemas_arrive_inlined_without_refs(shape: Shape) -> None:
     authority = create_capability_authority(compile_manifest([MapView]))
-    registry = create_registry(authority=authority, environment="test")
+    registry = AgentSurfaceRegistry(authority=authority, environment="test")
     view = MapView()
     registry.register(view)
     authored = MapView.contract.actions["pin"].input.json_schema
     assert "$defs" in walk_keys(authored) and "$ref" in walk_keys(authored)  # pydantic emits refs
     fake = make_context(shape)
-    adapter = create_webmcp_adapter(model_context=fake)
+    adapter = WebMCPAdapter(model_context=fake)
     await adapter.start(registry=registry, consumer=CONSUMER)
     try:
         tool = fake.agent.tool("view_geo__map__pin")
@@ -315,7 +315,7 @@ async def test_input_schemas_arrive_inlined_without_refs(shape: Shape) -> None:
         assert result.payload == {"pinned": "Milan"}
         assert view.pins[0].address.city == "Milan"
     finally:
-        await adapter.stop()
+        await adapter.aclose()
 
 
 # --------------------------------------------------------------------------- content
@@ -342,8 +342,8 @@ async def test_errors_raised_by_handlers_keep_code_retry_and_details(app: App, s
     _adapter, fake = await start("abortable")
 
     async def refuse(procedure_id: str, value: Any, ctx: Any) -> Any:
-        raise AgentSurfaceError(
-            CapabilityError(
+        raise CapabilityFailure(
+            ErrorPayload(
                 "EXECUTION_FAILED",
                 "Server is busy",
                 "after-delay",
@@ -398,7 +398,7 @@ async def test_AS_AUTHORITY_004_a_kept_execute_cannot_run_after_unmount_or_stop(
     app.mount_table()
     await adapter.settled()
     kept = fake.agent.execute_of(SELECT)
-    await adapter.stop()
+    await adapter.aclose()
     after_stop = await kept({"ids": ["d1"]}, ToolCall())
     assert after_stop.get("isError") is True
     assert app.calls["selectRows"] == 0
@@ -417,10 +417,10 @@ class Tree(AgentComponent, type="geo.tree", description="A tree of places"):
 
 async def test_a_schema_that_cannot_be_inlined_does_not_take_the_surface_down() -> None:
     authority = create_capability_authority(compile_manifest([MapView, Tree]))
-    registry = create_registry(authority=authority, environment="test")
+    registry = AgentSurfaceRegistry(authority=authority, environment="test")
     registry.register(Tree())
     fake = make_context("abortable")
-    adapter = create_webmcp_adapter(model_context=fake)
+    adapter = WebMCPAdapter(model_context=fake)
     await adapter.start(registry=registry, consumer=CONSUMER)
     try:
         registry.register(MapView())
@@ -433,16 +433,16 @@ async def test_a_schema_that_cannot_be_inlined_does_not_take_the_surface_down() 
         result = await fake.agent.call("view_geo__tree__graft", {"name": "a", "children": [{"name": "b"}]})
         assert not result.is_error, result.payload
     finally:
-        await adapter.stop()
+        await adapter.aclose()
     assert fake.live_handles == 0
 
 
 async def test_calls_after_the_registry_is_disposed_answer_in_content(app: App, start: Start) -> None:
     app.mount_table()
     adapter, fake = await start("abortable")
-    app.registry.dispose()
+    app.registry.close()
     result = await fake.agent.call(SELECT, {"ids": ["d1"]})
     assert result.is_error
     assert result.code == "CANCELLED"
-    await adapter.stop()
+    await adapter.aclose()
     assert fake.live_handles == 0

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from agent_surface import Invocation
 from agent_surface.adapters import projection
-from agent_surface.adapters.model_context import Shape, WebMcpTool
-from agent_surface.adapters.webmcp import create_webmcp_adapter
+from agent_surface.adapters.model_context import Shape, WebMCPTool
+from agent_surface.adapters.webmcp import WebMCPAdapter
 
 from .conftest import Start
 from .fakes import SHAPES, ProvideModelContext, make_context
@@ -232,12 +232,12 @@ async def test_stop_unregisters_its_own_names_and_releases_everything(
     async def other(_input: Any, _call: Any) -> dict[str, Any]:
         return {"content": []}
 
-    fake.add_foreign_tool(WebMcpTool("someone_else", "Other", "Another script's tool", {}, {}, other))
+    fake.add_foreign_tool(WebMCPTool("someone_else", "Other", "Another script's tool", {}, {}, other))
     adapter, _ = await start(fake)
     ours = set(adapter.tool_names)
     assert ours == app.expected_names()
     fake.reset_log()
-    await adapter.stop()
+    await adapter.aclose()
     assert {n for op, n in fake.operations() if op == "unregister"} == ours
     assert fake.count("unregister") == len(ours)
     assert fake.count("clear") == 0 and fake.count("provide") == 0
@@ -253,7 +253,7 @@ async def test_stop_unregisters_its_own_names_and_releases_everything(
     await adapter.settled()
     assert fake.operations() == []
     # Safe to call again.
-    await adapter.stop()
+    await adapter.aclose()
     assert fake.operations() == [] and fake.disposed == 1
     assert fake.used_after_dispose == []
 
@@ -262,10 +262,10 @@ async def test_stop_unregisters_its_own_names_and_releases_everything(
 async def test_stop_releases_the_registry_subscription(app: App, shape: Shape) -> None:
     app.mount_table()
     fake = make_context(shape)
-    adapter = create_webmcp_adapter(model_context=fake)
+    adapter = WebMCPAdapter(model_context=fake)
     await adapter.start(registry=app.registry, consumer=CONSUMER)
     ref = weakref.ref(adapter)
-    await adapter.stop()
+    await adapter.aclose()
     del adapter
     gc.collect()
     # Nothing (the registry's listeners above all) keeps a stopped adapter alive.
@@ -281,7 +281,7 @@ async def test_stop_on_the_provide_path_clears_or_provides_nothing(
     adapter, _ = await start(fake)
     assert fake.agent.names() == app.expected_names()
     fake.reset_log()
-    await adapter.stop()
+    await adapter.aclose()
     if has_clear:
         assert fake.operations() == [("clear", None)]
     else:
@@ -291,7 +291,7 @@ async def test_stop_on_the_provide_path_clears_or_provides_nothing(
     fake.reset_log()
     app.mount_panel()
     await turn()
-    await adapter.stop()
+    await adapter.aclose()
     assert fake.operations() == []
 
 
@@ -299,14 +299,14 @@ async def test_stop_on_the_provide_path_clears_or_provides_nothing(
 async def test_stop_during_an_in_flight_registration_leaves_nothing_behind(app: App, shape: Shape) -> None:
     app.mount_table()
     fake = make_context(shape)
-    adapter = create_webmcp_adapter(model_context=fake)
+    adapter = WebMCPAdapter(model_context=fake)
     await adapter.start(registry=app.registry, consumer=CONSUMER)
     fake.hold()
     app.mount_panel()
     app.mount_notes()
     await turn()
     assert fake.suspended == 1  # a registration (or provideContext) is in flight
-    stopping = asyncio.ensure_future(adapter.stop())
+    stopping = asyncio.ensure_future(adapter.aclose())
     await turn()
     fake.release()
     await stopping
@@ -319,7 +319,7 @@ async def test_stop_during_an_in_flight_registration_leaves_nothing_behind(app: 
 async def test_a_surface_change_during_start_converges_without_duplicates(app: App, shape: Shape) -> None:
     app.mount_table()
     fake = make_context(shape)
-    adapter = create_webmcp_adapter(model_context=fake)
+    adapter = WebMCPAdapter(model_context=fake)
     fake.hold()
     starting = asyncio.ensure_future(adapter.start(registry=app.registry, consumer=CONSUMER))
     await turn()
@@ -335,7 +335,7 @@ async def test_a_surface_change_during_start_converges_without_duplicates(app: A
         assert fake.agent.names() == app.expected_names()
         assert fake.live_handles == len(fake.tools)
     finally:
-        await adapter.stop()
+        await adapter.aclose()
     assert fake.live_handles == 0
 
 
@@ -343,12 +343,12 @@ async def test_a_surface_change_during_start_converges_without_duplicates(app: A
 async def test_stop_during_start_leaves_nothing_behind(app: App, shape: Shape) -> None:
     app.mount_table()
     fake = make_context(shape)
-    adapter = create_webmcp_adapter(model_context=fake)
+    adapter = WebMCPAdapter(model_context=fake)
     fake.hold()
     starting = asyncio.ensure_future(adapter.start(registry=app.registry, consumer=CONSUMER))
     await turn()
     assert fake.suspended == 1
-    stopping = asyncio.ensure_future(adapter.stop())
+    stopping = asyncio.ensure_future(adapter.aclose())
     await turn()
     fake.release()
     await starting
@@ -380,7 +380,7 @@ OPS = st.lists(
 async def _interleave(shape: Shape, ops: list[Op], register_yields: int) -> None:
     app = make_app()
     fake = make_context(shape, register_yields=register_yields)
-    adapter = create_webmcp_adapter(model_context=fake)
+    adapter = WebMCPAdapter(model_context=fake)
     panels: dict[int, Any] = {}
     table: Any = app.mount_table()
     await adapter.start(registry=app.registry, consumer=CONSUMER)
@@ -423,7 +423,7 @@ async def _interleave(shape: Shape, ops: list[Op], register_yields: int) -> None
                 result = await fake.agent.call(name)
                 assert not result.is_error, (name, result.payload)
     finally:
-        await adapter.stop()
+        await adapter.aclose()
     assert fake.live_handles == 0 and fake.agent.names() == set()
     assert fake.used_after_dispose == []
 
@@ -452,7 +452,7 @@ async def test_seeded_random_interleavings_converge(seed: int) -> None:
 async def test_a_thousand_mount_cycles_leave_no_live_handles(app: App, shape: Shape) -> None:
     app.mount_table()
     fake = make_context(shape)
-    adapter = create_webmcp_adapter(model_context=fake)
+    adapter = WebMCPAdapter(model_context=fake)
     await adapter.start(registry=app.registry, consumer=CONSUMER)
     base = fake.live_handles
     for i in range(1000):
@@ -463,7 +463,7 @@ async def test_a_thousand_mount_cycles_leave_no_live_handles(app: App, shape: Sh
         await adapter.settled()
         assert fake.live_handles == base
     assert fake.errors == [] and adapter.diagnostics == []
-    await adapter.stop()
+    await adapter.aclose()
     assert fake.live_handles == 0
     assert fake.tools == {}
 
@@ -472,14 +472,14 @@ async def test_a_thousand_mount_cycles_leave_no_live_handles(app: App, shape: Sh
 async def test_a_burst_of_changes_is_coalesced(app: App, shape: Shape) -> None:
     app.mount_table()
     fake = make_context(shape)
-    adapter = create_webmcp_adapter(model_context=fake)
+    adapter = WebMCPAdapter(model_context=fake)
     await adapter.start(registry=app.registry, consumer=CONSUMER)
     fake.reset_log()
     for i in range(1000):
         app.mount_panel(f"p{i % 5}").unregister()
     await adapter.settled()
     assert fake.operations() == []  # the loop saw only the final surface: nothing changed
-    await adapter.stop()
+    await adapter.aclose()
     assert fake.live_handles == 0
 
 
@@ -492,7 +492,7 @@ async def test_meta_mode_exposes_exactly_three_tools(app: App, shape: Shape, pan
     for i in range(panels):
         app.mount_panel(f"p{i}")
     fake = make_context(shape)
-    adapter = create_webmcp_adapter(model_context=fake, mode="meta")
+    adapter = WebMCPAdapter(model_context=fake, mode="meta")
     await adapter.start(registry=app.registry, consumer=CONSUMER)
     await adapter.settled()
     meta = {"surface_discover", "surface_read", "surface_act"}
@@ -518,5 +518,5 @@ async def test_meta_mode_exposes_exactly_three_tools(app: App, shape: Shape, pan
     assert not acted.is_error, acted.payload
     assert app.selected == ["d2"]
     table.unregister()
-    await adapter.stop()
+    await adapter.aclose()
     assert fake.agent.names() == set() and fake.live_handles == 0

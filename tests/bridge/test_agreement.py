@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from agent_surface import (
+    AgentSurfaceRegistry,
     AuthorityError,
     Consumer,
     ProcedureContract,
     create_capability_authority,
-    create_registry,
 )
 from agent_surface.bridge import BackendBridge, BackendContractError, BackendUnavailableError
 
@@ -25,7 +25,7 @@ AGENT = Consumer("agent", "embedded")
 
 async def test_agreeing_contracts_are_all_exposed(bridge: BackendBridge) -> None:
     manifest = await bridge.connect(PAGE_CONTRACTS)
-    registry = create_registry(authority=create_capability_authority(manifest))
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(manifest))
     registry.set_procedure_executor(bridge)
     registry.register(DevicesPage(["acme-1"]))
     registry.register(SearchBox())
@@ -67,7 +67,7 @@ async def test_a_procedure_missing_on_the_server_is_not_exposed(db_path: Path) -
         "domain:devices.query is not served by the backend (absent from its manifest), so it is not exposed"
     ]
     assert not bridge.serves(QUERY)
-    registry = create_registry(authority=create_capability_authority(manifest))
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(manifest))
     registry.set_procedure_executor(bridge)
     registry.register(DevicesPage(["acme-1"]))
     with pytest.raises(AuthorityError, match=r"domain:devices\.query"):
@@ -79,14 +79,14 @@ async def test_a_procedure_missing_on_the_server_is_not_exposed(db_path: Path) -
 
 
 async def test_the_executor_refuses_a_procedure_the_backend_does_not_serve(db_path: Path) -> None:
-    from agent_surface import ActionContext, AgentSurfaceError, CancelSignal
+    from agent_surface import ActionContext, CancelSignal, CapabilityFailure
 
     without_query = [p for p in served_procedures() if p.id != QUERY.id]
     with serving(make_server(db_path, procedures=without_query)) as base:
         bridge = BackendBridge(base, headers={"Authorization": "Bearer tok-alice"})
         await bridge.load_manifest()
         ctx = ActionContext(QUERY.id, "reg_1", AGENT, "inv_1", CancelSignal())
-        with pytest.raises(AgentSurfaceError) as caught:
+        with pytest.raises(CapabilityFailure) as caught:
             await bridge(QUERY.id, {}, ctx)
         await bridge.aclose()
     assert caught.value.error.code == "CAPABILITY_NOT_FOUND"

@@ -19,13 +19,12 @@ from starlette.routing import Route
 
 from agent_surface import (
     ActionContext,
-    AgentSurfaceError,
     AgentSurfaceRegistry,
     CancelSignal,
+    CapabilityFailure,
     Consumer,
     InvocationResult,
     create_capability_authority,
-    create_registry,
 )
 from agent_surface.bridge import BackendBridge
 from agent_surface.server import serve
@@ -38,7 +37,7 @@ AGENT = Consumer("agent", "embedded")
 
 
 async def page(bridge: BackendBridge, *, confirm_disable: bool = True) -> AgentSurfaceRegistry:
-    registry = create_registry(authority=create_capability_authority(await bridge.connect(PAGE_CONTRACTS)))
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(await bridge.connect(PAGE_CONTRACTS)))
     registry.set_procedure_executor(bridge)
     registry.register(DevicesPage(["acme-1", "acme-2"], confirm_disable=confirm_disable))
     return registry
@@ -68,6 +67,21 @@ async def test_a_call_from_the_page_applies_once_under_the_pages_invocation_id(
     again = await invoke(registry, NOTE.id, {"text": "from the page"}, invocationId="inv_page_1")
     assert again.output == first.output
     assert rows(db_path, "SELECT count(*) FROM notes") == [(1,)]
+
+
+async def test_the_apps_own_buttons_call_a_procedure_with_bridge_call(backend: str, db_path: Path) -> None:
+    """``bridge.call``: the person's own calls, outside the agent surface, on the same wire."""
+    alice = BackendBridge(backend, headers={"Authorization": "Bearer tok-alice"})
+    renamed = await alice.call(RENAME.id, {"deviceId": "acme-1", "name": "by hand"}, invocation_id="ui-1")
+    assert renamed == {"id": "acme-1", "name": "by hand"}
+    assert await alice.call(RENAME.id, {"deviceId": "acme-1", "name": "by hand"}, invocation_id="ui-1") == renamed
+    with pytest.raises(CapabilityFailure) as refused:
+        await alice.call(RENAME.id, {"deviceId": "globex-1", "name": "x"})  # a fresh id each call
+    assert refused.value.error.code == "PRECONDITION_FAILED"
+    with pytest.raises(CapabilityFailure) as conflict:
+        await alice.call(RENAME.id, {"deviceId": "acme-1", "name": "other"}, invocation_id="ui-1")
+    assert conflict.value.error.code == "INVOCATION_CONFLICT"
+    await alice.aclose()
 
 
 async def test_the_pages_confirmation_evidence_reaches_the_server(bridge: BackendBridge, db_path: Path) -> None:
@@ -187,7 +201,7 @@ def context(capability: str, signal: CancelSignal | None = None) -> ActionContex
 
 
 async def failure_of(bridge: BackendBridge, capability: str, input: Any) -> Any:
-    with pytest.raises(AgentSurfaceError) as caught:
+    with pytest.raises(CapabilityFailure) as caught:
         await bridge(capability, input, context(capability))
     return caught.value.error
 
@@ -227,7 +241,7 @@ async def test_cancellation_aborts_the_request(hostile: tuple[BackendBridge, dic
     while "query-started" not in seen:
         await asyncio.sleep(0.01)
     signal.abort("cancelled")
-    with pytest.raises(AgentSurfaceError) as caught:
+    with pytest.raises(CapabilityFailure) as caught:
         await asyncio.wait_for(task, 2)
     assert caught.value.error.code == "CANCELLED"
     for _ in range(200):  # the server sees the client go away
@@ -249,7 +263,7 @@ async def test_the_bridges_own_deadline_gives_a_timeout(hostile: tuple[BackendBr
 
 async def test_the_registrys_timeout_stops_the_request_too(hostile: tuple[BackendBridge, dict[str, Any]]) -> None:
     bridge, seen = hostile
-    registry = create_registry(authority=create_capability_authority(bridge.ceiling(PAGE_CONTRACTS)))
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(bridge.ceiling(PAGE_CONTRACTS)))
     registry.set_procedure_executor(bridge)
     from .page import SearchBox
 

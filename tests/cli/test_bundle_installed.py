@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface.cli.runtime_source import default_cache
+from agent_surface._runtime_build.source import default_cache
 from tests.fixtures import copy_shop
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def test_the_venv_runs_the_installed_copy_not_the_source(installed: Path) -> Non
     assert Path(lines[0]).is_relative_to(installed.parent), lines[0]
     assert not Path(lines[0]).is_relative_to(REPO / "src")
     assert "editable" not in lines[1]  # installed from the wheel file, not `pip install -e`
-    runtime_assets = Path(lines[0]).parent / "cli" / "runtime_assets"
+    runtime_assets = Path(lines[0]).parent / "_runtime_build" / "runtime_assets"
     assert (runtime_assets / "agent-surface.js").read_bytes() == (WEB / "agent-surface.js").read_bytes()
 
 
@@ -132,7 +132,7 @@ def test_bundle_from_a_pip_install_builds_the_runtime_in_its_cache(installed: Pa
 
     with zipfile.ZipFile(site / "dist" / "wheels" / OURS) as ours:
         names = set(ours.namelist())
-        assert "agent_surface/cli/runtime_assets/agent-surface.js" in names
+        assert "agent_surface/_runtime_build/runtime_assets/agent-surface.js" in names
         assert "agent_surface-0.1.0.dist-info/entry_points.txt" in names
         assert "agent_surface/__pycache__/__init__.cpython-314.pyc" in names  # compiled by Pyodide
         assert "agent_surface/dataclass_code.bin" in names  # so are dataclasses' generated methods

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface import AuthorityError, create_registry
+from agent_surface import AgentSurfaceRegistry, AuthorityError
 from agent_surface.cli import main
 from agent_surface.cli.bundle import _app_wheel
 from agent_surface.cli.commands import compile_at
@@ -49,7 +49,7 @@ def test_the_bundled_wheel_carries_the_reviewed_contract(installed_shop: tuple[P
 def test_authority_from_bundle_trusts_it_in_one_line(installed_shop: tuple[Path, bytes]) -> None:
     from shop.surface import Cart
 
-    registry = create_registry(authority=authority_from_bundle())
+    registry = AgentSurfaceRegistry(authority=authority_from_bundle())
     registry.register(Cart())
     assert {c.capability_id for c in registry.snapshot().capabilities()} >= {"view:shop.cart.addItem"}
     assert authority_from_bundle("shop-app").manifest == registry.authority.manifest

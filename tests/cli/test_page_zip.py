@@ -1,4 +1,4 @@
-"""The page zip (agent_surface/cli/page_zip.py): our wheel's files with each precompiled pyc
+"""The page zip (agent_surface/_runtime_build/page_zip.py): our wheel's files with each precompiled pyc
 beside its source, so zipimport uses it; importable in place; its info ties it to the wheel."""
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface.cli.page_zip import ZIP_INFO, legacy_pyc_name, page_zip_bytes, write_page_zip
+from agent_surface._runtime_build.page_zip import ZIP_INFO, legacy_pyc_name, page_zip_bytes, write_page_zip
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_legacy_names() -> None:
-    assert legacy_pyc_name("agent_surface/core/__pycache__/schema.cpython-314.pyc") == "agent_surface/core/schema.pyc"
+    assert legacy_pyc_name("agent_surface/_core/__pycache__/schema.cpython-314.pyc") == "agent_surface/_core/schema.pyc"
     assert legacy_pyc_name("agent_surface/__pycache__/__init__.cpython-314.pyc") == "agent_surface/__init__.pyc"
-    assert legacy_pyc_name("agent_surface/core/schema.py") is None
+    assert legacy_pyc_name("agent_surface/_core/schema.py") is None
     assert legacy_pyc_name("agent_surface/__pycache__/x.cpython-313.pyc") is None  # another Python's
     assert legacy_pyc_name("__pycache__.py") is None
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface import AuthorityError, create_registry
+from agent_surface import AgentSurfaceRegistry, AuthorityError
 from agent_surface.compiler.config import load_config
 from agent_surface.compiler.errors import CompileError
 from agent_surface.compiler.load import authority_from_contract
@@ -85,7 +85,7 @@ def test_a_contract_missing_from_the_file_or_changed_is_refused_at_registration(
     from agent_surface import AgentComponent, observation
 
     root = copy_shop(tmp_path / "app")
-    registry = create_registry(authority=authority_from_contract(compile_bytes(root)))
+    registry = AgentSurfaceRegistry(authority=authority_from_contract(compile_bytes(root)))
 
     class Coupons(AgentComponent, type="shop.coupons", description="Not reviewed."):
         @observation("Codes.")

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agent_surface import (
+    AgentSurfaceRegistry,
     AuthorityError,
     CapabilityAuthority,
     ComponentBinding,
@@ -24,10 +25,13 @@ from agent_surface import (
     Policy,
     compile_manifest,
     create_capability_authority,
-    create_registry,
 )
-from agent_surface.core.authority import MANIFEST_FORMAT, assert_capability_authority, is_genuine_authority
-from agent_surface.core.jsonvalue import FrozenDict, canonical_json, digest, thaw
+from agent_surface._core.contracts.authority import (
+    MANIFEST_FORMAT,
+    assert_capability_authority,
+    is_genuine_authority,
+)
+from agent_surface._core.jsonvalue import FrozenDict, canonical_json, digest, thaw
 
 from ..support import bind_devices, devices_contract, disable_procedure, registry_for
 
@@ -52,7 +56,7 @@ def _rehash(manifest: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("bogus", [None, "authority", {}, object()])
 def test_AS_AUTHORITY_001_registry_refuses_construction_without_an_authority(bogus: Any) -> None:
     with pytest.raises(AuthorityError, match="create_capability_authority"):
-        create_registry(authority=bogus)
+        AgentSurfaceRegistry(authority=bogus)
 
 
 def test_AS_AUTHORITY_001_registry_refuses_a_hand_made_authority() -> None:
@@ -62,7 +66,7 @@ def test_AS_AUTHORITY_001_registry_refuses_a_hand_made_authority() -> None:
     assert forged.ids() == genuine.ids()
     assert not is_genuine_authority(forged)
     with pytest.raises(AuthorityError):
-        create_registry(authority=forged)
+        AgentSurfaceRegistry(authority=forged)
     with pytest.raises(AuthorityError):
         assert_capability_authority(forged)
 
@@ -73,13 +77,13 @@ def test_AS_AUTHORITY_001_registry_refuses_a_copy_of_a_genuine_authority() -> No
         assert clone is not genuine
         assert not is_genuine_authority(clone)
         with pytest.raises(AuthorityError):
-            create_registry(authority=clone)
-    assert create_registry(authority=genuine).authority is genuine
+            AgentSurfaceRegistry(authority=clone)
+    assert AgentSurfaceRegistry(authority=genuine).authority is genuine
 
 
 def test_AS_AUTHORITY_001_registry_refuses_the_raw_manifest() -> None:
     with pytest.raises(AuthorityError):
-        create_registry(authority=compile_manifest([devices_contract()]))  # type: ignore[arg-type]
+        AgentSurfaceRegistry(authority=compile_manifest([devices_contract()]))  # type: ignore[arg-type]
 
 
 def test_AS_AUTHORITY_001_authority_manifest_is_cloned_and_deep_frozen() -> None:
@@ -234,7 +238,7 @@ _MANIFEST_SCRIPT = textwrap.dedent(
     import sys
     sys.path.insert(0, {root!r})
     from agent_surface import compile_manifest
-    from agent_surface.core.jsonvalue import canonical_json
+    from agent_surface._core.jsonvalue import canonical_json
     from tests.support import devices_contract, disable_procedure
     contracts = [devices_contract(), disable_procedure(), devices_contract("reports.panel", meta={{"b": 1, "a": [2]}})]
     contracts[0] = type(contracts[0])(

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agent_surface import ComponentContract
-from agent_surface.core.events import EVENT_TYPES, EventBus, SurfaceEvent, make_event
-from agent_surface.core.registry import AgentSurfaceRegistry
+from agent_surface._core.events import EVENT_TYPES, EventBus, SurfaceEvent, make_event
+from agent_surface._core.registry.registry import AgentSurfaceRegistry
 
 from ..support import Recorder, bind_devices, devices_contract, disable_procedure, registry_for
 

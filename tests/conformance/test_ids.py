@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_surface import DefinitionError
-from agent_surface.core.ids import (
+from agent_surface._core.ids import (
     MAX_ID_LENGTH,
     CapabilityId,
     format_capability_id,

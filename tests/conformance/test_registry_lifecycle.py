@@ -12,19 +12,19 @@ import pytest
 from agent_surface import (
     ActionContract,
     AgentComponent,
+    AgentSurfaceRegistry,
     ComponentContract,
     DefinitionError,
     Limits,
     ObservationContract,
     Policy,
-    RegistryDisposedError,
+    RegistryClosedError,
     action,
     compile_manifest,
     create_capability_authority,
-    create_registry,
     observation,
 )
-from agent_surface.core.registry import AgentSurfaceRegistry, RegistrationHandle
+from agent_surface._core.registry.registry import RegistrationHandle
 
 from ..support import FakeClock, Recorder, bind_devices, devices_contract, disable_procedure, registry_for
 
@@ -525,8 +525,8 @@ def test_AS_VER_001_handler_swaps_do_not_bump() -> None:
 
 def test_AS_VER_001_surface_ids_differ_per_registry(contract: ComponentContract) -> None:
     authority = create_capability_authority(compile_manifest([contract]))
-    a = create_registry(authority=authority)
-    b = create_registry(authority=authority)
+    a = AgentSurfaceRegistry(authority=authority)
+    b = AgentSurfaceRegistry(authority=authority)
     assert a.surface_id != b.surface_id
     assert a.surface_id.startswith("srf_")
     assert len(a.surface_id) == len("srf_") + 22
@@ -554,18 +554,18 @@ def test_dispose_is_idempotent_and_later_use_raises(
     signal = CancelSignal()
     reg.inflight.add(signal)
     recorder = Recorder(registry)
-    registry.dispose()
-    registry.dispose()
-    assert registry.disposed
+    registry.close()
+    registry.close()
+    assert registry.closed
     assert signal.aborted
     assert signal.reason == "disposed"
     assert handle.status == "unregistered"
     assert registry.registrations() == []
-    with pytest.raises(RegistryDisposedError):
+    with pytest.raises(RegistryClosedError):
         registry.register(bind_devices(contract, "again"))
-    with pytest.raises(RegistryDisposedError):
+    with pytest.raises(RegistryClosedError):
         registry.snapshot()
-    with pytest.raises(RegistryDisposedError):
+    with pytest.raises(RegistryClosedError):
         registry.subscribe(lambda e: None)
     # Handles are inert after dispose; listeners were dropped.
     handle.update(enabled=False)
@@ -601,7 +601,7 @@ def test_registry_options_are_checked_by_name(
 ) -> None:
     authority = create_capability_authority(compile_manifest([contract]))
     with pytest.raises(error, match=fragment):
-        create_registry(authority=authority, **options)
+        AgentSurfaceRegistry(authority=authority, **options)
 
 
 @pytest.mark.parametrize(

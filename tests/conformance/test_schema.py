@@ -18,8 +18,8 @@ from agent_surface import (
     schema_from_json,
     schema_from_type,
 )
-from agent_surface.core.jsonvalue import FrozenDict, NotJsonError, thaw, to_json_value
-from agent_surface.core.schema import (
+from agent_surface._core.jsonvalue import FrozenDict, NotJsonError, thaw, to_json_value
+from agent_surface._core.schemas.schema import (
     MAX_SCHEMA_BYTES,
     Invalid,
     Issue,

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_surface import Invalid, schema_from_json
-from agent_surface.core.jsonvalue import freeze
-from agent_surface.core.schema_accept import compile_accept
+from agent_surface._core.jsonvalue import freeze
+from agent_surface._core.schemas.accept import compile_accept
 
 json_values = st.recursive(
     st.none()

@@ -21,8 +21,8 @@ from agent_surface import (
     Policy,
     PolicyContext,
 )
-from agent_surface.core.jsonvalue import FrozenDict, thaw
-from agent_surface.core.registry import AgentSurfaceRegistry
+from agent_surface._core.jsonvalue import FrozenDict, thaw
+from agent_surface._core.registry.registry import AgentSurfaceRegistry
 
 from ..support import ROWS_OUTPUT, bind_devices, devices_contract, disable_procedure, registry_for
 

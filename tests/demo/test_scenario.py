@@ -17,10 +17,10 @@ from demo.app.model import ConsoleState, Device
 from demo.app.surface import CONTRACTS, DeviceDrawer, create_console_surface, reflecting
 from demo.backend import PROCEDURES_BASE, start_demo_server
 
-from agent_surface import ManualClock
 from agent_surface.bridge import BackendBridge
 from agent_surface.page import page_surface
 from agent_surface.testing import (
+    ManualClock,
     TestSurface,
     assert_exposes,
     assert_exposes_unavailable,
@@ -223,7 +223,7 @@ async def test_rename_is_bound_to_the_open_drawer(backend: str) -> None:
     assert_exposes_unavailable(surface, "domain:devices.rename", reason="Open a device in the drawer first.")
     state.open_drawer("dev-0002")
     renamed = assert_ok(await surface.invoke("domain:devices.rename", {"name": "Rooftop north"}))
-    drawer.detach()
+    drawer.close()
     assert_hidden(surface, "domain:devices.rename")
     assert renamed["device"]["id"] == "dev-0002" and renamed["device"]["name"] == "Rooftop north"
     _, listing = http(backend, "/api/devices")

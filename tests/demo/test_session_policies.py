@@ -11,8 +11,7 @@ from demo.app.model import ConsoleState, Device
 from demo.app.surface import create_console_surface
 from demo.backend import start_demo_server
 
-from agent_surface import ManualClock
-from agent_surface.testing import assert_exposes, assert_hidden, create_test_surface
+from agent_surface.testing import ManualClock, assert_exposes, assert_hidden, create_test_surface
 
 from .test_scenario import http
 

@@ -10,7 +10,6 @@ from agent_surface import (
     action,
     compile_manifest,
     create_capability_authority,
-    create_registry,
     observation,
 )
 from agent_surface.page import State
@@ -55,6 +54,6 @@ def export(procedure_id: str, value: object, context: object) -> dict[str, str]:
 
 
 def make_registry() -> AgentSurfaceRegistry:
-    registry = create_registry(authority=create_capability_authority(compile_manifest([Board, EXPORT])))
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Board, EXPORT])))
     registry.set_procedure_executor(export)
     return registry

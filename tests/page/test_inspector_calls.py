@@ -12,7 +12,6 @@ from agent_surface import (
     action,
     compile_manifest,
     create_capability_authority,
-    create_registry,
 )
 from agent_surface.page.inspector import SurfaceInspector, startup_failed
 
@@ -38,7 +37,7 @@ ERASE = "view:board.canvas.eraseAll"
 
 
 def _setup() -> tuple[AgentSurfaceRegistry, SurfaceInspector, FakeDom, FakeElement]:
-    registry = create_registry(authority=create_capability_authority(compile_manifest([Board])))
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Board])))
     registry.register(Board())
     dom, root = FakeDom(), FakeElement()
     inspector = SurfaceInspector(registry, root, dom=dom)

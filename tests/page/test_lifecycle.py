@@ -104,7 +104,7 @@ def test_detach_is_idempotent_and_a_context_manager(dom: FakeDom) -> None:
     with surface.attach(Board(BoardState()), element) as attachment:
         assert instances(surface) == ["default"]
     assert attachment.status == "detached" and instances(surface) == []
-    attachment.detach()
+    attachment.close()
     dom.deliver_mutations()
     assert instances(surface) == []
 

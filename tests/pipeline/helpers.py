@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,20 +21,16 @@ from agent_surface import (
     Concurrency,
     Consumer,
     InvocationResult,
-    ManualClock,
-    MemoryAuditSink,
     ObservationBinding,
     ObservationContract,
     Policy,
     ProcedureContract,
-    compile_manifest,
-    create_capability_authority,
-    create_registry,
 )
-from agent_surface.core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE
-from agent_surface.core.events import SurfaceEvent
+from agent_surface._core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE
+from agent_surface._core.events import SurfaceEvent
+from agent_surface.testing import ManualClock
 
-from ..support import echo_backend
+from ..support import make_registry as make_registry  # re-exported: the pipeline tests import it from here
 
 REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference"
 
@@ -107,29 +103,6 @@ def details_of(result: InvocationResult) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- registries
 
-
-def make_registry(
-    contracts: Iterable[Any],
-    *,
-    clock: ManualClock | None = None,
-    audit: Any = None,
-    **options: Any,
-) -> AgentSurfaceRegistry:
-    """A registry on a ManualClock whose authority approves exactly ``contracts``."""
-    items = list(contracts)
-    authority = create_capability_authority(compile_manifest(items))
-    options.setdefault("environment", "test")
-    registry = create_registry(
-        authority=authority,
-        clock=clock if clock is not None else ManualClock(),
-        audit=audit if audit is not None else MemoryAuditSink(),
-        **options,
-    )
-    if any(isinstance(item, ProcedureContract) for item in items):
-        # A procedure reference needs an executor at registration; tests that exercise the
-        # backend install their own over this one.
-        registry.set_procedure_executor(echo_backend)
-    return registry
 
 
 def manual(registry: AgentSurfaceRegistry) -> ManualClock:

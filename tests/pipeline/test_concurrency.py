@@ -155,7 +155,7 @@ async def test_AS_CONC_001_group_queue_depth_overflow_is_rate_limited_and_reserv
     a.release_all()
     assert all(r.ok for r in await asyncio.gather(first, queued))
     assert a.entered == 2
-    assert len(registry.invoker.actions) == 0  # idle groups are dropped
+    assert len(registry._invoker.actions) == 0  # idle groups are dropped
 
 
 async def test_AS_CONC_001_settled_groups_leave_no_reservation_behind() -> None:
@@ -171,7 +171,7 @@ async def test_AS_CONC_001_settled_groups_leave_no_reservation_behind() -> None:
         assert rejected.code == "RATE_LIMITED"
         a.release_all()
         assert (await running).ok
-    assert len(registry.invoker.actions) == 0
+    assert len(registry._invoker.actions) == 0
 
 
 async def test_AS_CONC_001_procedures_queue_per_identity_and_never_block_view_actions() -> None:
@@ -530,7 +530,7 @@ async def test_AS_OBS_001_per_consumer_overflow_is_rate_limited_queue_full() -> 
     assert details_of(overflow)["reason"] == "queue-full"
     assert isinstance(details_of(overflow)["retryAfterMs"], int)
     assert g.gate.entered == 2
-    g.registry.dispose()
+    g.registry.close()
     await spin()
     assert all(r.code == "CANCELLED" for r in await asyncio.gather(*held))
 
@@ -542,7 +542,7 @@ async def test_AS_OBS_001_global_cap_is_independent_of_per_consumer_room() -> No
     assert g.gate.entered == 3
     overflow = await g.observe(B)
     assert details_of(overflow)["reason"] == "queue-full"
-    g.registry.dispose()
+    g.registry.close()
     await asyncio.gather(*held)
 
 
@@ -582,13 +582,13 @@ async def test_AS_OBS_003_settlement_admits_queued_fifo_and_observations_skip_ac
     p1, p2, queued = g.observe(A), g.observe(A), g.observe(A)
     await spin()
     assert g.gate.entered == 2
-    assert len(g.registry.invoker.actions) == 0
+    assert len(g.registry._invoker.actions) == 0
     await g.settle_one(1)
     assert g.gate.entered == 3
     await g.settle_one(2)
     await g.settle_one(3)
     assert [r.output for r in await asyncio.gather(p1, p2, queued)] == [1, 2, 3]
-    assert g.registry.invoker.observations.active == 0
+    assert g.registry._invoker.observations.active == 0
 
 
 async def test_AS_OBS_003_timeout_and_cancellation_release_slots() -> None:
@@ -611,8 +611,8 @@ async def test_AS_OBS_003_timeout_and_cancellation_release_slots() -> None:
     assert (await cancelled).code == "CANCELLED"
     await g.settle_one(7)  # the timed-out and cancelled reads were stopped: only queued waits
     assert (await queued).ok
-    assert g.registry.invoker.observations.active == 0
-    assert g.registry.invoker.observations.queued == 0
+    assert g.registry._invoker.observations.active == 0
+    assert g.registry._invoker.observations.queued == 0
 
 
 async def test_AS_OBS_003_disposal_drains_queues_as_cancelled() -> None:
@@ -620,7 +620,7 @@ async def test_AS_OBS_003_disposal_drains_queues_as_cancelled() -> None:
     running = [g.observe(A), g.observe(A)]
     queued = g.observe(A)
     await spin()
-    g.registry.dispose()
+    g.registry.close()
     await spin()
     assert (await queued).code == "CANCELLED"
     assert all(r.code == "CANCELLED" for r in await asyncio.gather(*running))

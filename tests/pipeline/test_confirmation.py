@@ -18,8 +18,8 @@ from agent_surface import (
     MemoryAuditSink,
     require_confirmation,
 )
-from agent_surface.core import confirmation as confirmation_module
-from agent_surface.core.jsonvalue import canonical_json, digest
+from agent_surface._core.jsonvalue import canonical_json, digest
+from agent_surface._core.pipeline import confirmation as confirmation_module
 
 from .helpers import (
     A,

@@ -7,8 +7,8 @@ import typing
 
 import pytest
 
-from agent_surface import CapabilityError
-from agent_surface.core.errors import ERROR_MATRIX, ErrorCode, Retry, error
+from agent_surface import ErrorPayload
+from agent_surface._core.errors import ERROR_MATRIX, ErrorCode, Retry, error
 
 from .helpers import RETRY_VALUES, load_reference
 
@@ -54,9 +54,9 @@ def test_AS_ERR_001_expected_retry_protocol_steps_are_never_cacheable() -> None:
 
 def test_AS_ERR_001_capability_error_enforces_the_matrix() -> None:
     with pytest.raises(ValueError, match="unknown error code"):
-        CapabilityError("NOPE", "x", "no")  # type: ignore[arg-type]
+        ErrorPayload("NOPE", "x", "no")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="not allowed"):
-        CapabilityError("TIMEOUT", "x", "after-refresh")
+        ErrorPayload("TIMEOUT", "x", "after-refresh")
     # error() defaults retry to the first allowed category and drops None details.
     made = error("EXECUTION_FAILED", "failed", reason="handler-error", transient=None)
     assert made.retry == "no"

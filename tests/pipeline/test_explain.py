@@ -213,7 +213,7 @@ def test_AS_EXPLAIN_003_refuses_foreign_or_disposed_registries() -> None:
     with pytest.raises(TypeError):
         explain_surface(object())  # type: ignore[arg-type]
     registry = table()
-    registry.dispose()
+    registry.close()
     with pytest.raises(RuntimeError, match="disposed"):
         explain_surface(registry)
 
@@ -258,7 +258,7 @@ print(json.dumps({
     assert report["explain_loaded"] is False
     assert report["root_names"] == []
     assert "agent_surface.toolset" in report["loaded"]
-    assert "agent_surface.core.registry" in report["loaded"]
+    assert "agent_surface._core.registry.registry" in report["loaded"]
 
 
 def test_AS_EXPLAIN_004_no_module_imports_explain_statically() -> None:

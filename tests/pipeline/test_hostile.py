@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from agent_surface import (
     ActionContract,
     AgentComponent,
-    AgentSurfaceError,
+    CapabilityFailure,
     ComponentContract,
     Invocation,
     Limits,
@@ -26,7 +26,7 @@ from agent_surface import (
     action,
     observation,
 )
-from agent_surface.core.errors import error
+from agent_surface._core.errors import error
 
 from .helpers import (
     IDS_INPUT,
@@ -324,7 +324,7 @@ async def test_async_handler_exception_is_sanitized_execution_failed() -> None:
 )
 async def test_handler_agent_surface_error_is_relayed_verbatim(raised: Any) -> None:
     def refuse(value: Any, ctx: Any) -> None:
-        raise AgentSurfaceError(raised)
+        raise CapabilityFailure(raised)
 
     registry, box = faulty_registry(refuse)
     result = await registry.invoke(RUN)

@@ -295,7 +295,7 @@ async def test_AS_IDENT_006_terminal_errors_are_cached() -> None:
     first = await registry.invoke(bad)
     assert first.code == "INVALID_INPUT"
     assert await registry.invoke(bad) == first
-    assert len(registry.invoker.dedupe) == 1
+    assert len(registry._invoker.dedupe) == 1
 
 
 # --------------------------------------------------------------------------- AS-BOUND-002
@@ -311,7 +311,7 @@ async def test_AS_BOUND_002_dedupe_evicts_oldest_terminal_first_at_the_size_cap(
     await bump("i2")
     await bump("i3")  # evicts i1
     assert counter.executions == 3
-    assert len(registry.invoker.dedupe) == 2
+    assert len(registry._invoker.dedupe) == 2
     await bump("i1")  # a new attempt
     assert counter.executions == 4
     await bump("i3")  # still cached

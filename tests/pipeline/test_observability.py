@@ -10,17 +10,17 @@ import pytest
 
 from agent_surface import (
     ActionContract,
+    AgentSurfaceRegistry,
     AuditEvent,
     ComponentContract,
-    ManualClock,
     MemoryAuditSink,
     ObservationContract,
-    RegistryDisposedError,
+    RegistryClosedError,
     compile_manifest,
     console_audit_sink,
     create_capability_authority,
-    create_registry,
 )
+from agent_surface.testing import ManualClock
 
 from .helpers import (
     A,
@@ -136,7 +136,7 @@ async def test_AS_OBSV_002_development_registry_audits_on_stderr_only(
 ) -> None:
     contract = devices_table()
     authority = create_capability_authority(compile_manifest([contract]))
-    registry = create_registry(authority=authority, environment="development", clock=ManualClock())
+    registry = AgentSurfaceRegistry(authority=authority, environment="development", clock=ManualClock())
     registry.register(bind_table(contract, DevicesState()))
     await registry.invoke({"capabilityId": SELECT, "input": {"ids": ["d1"]}})
     out, err = capsys.readouterr()
@@ -291,7 +291,7 @@ async def test_dispose_settles_in_flight_drains_queues_and_expires_confirmations
     await spin()
     assert (running_gate.entered, queued_gate.entered, read_gate.entered) == (1, 0, 1)
 
-    registry.dispose()
+    registry.close()
     assert [e["outcome"] for e in events.of("confirmation-resolved")] == ["expired"]
     assert await asyncio.wait_for(waiting, 1) == "expired"
     for future in (in_flight, queued, reading):
@@ -304,9 +304,9 @@ async def test_dispose_settles_in_flight_drains_queues_and_expires_confirmations
         "CANCELLED",
         "CONFIRMATION_REQUIRED",
     ]  # the observation is audit level "none"
-    assert len(registry.invoker.actions) == 0 and registry.invoker.observations.queued == 0
-    registry.dispose()  # idempotent
-    with pytest.raises(RegistryDisposedError):
+    assert len(registry._invoker.actions) == 0 and registry._invoker.observations.queued == 0
+    registry.close()  # idempotent
+    with pytest.raises(RegistryClosedError):
         await registry.invoke({"capabilityId": "view:conf.teardown.run", "input": {}})
     # Late handler completions are only audited.
     running_gate.release_all()

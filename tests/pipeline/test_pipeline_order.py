@@ -13,13 +13,13 @@ import pytest
 from agent_surface import (
     ActionContext,
     AgentComponent,
-    AgentSurfaceError,
+    CapabilityFailure,
     Policy,
     PolicyContext,
     PreconditionFailure,
     action,
 )
-from agent_surface.core.errors import error
+from agent_surface._core.errors import error
 
 from .helpers import (
     A,
@@ -110,7 +110,7 @@ async def test_AS_INVOKE_001_authorize_refusal_stops_before_input_is_parsed() ->
         name = "deny"
 
         def on_authorize(self, ctx: PolicyContext) -> None:
-            raise AgentSurfaceError(error("NOT_AUTHORIZED", "Not permitted.", origin="client"))
+            raise CapabilityFailure(error("NOT_AUTHORIZED", "Not permitted.", origin="client"))
 
     registry, _state, calls = procedure_setup(registry_policies=(Deny(),))
     # Even malformed input is not looked at: authorization wins (phase 4 before phase 5).
@@ -388,7 +388,7 @@ async def test_executor_typed_server_error_is_relayed() -> None:
     registry, _state, _calls = procedure_setup()
 
     async def executor(cid: str, value: Any, ctx: ActionContext) -> Any:
-        raise AgentSurfaceError(error("NOT_AUTHORIZED", "The server refused this call.", origin="server"))
+        raise CapabilityFailure(error("NOT_AUTHORIZED", "The server refused this call.", origin="server"))
 
     registry.set_procedure_executor(executor)
     result = await registry.invoke({"capabilityId": "domain:devices.disable", "input": {}})
@@ -447,7 +447,7 @@ class Editor(AgentComponent, type="conf.editor", description="An editor with a p
         if title == "boom":
             raise RuntimeError("precondition bug with secret path /srv/x")
         if title == "typed":
-            raise AgentSurfaceError(error("PRECONDITION_FAILED", "Title is taken.", reason="duplicate-title"))
+            raise CapabilityFailure(error("PRECONDITION_FAILED", "Title is taken.", reason="duplicate-title"))
         return None
 
 

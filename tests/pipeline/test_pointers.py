@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from agent_surface import ActionContract, ComponentContract, schema_from_json, schema_from_type
-from agent_surface.core.jsonvalue import NotJsonError, to_json_value
-from agent_surface.core.pointer import json_pointer
-from agent_surface.core.schema import Invalid
+from agent_surface._core.jsonvalue import NotJsonError, to_json_value
+from agent_surface._core.pointer import json_pointer
+from agent_surface._core.schemas.schema import Invalid
 
 from .helpers import make_registry
 
@@ -89,7 +89,7 @@ HAND_BUILT = (
 )
 ESCAPING = re.compile(r"""replace\(\s*["']~["']\s*,\s*["']~0["']\s*\)""")
 # NotJsonError.pointer (jsonvalue.py) predates the helper; it is checked against it above.
-ESCAPING_ALLOWED = {"core/pointer.py", "core/jsonvalue.py"}
+ESCAPING_ALLOWED = {"_core/pointer.py", "_core/jsonvalue.py"}
 
 
 def test_no_module_builds_json_pointers_by_hand() -> None:

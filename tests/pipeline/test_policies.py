@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent_surface import (
-    AgentSurfaceError,
+    CapabilityFailure,
     Consumer,
     Decision,
     MemoryAuditSink,
@@ -21,7 +21,7 @@ from agent_surface import (
     rate_limit,
     tenant_boundary,
 )
-from agent_surface.core.errors import error
+from agent_surface._core.errors import error
 
 from .helpers import (
     A,
@@ -357,7 +357,7 @@ async def test_policy_errors_raised_by_custom_gates_are_relayed() -> None:
         name = "quota"
 
         def on_authorize(self, ctx: PolicyContext) -> None:
-            raise AgentSurfaceError(
+            raise CapabilityFailure(
                 error("RATE_LIMITED", "Daily quota used up.", reason="rate", retryAfterMs=3_600_000)
             )
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_surface import ActionContract, ComponentContract, ObservationContract
-from agent_surface.core.errors import surface_shut_down
+from agent_surface._core.errors import surface_shut_down
 
 from .helpers import Gate, assert_matrix_compliant, make_registry, spin
 
@@ -37,7 +37,7 @@ async def test_disposal_answers_running_and_queued_calls_with_the_shut_down_erro
     reading = asyncio.ensure_future(registry.invoke({"capabilityId": "view:stop.widget.peek"}))
     await spin()
     assert gate.entered == 1 and read_gate.entered == 1
-    registry.dispose()
+    registry.close()
     expected = surface_shut_down()
     assert (expected.code, expected.retry) == ("CANCELLED", "no")
     for future in (running, queued, reading):
@@ -54,4 +54,4 @@ def test_the_shut_down_answer_is_built_in_one_place() -> None:
         for path in sorted(SRC.rglob("*.py"))
         if "shut down" in path.read_text(encoding="utf-8").lower()
     ]
-    assert spelled == ["core/errors.py"]
+    assert spelled == ["_core/errors.py"]

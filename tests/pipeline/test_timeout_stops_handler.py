@@ -11,9 +11,15 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_surface import ActionContract, AgentSurfaceRegistry, CancelSignal, ComponentContract, ManualClock
-from agent_surface.core.clock import SystemClock
-from agent_surface.core.pipeline import HANDLER_STOP_GRACE
+from agent_surface import (
+    ActionContract,
+    AgentSurfaceRegistry,
+    CancelSignal,
+    ComponentContract,
+)
+from agent_surface._core.clock import SystemClock
+from agent_surface._core.pipeline import HANDLER_STOP_GRACE
+from agent_surface.testing import ManualClock
 
 from .helpers import advance, assert_matrix_compliant, details_of, make_registry, spin
 

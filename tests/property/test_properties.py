@@ -18,10 +18,10 @@ from agent_surface import (
     ObservationContract,
     compile_manifest,
 )
-from agent_surface.core.ids import MAX_ID_LENGTH, CapabilityId, format_capability_id, parse_capability_id
-from agent_surface.core.jsonvalue import canonical_json, digest
-from agent_surface.core.registry import AgentSurfaceRegistry, RegistrationHandle
-from agent_surface.core.schema import MAX_SCHEMA_DEPTH, check_schema_subset
+from agent_surface._core.ids import MAX_ID_LENGTH, CapabilityId, format_capability_id, parse_capability_id
+from agent_surface._core.jsonvalue import canonical_json, digest
+from agent_surface._core.registry.registry import AgentSurfaceRegistry, RegistrationHandle
+from agent_surface._core.schemas.schema import MAX_SCHEMA_DEPTH, check_schema_subset
 
 from ..support import devices_contract, disable_procedure, registry_for
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 
+from agent_surface._core.errors import ERROR_MATRIX
 from agent_surface.bridge.wire import call_url
-from agent_surface.core.errors import ERROR_MATRIX
 
 _ids = itertools.count(1)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,16 +19,15 @@ from agent_surface import (
     Consumer,
     Invocation,
     InvocationResult,
-    ManualClock,
     ObservationContract,
     ProcedureContract,
     RegistrationHandle,
-    compile_manifest,
-    create_capability_authority,
-    create_registry,
 )
-from agent_surface.core.events import SurfaceEvent
-from agent_surface.toolset import AgentTool, AgentToolset, create_agent_toolset
+from agent_surface._core.events import SurfaceEvent
+from agent_surface.testing import ManualClock
+from agent_surface.toolset import AgentTool, AgentToolset
+
+from ..support import make_registry
 
 CONSUMER = Consumer("copilot-panel", "embedded")
 
@@ -138,13 +137,6 @@ def bind_devices(
     )
 
 
-def registry_over(contracts: Iterable[Any], **options: Any) -> AgentSurfaceRegistry:
-    """A test registry whose authority approves exactly ``contracts`` (manual clock by default)."""
-    options.setdefault("environment", "test")
-    options.setdefault("clock", ManualClock())
-    authority = create_capability_authority(compile_manifest(list(contracts)))
-    return create_registry(authority=authority, **options)
-
 
 class ExecutorLog:
     """A procedure executor that records what reached the server."""
@@ -175,7 +167,7 @@ def devices_surface(
 ) -> Devices:
     """One devices table (``default``) referencing the destructive disable procedure."""
     clock = registry_options.setdefault("clock", ManualClock())
-    registry = registry_over(
+    registry = make_registry(
         [devices_contract(), disable_contract(), devices_contract("aux.panel")], **registry_options
     )
     server = ExecutorLog()
@@ -196,7 +188,7 @@ def toolset_for(registry: AgentSurfaceRegistry, **options: Any) -> AgentToolset:
     options.setdefault("consumer", CONSUMER)
     if "topology" not in options and "confirmations" not in options:
         options["topology"] = "embedded"
-    return create_agent_toolset(registry, **options)
+    return AgentToolset(registry, **options)
 
 
 def tool(toolset: AgentToolset, name: str) -> AgentTool:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_surface import Limits
-from agent_surface.core.invocation import InvocationResult
+from agent_surface._core.pipeline.invocation import InvocationResult
 
 from .helpers import (
     Devices,
@@ -151,7 +151,7 @@ async def test_AS_TOPO_003_dispose_mid_wait_returns_the_original_confirmation_re
     task = asyncio.ensure_future(tool(toolset, DISABLE).execute({"reason": "x"}, tool_call_id="call_4"))
     (pending,) = await until_pending(surface.registry)
 
-    toolset.dispose()
+    toolset.close()
     result = await settle(task)
     assert error_code(result) == "CONFIRMATION_REQUIRED"
     assert details(result)["confirmationId"] == pending.confirmation_id
@@ -174,7 +174,7 @@ async def test_AS_TOPO_003_dispose_settles_every_waiting_call() -> None:
         for reason in ("a", "b", "c")
     ]
     await until_pending(surface.registry, 3)
-    toolset.dispose()
+    toolset.close()
     results = [await settle(t) for t in tasks]
     assert [error_code(r) for r in results] == ["CONFIRMATION_REQUIRED"] * 3
     assert surface.server.calls == []
@@ -184,7 +184,7 @@ async def test_AS_TOPO_003_a_disposed_toolset_does_not_start_new_waits() -> None
     surface = devices_surface(selected=["d1"])
     toolset = toolset_for(surface.registry, topology="embedded")
     disable = tool(toolset, DISABLE)
-    toolset.dispose()
+    toolset.close()
     result = await settle(asyncio.ensure_future(disable.execute({"reason": "x"}, tool_call_id="late")))
     assert error_code(result) == "CONFIRMATION_REQUIRED"
     assert surface.server.calls == []
@@ -194,7 +194,7 @@ async def test_registry_dispose_mid_wait_settles_the_call_without_executing() ->
     surface = devices_surface(selected=["d1"])
     task = start(surface, topology="embedded")
     await until_pending(surface.registry)
-    surface.registry.dispose()
+    surface.registry.close()
     result = await settle(task)
     assert not result.ok
     assert result.invocation_id == "call_disable"

@@ -20,7 +20,7 @@ from agent_surface import (
     Policy,
     PolicyContext,
 )
-from agent_surface.core.invocation import InvocationResult
+from agent_surface._core.pipeline.invocation import InvocationResult
 from agent_surface.toolset import AgentTool, ToolState, capability_state, describe_prefix
 
 from .helpers import (
@@ -31,8 +31,8 @@ from .helpers import (
     definitions,
     devices_contract,
     devices_surface,
+    make_registry,
     plain,
-    registry_over,
     tool,
     toolset_for,
 )
@@ -108,7 +108,7 @@ def test_an_action_with_required_confirmation_says_so_in_its_description() -> No
             "discardDraft": ActionContract("Discard the draft", effect="navigation", confirmation="required")
         },
     )
-    registry = registry_over([contract])
+    registry = make_registry([contract])
     registry.register(contract.bind(actions={"discardDraft": lambda value, ctx: None}))
     (only,) = toolset_for(registry).tools()
     assert only.name == "view_drafts__editor__discardDraft"
@@ -131,7 +131,7 @@ class _Disable(Policy):
 
 def test_hidden_capabilities_have_no_tool_and_disabled_ones_keep_theirs() -> None:
     contract = devices_contract()
-    registry = registry_over([contract])
+    registry = make_registry([contract])
     state = DevicesState()
     registry.register(
         contract.bind(

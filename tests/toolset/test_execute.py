@@ -14,8 +14,8 @@ import pytest
 
 from agent_surface import (
     ActionBinding,
-    AgentSurfaceError,
-    CapabilityError,
+    CapabilityFailure,
+    ErrorPayload,
     Invocation,
     PreconditionFailure,
 )
@@ -30,7 +30,7 @@ from .helpers import (
     devices_surface,
     disable_contract,
     error_code,
-    registry_over,
+    make_registry,
     tool,
     toolset_for,
 )
@@ -106,7 +106,7 @@ async def test_AS_ADAPTER_001_reusing_a_tool_call_id_for_another_request_conflic
 
 
 async def test_AS_ADAPTER_001_the_catalog_refreshes_per_version_with_one_tool_per_instance() -> None:
-    registry = registry_over([devices_contract()])
+    registry = make_registry([devices_contract()])
     main, comparison = DevicesState(), DevicesState()
     registry.register(bind_devices(devices_contract(), main, "main"))
     toolset = toolset_for(registry)
@@ -175,7 +175,7 @@ async def test_AS_ADAPTER_001_a_destructive_tool_from_an_older_catalog_fails_clo
 async def test_AS_ADAPTER_001_execute_never_raises_after_registry_dispose() -> None:
     surface = devices_surface()
     select = tool(toolset_for(surface.registry), SELECT)
-    surface.registry.dispose()
+    surface.registry.close()
     result = await select.execute({"ids": ["d1"]}, tool_call_id="call_after")
     assert not result.ok
     assert result.invocation_id == "call_after"
@@ -202,7 +202,7 @@ async def test_AS_ADAPTER_001_execute_never_raises_when_the_registry_misbehaves(
 
 async def test_AS_ADAPTER_001_a_failing_handler_is_a_result_not_an_exception() -> None:
     contract = devices_contract()
-    registry = registry_over([contract])
+    registry = make_registry([contract])
 
     def crash(value: Any, ctx: Any) -> None:
         raise ValueError("secret internals")
@@ -221,14 +221,14 @@ async def test_AS_ADAPTER_001_a_failing_handler_is_a_result_not_an_exception() -
 # --------------------------------------------------------------------------- AS-ADAPTER-002
 
 
-def _refusing_registry(err: CapabilityError) -> tuple[Any, DevicesState]:
+def _refusing_registry(err: ErrorPayload) -> tuple[Any, DevicesState]:
     contract = devices_contract()
-    registry = registry_over([contract])
+    registry = make_registry([contract])
     state = DevicesState()
 
     def refuse(value: Any, ctx: Any) -> None:
         state.calls.append(("selectRows", value))
-        raise AgentSurfaceError(err)
+        raise CapabilityFailure(err)
 
     registry.register(
         contract.bind(
@@ -242,20 +242,20 @@ def _refusing_registry(err: CapabilityError) -> tuple[Any, DevicesState]:
 @pytest.mark.parametrize(
     "err",
     [
-        CapabilityError(
+        ErrorPayload(
             "PRECONDITION_FAILED",
             "Row d1 is locked by another user.",
             "after-refresh",
             {"reason": "locked", "lockedBy": "u-42", "rows": ["d1"]},
         ),
-        CapabilityError(
+        ErrorPayload(
             "RATE_LIMITED", "Slow down.", "after-delay", {"reason": "quota", "retryAfterMs": 1500}
         ),
-        CapabilityError("EXECUTION_FAILED", "Upstream hiccup.", "after-delay", {"transient": True}),
+        ErrorPayload("EXECUTION_FAILED", "Upstream hiccup.", "after-delay", {"transient": True}),
     ],
     ids=lambda e: e.code,
 )
-async def test_AS_ADAPTER_002_error_envelopes_are_relayed_losslessly(err: CapabilityError) -> None:
+async def test_AS_ADAPTER_002_error_envelopes_are_relayed_losslessly(err: ErrorPayload) -> None:
     registry, state = _refusing_registry(err)
     result = await tool(toolset_for(registry), SELECT).execute({"ids": ["d1"]}, tool_call_id="call_err")
     assert result.error is not None
@@ -269,7 +269,7 @@ async def test_AS_ADAPTER_002_error_envelopes_are_relayed_losslessly(err: Capabi
 
 async def test_AS_ADAPTER_002_validation_issues_and_preconditions_survive_the_toolset() -> None:
     contract = devices_contract()
-    registry = registry_over([contract])
+    registry = make_registry([contract])
     registry.register(
         contract.bind(
             observations={"readState": lambda ctx: {"selectedIds": []}},
@@ -402,8 +402,8 @@ def test_unsubscribe_and_dispose_stop_notifications() -> None:
     unsubscribe()  # idempotent
     surface.handle.update(availability={"selectRows": False})
     assert len(kept) == 1 and dropped == []
-    toolset.dispose()
-    toolset.dispose()  # idempotent
+    toolset.close()
+    toolset.close()  # idempotent
     surface.handle.update(availability={"selectRows": None})
     assert len(kept) == 1
 
@@ -414,7 +414,7 @@ def test_dispose_releases_the_registry_subscription() -> None:
     assert not bus.has_listeners
     toolset = toolset_for(surface.registry)
     assert bus.has_listeners
-    toolset.dispose()
+    toolset.close()
     assert not bus.has_listeners
 
 
@@ -431,7 +431,7 @@ def test_wire_name_map_covers_the_catalog_tools_returned() -> None:
 
 
 def test_procedure_references_from_several_components_get_distinct_tools() -> None:
-    registry = registry_over([devices_contract(), devices_contract("aux.panel"), disable_contract()])
+    registry = make_registry([devices_contract(), devices_contract("aux.panel"), disable_contract()])
     registry.set_procedure_executor(lambda cid, value, ctx: {"disabled": 0})
     a, b = DevicesState(["d1"]), DevicesState(["d2"])
     registry.register(bind_devices(devices_contract(), a, "main", procedure=disable_contract()))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_surface import ActionContract, Budget, ComponentContract, Invocation
-from agent_surface.core.invocation import InvocationResult
+from agent_surface._core.pipeline.invocation import InvocationResult
 from agent_surface.toolset import AgentToolset
 from agent_surface.toolset.meta import intersect_scope
 
@@ -30,8 +30,8 @@ from .helpers import (
     devices_surface,
     disable_contract,
     error_code,
+    make_registry,
     output_of,
-    registry_over,
     settle,
     tool,
     toolset_for,
@@ -73,7 +73,7 @@ def disabled_count(capability_id: str, value: Any, ctx: Any) -> dict[str, Any]:
 
 
 def two_instances(*extra: Any) -> tuple[Any, DevicesState, DevicesState]:
-    registry = registry_over([devices_contract(), disable_contract(), *extra])
+    registry = make_registry([devices_contract(), disable_contract(), *extra])
     registry.set_procedure_executor(disabled_count)
     a, b = DevicesState(["a1"]), DevicesState(["b1"])
     registry.register(bind_devices(devices_contract(), a, "a", procedure=disable_contract()))
@@ -111,9 +111,9 @@ async def test_the_verbs_discover_read_and_act() -> None:
 
 
 def test_AS_META_005_the_tool_block_does_not_grow_with_the_catalog() -> None:
-    one = registry_over([devices_contract()])
+    one = make_registry([devices_contract()])
     one.register(bind_devices(devices_contract(), DevicesState(), "w0"))
-    many = registry_over([devices_contract()])
+    many = make_registry([devices_contract()])
     for i in range(200):
         many.register(bind_devices(devices_contract(), DevicesState(), f"w{i}"))
     assert len(many.snapshot().components) == 200
@@ -133,7 +133,7 @@ def test_AS_META_005_the_tool_block_is_byte_stable_across_mounts_and_toolsets() 
     assert block(toolset) == before
     handle.unregister()
     assert block(toolset) == before
-    assert block(meta(registry_over([devices_contract()]), topology="remote")) == before
+    assert block(meta(make_registry([devices_contract()]), topology="remote")) == before
 
 
 def test_AS_META_005_meta_subscribers_are_never_notified() -> None:
@@ -269,7 +269,7 @@ async def test_AS_META_008_a_string_schema_receives_the_string_unparsed(
         description="A note being edited",
         actions={"setBody": ActionContract("Replace the note body", input={"type": "string"})},
     )
-    registry = registry_over([notes], environment="development")
+    registry = make_registry([notes], environment="development")
     received: list[Any] = []
     registry.register(notes.bind(actions={"setBody": lambda value, ctx: received.append(value)}))
     body = '{"ids": ["d1"]}'  # a JSON object is a perfectly good note body
@@ -372,7 +372,7 @@ async def test_AS_META_006_refused_prefixes_are_marked() -> None:
 
 
 async def test_AS_META_006_honoured_requests_and_empty_surfaces_carry_no_marker() -> None:
-    empty = meta(registry_over([devices_contract()]), scope=["devices"])
+    empty = meta(make_registry([devices_contract()]), scope=["devices"])
     nothing = await call(empty, "surface_discover", {"scope": ["devices.table"]})
     assert types_of(nothing) == [] and rejected_of(nothing) is None
 
@@ -626,7 +626,7 @@ async def test_AS_ADAPTER_001_meta_verbs_never_raise_after_registry_dispose(verb
     surface = devices_surface()
     toolset = meta(surface.registry)
     verbs = {t.name: t for t in toolset.tools()}
-    surface.registry.dispose()
+    surface.registry.close()
     result = await verbs[verb].execute(args, tool_call_id="after")
     assert not result.ok
     assert result.invocation_id == "after"

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 from agent_surface import Budget, Consumer
-from agent_surface.toolset import AgentToolset, create_agent_toolset
+from agent_surface.toolset import AgentToolset
 
 from .helpers import CONSUMER, devices_surface
 
 
 def make(**options: Any) -> AgentToolset:
     options.setdefault("consumer", CONSUMER)
-    return create_agent_toolset(devices_surface().registry, **options)
+    return AgentToolset(devices_surface().registry, **options)
 
 
 @pytest.mark.parametrize("mode", ["direct", "meta"])
@@ -31,7 +31,7 @@ def test_AS_TOPO_001_the_refusal_registers_nothing_on_the_registry() -> None:
     surface = devices_surface()
     version = surface.registry.version
     with pytest.raises(ValueError):
-        create_agent_toolset(surface.registry, consumer=CONSUMER)
+        AgentToolset(surface.registry, consumer=CONSUMER)
     assert surface.registry.version == version
 
 
@@ -88,6 +88,6 @@ def test_mode_defaults_to_direct() -> None:
 def test_the_consumer_must_be_a_consumer_identity() -> None:
     surface = devices_surface()
     with pytest.raises(TypeError):
-        create_agent_toolset(surface.registry, consumer={"id": "copilot"}, topology="embedded")  # type: ignore[arg-type]
+        AgentToolset(surface.registry, consumer={"id": "copilot"}, topology="embedded")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        create_agent_toolset(object(), consumer=Consumer("copilot"), topology="embedded")  # type: ignore[arg-type]
+        AgentToolset(object(), consumer=Consumer("copilot"), topology="embedded")  # type: ignore[arg-type]

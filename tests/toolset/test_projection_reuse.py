@@ -17,7 +17,7 @@ from agent_surface import (
 )
 from agent_surface.toolset import AgentTool
 
-from .helpers import registry_over, toolset_for
+from .helpers import make_registry, toolset_for
 
 OUT = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
 SHARED = ProcedureContract(
@@ -42,7 +42,7 @@ def state(tools: list[AgentTool]) -> dict[str, bool]:
 
 
 def test_unchanged_surface_gives_equal_catalogs_to_every_toolset() -> None:
-    registry = registry_over(CONTRACTS.values())
+    registry = make_registry(CONTRACTS.values())
     registry.register(
         CONTRACTS["devices.table"].bind(instance_id="t1", observations={"count": lambda ctx: {"n": 1}})
     )
@@ -53,7 +53,7 @@ def test_unchanged_surface_gives_equal_catalogs_to_every_toolset() -> None:
 
 
 def test_a_pushed_state_change_reaches_the_next_catalog() -> None:
-    registry = registry_over(CONTRACTS.values())
+    registry = make_registry(CONTRACTS.values())
     handle = registry.register(
         CONTRACTS["devices.table"].bind(instance_id="t1", observations={"count": lambda ctx: {"n": 1}})
     )
@@ -71,7 +71,7 @@ def test_a_pushed_state_change_reaches_the_next_catalog() -> None:
 
 
 def test_when_drift_without_a_version_bump_reaches_the_next_catalog() -> None:
-    registry = registry_over(CONTRACTS.values())
+    registry = make_registry(CONTRACTS.values())
     open_ = [True]
     registry.register(
         CONTRACTS["devices.table"].bind(
@@ -93,7 +93,7 @@ class _HideFromPanel(Policy):
 
 
 def test_consumers_of_one_surface_version_get_their_own_catalogs() -> None:
-    registry = registry_over(CONTRACTS.values())
+    registry = make_registry(CONTRACTS.values())
     registry.register(
         CONTRACTS["devices.table"].bind(
             instance_id="t1",
@@ -109,7 +109,7 @@ def test_consumers_of_one_surface_version_get_their_own_catalogs() -> None:
 
 
 def test_registrations_change_the_names_and_targets() -> None:
-    registry = registry_over(CONTRACTS.values())
+    registry = make_registry(CONTRACTS.values())
     registry.register(
         CONTRACTS["devices.table"].bind(instance_id="t1", observations={"count": lambda ctx: {"n": 1}})
     )
@@ -127,7 +127,7 @@ def test_registrations_change_the_names_and_targets() -> None:
 
 
 def shared_catalog(order: tuple[str, ...]) -> dict[str, tuple[str, str]]:
-    registry = registry_over([*CONTRACTS.values(), SHARED])
+    registry = make_registry([*CONTRACTS.values(), SHARED])
     registry.set_procedure_executor(lambda cid, value, ctx: {"n": 0})
     for type_ in order:
         binding = CONTRACTS[type_].bind(
@@ -156,7 +156,7 @@ def test_a_procedure_shared_across_types_with_one_instance_id_is_named_independe
 
 
 def test_one_toolset_reuses_its_tools_until_the_catalog_changes() -> None:
-    registry = registry_over(CONTRACTS.values())
+    registry = make_registry(CONTRACTS.values())
     handle = registry.register(
         CONTRACTS["devices.table"].bind(instance_id="t1", observations={"count": lambda ctx: {"n": 1}})
     )

@@ -25,7 +25,7 @@ from agent_surface import (
 from agent_surface.toolset import AgentTool
 from agent_surface.wire_names import decode_wire_name
 
-from .helpers import DevicesState, bind_devices, devices_contract, output_of, registry_over, toolset_for
+from .helpers import DevicesState, bind_devices, devices_contract, make_registry, output_of, toolset_for
 
 PROVIDER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 PROPERTY = settings(
@@ -68,7 +68,7 @@ def references_shared(type_: str) -> bool:
 
 
 def build(components: list[tuple[str, str]]) -> AgentSurfaceRegistry:
-    registry = registry_over([*(contract_for(t) for t in TYPES), shared_procedure()])
+    registry = make_registry([*(contract_for(t) for t in TYPES), shared_procedure()])
     registry.set_procedure_executor(lambda cid, value, ctx: {"reg": ctx.registration_id})
     for type_, instance in components:
         procedures = (shared_procedure().reference(),) if references_shared(type_) else ()
@@ -163,7 +163,7 @@ def test_AS_WIRE_004_to_007_emitted_catalogs_are_safe_unique_ordered_and_reversi
 
 
 def test_AS_WIRE_005_names_are_stable_across_snapshots_of_the_same_catalog() -> None:
-    registry = registry_over([devices_contract()])
+    registry = make_registry([devices_contract()])
     for instance in ("main", "comparison"):
         registry.register(bind_devices(devices_contract(), DevicesState(), instance))
     toolset = toolset_for(registry)
@@ -173,7 +173,7 @@ def test_AS_WIRE_005_names_are_stable_across_snapshots_of_the_same_catalog() -> 
 
 
 def test_AS_WIRE_006_repeated_instances_are_qualified_with_at() -> None:
-    registry = registry_over([devices_contract()])
+    registry = make_registry([devices_contract()])
     for instance in ("main", "comparison"):
         registry.register(bind_devices(devices_contract(), DevicesState(), instance))
     names = sorted(t.name for t in toolset_for(registry).tools())
@@ -195,7 +195,7 @@ def test_AS_WIRE_004_long_ids_are_shortened_and_still_reversible() -> None:
 
 
 def test_AS_WIRE_007_the_map_is_the_catalog_s_own() -> None:
-    registry = registry_over([devices_contract()])
+    registry = make_registry([devices_contract()])
     registry.register(bind_devices(devices_contract(), DevicesState(), "main"))
     toolset = toolset_for(registry)
     single = dict(toolset.wire_name_map())
@@ -209,7 +209,7 @@ def test_AS_WIRE_007_the_map_is_the_catalog_s_own() -> None:
 
 
 def test_the_map_is_empty_for_an_empty_catalog_and_in_meta_mode() -> None:
-    registry = registry_over([devices_contract()])
+    registry = make_registry([devices_contract()])
     assert toolset_for(registry).wire_name_map() == {}
     registry.register(bind_devices(devices_contract(), DevicesState()))
     assert toolset_for(registry, mode="meta").wire_name_map() == {}

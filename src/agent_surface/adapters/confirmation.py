@@ -10,13 +10,13 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ..core.confirmation import PendingConfirmation
-from ..core.consumer import Consumer
-from ..core.context import CancelSignal
-from ..core.errors import error
-from ..core.invocation import Invocation, InvocationResult
-from ..core.pipeline.failures import confirmation_invalid
-from ..core.registry import AgentSurfaceRegistry
+from .._core.consumer import Consumer
+from .._core.contracts.context import CancelSignal
+from .._core.errors import error
+from .._core.pipeline.confirmation import PendingConfirmation
+from .._core.pipeline.failures import confirmation_invalid
+from .._core.pipeline.invocation import Invocation, InvocationResult
+from .._core.registry.registry import AgentSurfaceRegistry
 from .model_context import ToolCall
 
 ConfirmHook = Callable[[PendingConfirmation, Any], Any]

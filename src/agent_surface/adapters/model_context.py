@@ -11,18 +11,21 @@ wraps it in an object with this interface (tests use fakes of each):
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ..core.context import CancelSignal
-from ..core.jsonvalue import JsonValue
+from .._core import page_services
+from .._core.contracts.context import CancelSignal
+from .._core.errors import AgentSurfaceError
+from .._core.jsonvalue import JsonValue
 
 Shape = Literal["abortable", "incremental", "provide"]
 UserInteraction = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
 
 
-class ModelContextError(Exception):
+class ModelContextError(AgentSurfaceError):
     """The browser refused an operation (e.g. InvalidStateError for a duplicate name)."""
 
     def __init__(self, operation: str, name: str | None, kind: str, message: str) -> None:
@@ -47,7 +50,7 @@ ToolExecute = Callable[[JsonValue, ToolCall], Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True, slots=True)
-class WebMcpTool:
+class WebMCPTool:
     """A tool as handed to the browser layer. ``signature`` changes iff a re-registration is due."""
 
     name: str
@@ -63,7 +66,7 @@ class WebMcpTool:
 class ModelContext(Protocol):
     shape: Shape
 
-    async def register_tool(self, tool: WebMcpTool) -> None:
+    async def register_tool(self, tool: WebMCPTool) -> None:
         """Register one tool (abortable/incremental). Raise ModelContextError when refused."""
         ...
 
@@ -71,7 +74,7 @@ class ModelContext(Protocol):
         """Withdraw one tool (abortable: abort its signal; incremental: unregisterTool)."""
         ...
 
-    async def provide_context(self, tools: Sequence[WebMcpTool]) -> None:
+    async def provide_context(self, tools: Sequence[WebMCPTool]) -> None:
         """Replace the whole tool set (provide shape; also the fallback to clear)."""
         ...
 
@@ -82,3 +85,20 @@ class ModelContext(Protocol):
     def dispose(self) -> None:
         """Release whatever the wrapper holds (JS proxies)."""
         ...
+
+
+
+def detect_model_context() -> ModelContext | None:
+    """The browser's model context (found by the page layer), ``None`` without WebMCP or outside
+    a browser."""
+    detect = page_services.model_context_detector
+    if detect is not None:
+        found: ModelContext | None = detect()
+        return found
+    if sys.platform == "emscripten":
+        raise ModelContextError(
+            "detect", None, "NotConnected",
+            "the page layer is not loaded: import agent_surface.page (or agent_surface.browser) "
+            "before start(), or pass model_context=",
+        )
+    return None  # CPython: no browser, nothing to expose to

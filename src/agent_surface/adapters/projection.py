@@ -8,15 +8,15 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..catalog import CatalogEntry, Descriptor, Target, catalog_entries
-from ..core.descriptors import ProcedureDescriptor, Snapshot
-from ..core.errors import DefinitionError
-from ..core.invocation import InvocationResult
-from ..core.jsonvalue import canonical_json, thaw
-from ..core.kinds import READ_ONLY_EFFECTS
-from ..core.schema import inline_refs
+from .._catalog import CatalogEntry, Descriptor, Target, catalog_entries
+from .._core.contracts.kinds import READ_ONLY_EFFECTS
+from .._core.errors import DefinitionError
+from .._core.jsonvalue import canonical_json, thaw
+from .._core.pipeline.invocation import InvocationResult
+from .._core.registry.descriptors import ProcedureDescriptor, Snapshot
+from .._core.schemas.schema import inline_refs
 from ..wire_names import assign_wire_names
-from .model_context import ToolExecute, WebMcpTool
+from .model_context import ToolExecute, WebMCPTool
 
 if TYPE_CHECKING:  # meta mode only: direct mode never loads the toolset
     from ..toolset import AgentTool
@@ -79,7 +79,7 @@ class DirectProjection:
 
     def project(
         self, snapshot: Snapshot, shape: str, executor_for: Callable[[str], ToolExecute]
-    ) -> tuple[dict[str, WebMcpTool], dict[str, Target]]:
+    ) -> tuple[dict[str, WebMCPTool], dict[str, Target]]:
         """The tools to expose, by name, and the call target behind each name."""
         kept: list[tuple[CatalogEntry, str]] = []
         for entry in catalog_entries(snapshot):
@@ -87,7 +87,7 @@ class DirectProjection:
             if text is not None:
                 kept.append((entry, text))
         names = assign_wire_names(entry.wire for entry, _ in kept).names
-        tools: dict[str, WebMcpTool] = {}
+        tools: dict[str, WebMCPTool] = {}
         targets: dict[str, Target] = {}
         schemas: dict[tuple[str | None, str], dict[str, Any]] = {}
         for (entry, text), name in zip(kept, names, strict=True):
@@ -100,7 +100,7 @@ class DirectProjection:
             notes = annotations_for(descriptor, shape)
             title = title_for(descriptor, entry.component_type, entry.wire.qualifier)
             signature = canonical_json([name, title, description, wire_schema, notes, target.registration_id])
-            tools[name] = WebMcpTool(name, title, description, wire_schema, notes, executor_for(name), signature)
+            tools[name] = WebMCPTool(name, title, description, wire_schema, notes, executor_for(name), signature)
             targets[name] = target
         self._wire_schemas = schemas  # only what the current surface uses
         return tools, targets
@@ -142,15 +142,15 @@ class DirectProjection:
 
 def project_meta(
     tools: Sequence[AgentTool], executor_for: Callable[[AgentTool], ToolExecute]
-) -> dict[str, WebMcpTool]:
+) -> dict[str, WebMCPTool]:
     """The toolset's three meta verbs as WebMCP tools (they resolve targets on every call)."""
-    out: dict[str, WebMcpTool] = {}
+    out: dict[str, WebMCPTool] = {}
     for tool in tools:
         notes = {"readOnlyHint": tool.name != "surface_act"}
         schema = thaw(tool.input_schema)
         signature = canonical_json([tool.name, tool.description, schema, notes])
         title = tool.name.replace("_", " ").capitalize()
-        out[tool.name] = WebMcpTool(
+        out[tool.name] = WebMCPTool(
             tool.name, title, tool.description, schema, notes, executor_for(tool), signature
         )
     return out

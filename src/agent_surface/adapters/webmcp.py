@@ -14,21 +14,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..catalog import Descriptor, Target
-from ..core.consumer import Consumer
-from ..core.context import CancelSignal
-from ..core.errors import RegistryDisposedError, error, surface_shut_down
-from ..core.events import SurfaceEvent
-from ..core.ids import random_id
-from ..core.invocation import MISSING, Invocation, InvocationResult
-from ..core.jsonvalue import JsonValue
-from ..core.registry import AgentSurfaceRegistry
+from .._catalog import Descriptor, Target
+from .._core.consumer import Consumer
+from .._core.contracts.context import CancelSignal
+from .._core.deprecation import renamed, warn_renamed
+from .._core.errors import RegistryClosedError, error, surface_shut_down
+from .._core.events import SurfaceEvent
+from .._core.ids import random_id
+from .._core.jsonvalue import JsonValue
+from .._core.pipeline.invocation import MISSING, Invocation, InvocationResult
+from .._core.registry.registry import AgentSurfaceRegistry
 from .confirmation import ConfirmHook, InCallConfirmation
-from .model_context import ModelContext, ModelContextError, Shape, ToolCall, ToolExecute, WebMcpTool
+from .model_context import (
+    ModelContext,
+    ModelContextError,
+    Shape,
+    ToolCall,
+    ToolExecute,
+    WebMCPTool,
+    detect_model_context,
+)
 from .projection import Curation, DirectProjection, content, project_meta
 
 if TYPE_CHECKING:  # loaded in start() for meta mode: the default direct mode never needs it
@@ -42,16 +50,22 @@ __all__ = [
     "ModelContextError",
     "Shape",
     "ToolCall",
-    "WebMcpAdapter",
-    "WebMcpTool",
-    "create_webmcp_adapter",
+    "WebMCPAdapter",
+    "WebMCPTool",
 ]
 
 log = logging.getLogger("agent_surface.webmcp")
 
 
-class WebMcpAdapter:
-    """Create with ``create_webmcp_adapter``; ``await start(registry=..., consumer=...)``."""
+class WebMCPAdapter:
+    """The WebMCP adapter: ``await adapter.start(registry=..., consumer=...)``, ``await
+    adapter.aclose()`` (or ``async with adapter:``) to withdraw every tool.
+
+    ``scope`` limits exposure (the browser agent is the least-trusted consumer);
+    ``expose_capability(descriptor)`` returns False to skip a capability, ``{"description": ...}``
+    to reword it, or None/True to keep it as authored; ``confirm(pending, client)`` opts into
+    prompting through ``requestUserInteraction``. ``model_context`` replaces browser detection (a
+    test double implementing ``ModelContext``); in the page, detection comes from the page layer."""
 
     name = "webmcp"
 
@@ -75,7 +89,7 @@ class WebMcpAdapter:
         self._registry: AgentSurfaceRegistry | None = None
         self._consumer: Consumer | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        self._registered: dict[str, WebMcpTool] = {}
+        self._registered: dict[str, WebMCPTool] = {}
         self._targets: dict[str, Target] = {}
         self._meta: AgentToolset | None = None
         self._dirty = False
@@ -96,7 +110,7 @@ class WebMcpAdapter:
         return sorted(self._registered)
 
     @property
-    def exposed_tools(self) -> list[WebMcpTool]:
+    def exposed_tools(self) -> list[WebMCPTool]:
         """The tools the browser currently has from this adapter, by name."""
         return [self._registered[name] for name in sorted(self._registered)]
 
@@ -115,7 +129,7 @@ class WebMcpAdapter:
             raise RuntimeError("this adapter is already started")
         if not isinstance(consumer, Consumer):
             raise TypeError("consumer must be a Consumer with a stable id")
-        context = self._given_context if self._given_context is not None else _detect()
+        context = self._given_context if self._given_context is not None else detect_model_context()
         if context is None:
             log.info("no WebMCP model context on this page; the adapter stays idle")
             return
@@ -136,7 +150,18 @@ class WebMcpAdapter:
         self._loop_task = asyncio.ensure_future(self._reconcile())
         await self.settled()
 
+    async def __aenter__(self) -> WebMCPAdapter:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     async def stop(self) -> None:
+        """Deprecated: use ``aclose()``."""
+        warn_renamed("WebMCPAdapter.stop()", "WebMCPAdapter.aclose()")
+        await self.aclose()
+
+    async def aclose(self) -> None:
         """Withdraw every tool this adapter exposed and release everything. Safe to repeat."""
         if not self._running:
             return
@@ -146,7 +171,7 @@ class WebMcpAdapter:
             self._unsubscribe()
             self._unsubscribe = None
         if self._meta is not None:
-            self._meta.dispose()
+            self._meta.close()
             self._meta = None
         task = self._loop_task
         if task is not None and not task.done():
@@ -182,14 +207,14 @@ class WebMcpAdapter:
             except Exception as exc:
                 self._diagnose(f"reconcile failed: {exc}")
 
-    def _project(self) -> tuple[dict[str, WebMcpTool], dict[str, Target]]:
+    def _project(self) -> tuple[dict[str, WebMCPTool], dict[str, Target]]:
         assert self._registry is not None and self._context is not None
         if self._meta is not None:
             return project_meta(self._meta.tools(), _meta_executor), {}
         snap = self._registry.snapshot(consumer=self._consumer, scope=self.scope, include_unavailable=False)
         return self._projection.project(snap, self._context.shape, self._executor)
 
-    async def _apply(self, desired: dict[str, WebMcpTool], targets: dict[str, Target]) -> None:
+    async def _apply(self, desired: dict[str, WebMCPTool], targets: dict[str, Target]) -> None:
         context = self._context
         assert context is not None
         if context.shape == "provide":
@@ -286,7 +311,7 @@ class WebMcpAdapter:
                     registry, self._consumer, self._stop_signal, self._confirm, self._diagnose
                 )
                 result = await flow.complete(request, result, call)
-        except RegistryDisposedError:
+        except RegistryClosedError:
             # The page disposed the registry under a listed tool: answer in content, never raise
             # into the browser (as the embedded toolset does).
             result = InvocationResult(
@@ -306,33 +331,6 @@ def _meta_executor(tool: AgentTool) -> ToolExecute:
     return execute
 
 
-def _detect() -> ModelContext | None:
-    if sys.platform != "emscripten":
-        return None  # CPython: no browser, nothing to expose to
-    # The one upward import of the adapters layer: only in the page, where ``js`` exists
-    # (declared in pyproject.toml's import-linter contracts).
-    from ..browser.model_context import detect_model_context
-
-    return detect_model_context()
 
 
-def create_webmcp_adapter(
-    *,
-    scope: Sequence[str] | None = None,
-    expose_capability: Curation | None = None,
-    confirm: ConfirmHook | None = None,
-    mode: Literal["direct", "meta"] = "direct",
-    model_context: ModelContext | None = None,
-) -> WebMcpAdapter:
-    """The WebMCP adapter. ``scope`` limits exposure (the browser agent is the least-trusted
-    consumer); ``expose_capability(descriptor)`` returns False to skip a capability,
-    ``{"description": ...}`` to reword it, or None/True to keep it as authored;
-    ``confirm(pending, client)`` opts into prompting through ``requestUserInteraction``.
-    ``model_context`` replaces browser detection (a test double implementing ``ModelContext``)."""
-    return WebMcpAdapter(
-        scope=scope,
-        expose_capability=expose_capability,
-        confirm=confirm,
-        mode=mode,
-        model_context=model_context,
-    )
+create_webmcp_adapter = renamed(WebMCPAdapter, "create_webmcp_adapter", "WebMCPAdapter")

@@ -14,8 +14,10 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .. import ActionContext, ProcedureContract, compile_manifest
-from ..core.jsonvalue import JsonValue
+from .. import ActionContext, CancelSignal, Consumer, ProcedureContract, compile_manifest
+from .._core.errors import AgentSurfaceError
+from .._core.ids import random_id
+from .._core.jsonvalue import JsonValue
 from .agreement import BackendContractError, ContractDisagreement, compare, procedure_contracts
 from .responses import failure, output_of, transport_failed
 from .transport import Transport, TransportError, default_transport
@@ -26,7 +28,7 @@ log = logging.getLogger("agent_surface.bridge")
 Headers = Mapping[str, str] | Callable[[], Mapping[str, str]]
 
 
-class BackendUnavailableError(RuntimeError):
+class BackendUnavailableError(AgentSurfaceError, RuntimeError):
     """The backend manifest could not be fetched or read (at page start: fail loudly)."""
 
 
@@ -111,6 +113,28 @@ class BackendBridge:
         if self.served is None:
             raise BackendUnavailableError("load the backend manifest first: await bridge.load_manifest()")
         return self.served
+
+    # ------------------------------------------------------------------ the person's own calls
+
+    async def call(
+        self,
+        procedure_id: str,
+        input: JsonValue,
+        *,
+        invocation_id: str | None = None,
+        caller: str = "person",
+    ) -> JsonValue:
+        """Call a procedure outside the agent surface, as the app's own buttons do: the same
+        wire, typed refusals and replay-by-id, a fresh invocation id unless one is given (pass
+        the same one to retry safely). Raises ``CapabilityFailure`` with the typed refusal."""
+        ctx = ActionContext(
+            capability_id=procedure_id,
+            registration_id=f"{caller}-call",
+            consumer=Consumer(caller, "other"),
+            invocation_id=invocation_id or random_id(f"{caller}-"),
+            signal=CancelSignal(),
+        )
+        return await self(procedure_id, input, ctx)
 
     # ------------------------------------------------------------------ the executor
 

@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .. import AgentSurfaceError, CapabilityError
-from ..core.errors import ERROR_MATRIX, ErrorCode, error
-from ..core.jsonvalue import JsonValue, NotJsonError, to_json_value
+from .. import CapabilityFailure, ErrorPayload
+from .._core.errors import ERROR_MATRIX, ErrorCode, error
+from .._core.jsonvalue import JsonValue, NotJsonError, to_json_value
 from .transport import TransportResponse
 from .wire import SERVER_CODES, allowed_retry
 
@@ -28,11 +28,11 @@ SERVER_ORIGIN_CODES = frozenset({"NOT_AUTHORIZED", "CONFIRMATION_REQUIRED"})
 
 def failure(
     code: ErrorCode, message: str, retry: str | None = None, **details: JsonValue
-) -> AgentSurfaceError:
-    return AgentSurfaceError(error(code, message, allowed_retry(code, retry), **details))
+) -> CapabilityFailure:
+    return CapabilityFailure(error(code, message, allowed_retry(code, retry), **details))
 
 
-def transport_failed() -> AgentSurfaceError:
+def transport_failed() -> CapabilityFailure:
     return failure(
         "EXECUTION_FAILED",
         "The server could not be reached or did not answer. Retry later.",
@@ -79,7 +79,7 @@ def _detail(key: str, value: Any) -> JsonValue:
     return _text(value)
 
 
-def typed_error(error: Any) -> AgentSurfaceError | None:
+def typed_error(error: Any) -> CapabilityFailure | None:
     """The agent-safe error for a server's ``error`` object, or None if it is not typed."""
     if not isinstance(error, Mapping) or error.get("code") not in SERVER_CODES:
         return None
@@ -96,7 +96,7 @@ def typed_error(error: Any) -> AgentSurfaceError | None:
     if code in SERVER_ORIGIN_CODES:
         details["origin"] = "server"  # the server refused, whatever it called itself
     message = _text(error.get("message")) or "The server refused the call."
-    return AgentSurfaceError(CapabilityError(code, message, allowed_retry(code, error.get("retry")), details or None))
+    return CapabilityFailure(ErrorPayload(code, message, allowed_retry(code, error.get("retry")), details or None))
 
 
 def _retry_after_ms(headers: Mapping[str, str]) -> int:
@@ -104,7 +104,7 @@ def _retry_after_ms(headers: Mapping[str, str]) -> int:
     return min(int(value) * 1000, MAX_RETRY_AFTER_MS) if value.isdigit() else 1000
 
 
-def untyped_error(response: TransportResponse) -> AgentSurfaceError:
+def untyped_error(response: TransportResponse) -> CapabilityFailure:
     """An answer without a typed error: judged by its status alone, nothing of it repeated."""
     status = response.status
     if status == 401:
@@ -139,7 +139,7 @@ def _body(response: TransportResponse) -> Any:
 
 
 def output_of(response: TransportResponse) -> JsonValue:
-    """The call's output from a server answer, or raise AgentSurfaceError for a refusal."""
+    """The call's output from a server answer, or raise CapabilityFailure for a refusal."""
     body = _body(response)
     if isinstance(body, Mapping) and body.get("ok") is True and "output" in body and 200 <= response.status < 300:
         try:

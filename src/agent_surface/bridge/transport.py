@@ -10,7 +10,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from .._core import page_services
+from .._core.errors import AgentSurfaceError
 
 if TYPE_CHECKING:
     import httpx
@@ -23,7 +26,7 @@ class TransportResponse:
     headers: Mapping[str, str]  # lower-case names
 
 
-class TransportError(Exception):
+class TransportError(AgentSurfaceError):
     """The request failed without an answer (network, refused connection, oversized answer)."""
 
 
@@ -74,10 +77,15 @@ class HttpxTransport:
             self._client = None
 
 
-def default_transport() -> Any:
-    """``pyfetch`` when running in the page (Pyodide), httpx elsewhere."""
+def default_transport() -> Transport:
+    """The page's transport (``pyfetch``) where the page layer injected one, httpx elsewhere."""
+    make = page_services.page_transport
+    if make is not None:
+        made: Transport = make()
+        return made
     if sys.platform == "emscripten":
-        from ..browser.fetch import PyfetchTransport  # only in the page, where `js` exists
-
-        return PyfetchTransport()
+        raise TransportError(
+            "BackendBridge in the page needs the browser layer: import agent_surface.page (or "
+            "agent_surface.browser) first, or pass transport="
+        )
     return HttpxTransport()

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote
 
-from .. import CapabilityError
+from .. import ErrorPayload
 
 # Not (yet) in the public API: the closed code set and its matrix, and the JSON value type.
-from ..core.errors import ERROR_MATRIX, ErrorCode, Retry
-from ..core.jsonvalue import JsonValue
+from .._core.errors import ERROR_MATRIX, AgentSurfaceError, ErrorCode, Retry
+from .._core.jsonvalue import JsonValue
 
 MANIFEST_PATH: Final = "/.well-known/agent-surface/procedures"
 PROCEDURES_PREFIX: Final = "/procedures/"
@@ -105,7 +105,7 @@ class ServedProcedureInfo:
         }
 
 
-class ManifestFormatError(ValueError):
+class ManifestFormatError(AgentSurfaceError, ValueError):
     """A backend manifest that is not in the expected format."""
 
 
@@ -145,14 +145,14 @@ def parse_manifest(value: Any) -> dict[str, ServedProcedureInfo]:
     return out
 
 
-def error_body(error: CapabilityError, invocation_id: str | None = None) -> dict[str, JsonValue]:
+def error_body(error: ErrorPayload, invocation_id: str | None = None) -> dict[str, JsonValue]:
     body: dict[str, JsonValue] = {"ok": False, "error": error.to_json()}
     if invocation_id is not None:
         body["invocationId"] = invocation_id
     return body
 
 
-def http_status(error: CapabilityError) -> int:
+def http_status(error: ErrorPayload) -> int:
     if error.code == "EXECUTION_FAILED" and (error.details or {}).get("transient") is True:
         return 503
     return HTTP_STATUS.get(error.code, 500)

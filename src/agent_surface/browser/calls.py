@@ -20,8 +20,8 @@ from typing import Any
 
 from pyodide.code import run_js
 
-from ..adapters.model_context import ToolCall, WebMcpTool
-from ..core.context import CancelSignal
+from .._core.contracts.context import CancelSignal
+from ..adapters.model_context import ToolCall, WebMCPTool
 from .convert import js_to_json
 from .jsvalues import is_nullish
 from .packages import dependencies_pending, dependencies_ready
@@ -64,7 +64,7 @@ def _wrapper() -> Any:
 class ToolEntry:
     """The Python side of one registered tool's ``execute``: owns its proxy and its calls."""
 
-    def __init__(self, tool: WebMcpTool) -> None:
+    def __init__(self, tool: WebMCPTool) -> None:
         self._tool = tool
         self._calls: dict[int, CancelSignal] = {}
         self._proxy: Any = make_proxy(self)

@@ -10,8 +10,7 @@ from typing import Any, Protocol
 import js
 from pyodide.ffi import create_once_callable
 
-from .dom import attribute, closest
-from .jsvalues import is_nullish, js_get, js_or_none
+from .jsvalues import attribute, closest, is_nullish, js_get, js_or_none
 from .proxies import destroy, make_proxy
 
 PREFIX = "agent-surface-confirm"

@@ -10,28 +10,14 @@ from typing import Any
 import js
 
 from .convert import to_js_object
-from .jsvalues import is_nullish, js_get, js_or_none
+from .jsvalues import attribute as attribute
+from .jsvalues import closest as closest
+from .jsvalues import js_get
 from .proxies import destroy, make_proxy
 
 Cancel = Callable[[], None]
 
 
-def attribute(element: Any, name: str) -> str | None:
-    """``element.getAttribute(name)`` as a string, or None when the element or the attribute is
-    missing."""
-    if is_nullish(element):
-        return None
-    value = js_or_none(element.getAttribute(name))
-    return None if value is None else str(value)
-
-
-def closest(event: Any, selector: str) -> Any:
-    """The element matching ``selector`` that ``event`` happened in, or None: events land on text
-    nodes (no ``closest``), padding and gaps as often as on the elements a handler wants."""
-    target = js_get(event, "target")
-    if target is None or js_get(target, "closest") is None:
-        return None
-    return js_or_none(target.closest(selector))
 
 
 class BrowserDom:

@@ -3,6 +3,9 @@ arrives as ``pyodide.ffi.jsnull``, a truthy-looking proxy that ``is None`` never
 DOM lookup, optional JS argument and awaited JS result goes through these helpers instead of a
 bare ``is None``.
 
+Also the two DOM reads page code needs on every event, null-safe: ``attribute(element, name)``
+and ``closest(event, selector)``.
+
 Importable on CPython too (no ``js`` module): there, no JS value can exist, so only ``None`` is
 nullish.
 """
@@ -10,6 +13,8 @@ nullish.
 from __future__ import annotations
 
 from typing import Any
+
+__all__ = ["attribute", "closest", "is_nullish", "js_get", "js_or_none"]
 
 try:
     from pyodide.ffi import jsnull as _jsnull
@@ -36,3 +41,20 @@ def js_get(obj: Any, name: str) -> Any:
         return js_or_none(getattr(obj, name, None))
     except Exception:
         return None
+
+def attribute(element: Any, name: str) -> str | None:
+    """``element.getAttribute(name)`` as a string, or None when the element or the attribute is
+    missing."""
+    if is_nullish(element):
+        return None
+    value = js_or_none(element.getAttribute(name))
+    return None if value is None else str(value)
+
+
+def closest(event: Any, selector: str) -> Any:
+    """The element matching ``selector`` that ``event`` happened in, or None: events land on text
+    nodes (no ``closest``), padding and gaps as often as on the elements a handler wants."""
+    target = js_get(event, "target")
+    if target is None or js_get(target, "closest") is None:
+        return None
+    return js_or_none(target.closest(selector))

@@ -13,7 +13,7 @@ from typing import Any
 
 import js
 
-from ..adapters.model_context import ModelContext, ModelContextError, Shape, WebMcpTool
+from ..adapters.model_context import ModelContext, ModelContextError, Shape, WebMCPTool
 from .calls import ToolEntry
 from .convert import error_kind, to_js_object
 from .jsvalues import js_get
@@ -44,7 +44,7 @@ class _Registered:
         self.entry.release()
 
 
-def _tool_object(tool: WebMcpTool, execute: Any, shape: Shape) -> Any:
+def _tool_object(tool: WebMCPTool, execute: Any, shape: Shape) -> Any:
     body: dict[str, Any] = {
         "name": tool.name,
         "description": tool.description,
@@ -68,7 +68,7 @@ class BrowserModelContext:
         self._tools: dict[str, _Registered] = {}
         self._provided: list[_Registered] = []
 
-    async def register_tool(self, tool: WebMcpTool) -> None:
+    async def register_tool(self, tool: WebMCPTool) -> None:
         entry = ToolEntry(tool)
         controller = js.AbortController.new() if self.shape == "abortable" else None
         js_tool = _tool_object(tool, entry.execute, self.shape)
@@ -99,7 +99,7 @@ class BrowserModelContext:
             if held is not None:
                 held.release()  # abortable: aborting the signal is the unregistration
 
-    async def provide_context(self, tools: Sequence[WebMcpTool]) -> None:
+    async def provide_context(self, tools: Sequence[WebMCPTool]) -> None:
         fresh = [_Registered(ToolEntry(t)) for t in tools]
         js_tools = [_tool_object(t, held.execute, self.shape) for t, held in zip(tools, fresh, strict=True)]
         try:

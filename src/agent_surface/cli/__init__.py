@@ -1,7 +1,9 @@
-"""The ``agent-surface`` command: ``inspect``, ``snapshot``, ``check`` and ``bundle``.
+"""The ``agent-surface`` command: ``inspect``, ``snapshot``, ``check``, ``approve`` and ``bundle``.
 
-Exit codes: 0 the view is complete and nothing selected failed; 1 integrity failure or a selected
-drift finding; 2 compiler, completeness, git, contract or bundle failure. CLI-only dependencies
+Exit codes: 0 the view is complete and nothing selected failed; 1 integrity failure, a selected
+drift finding, or an installed distribution contributing capabilities the app has not approved
+(or approved with another digest); 2 compiler, completeness, configuration (a malformed
+approval included), git, contract or bundle failure. CLI-only dependencies
 (rich) come with the ``cli`` extra; nothing here is imported by the page.
 """
 

@@ -25,13 +25,8 @@ import zipfile
 from pathlib import Path
 from typing import TextIO
 
-from ..compiler.config import ProjectConfig
-from ..compiler.errors import CompileError
-from ..compiler.load import BUNDLED_CONTRACT
-from .commands import compile_at
-from .page_check import missing_app_package, wrong_references
-from .precompile import record_line
-from .runtime_build import (
+from .._core.errors import AgentSurfaceError
+from .._runtime_build.build import (
     BuildError,
     RuntimeLayout,
     build,
@@ -39,14 +34,21 @@ from .runtime_build import (
     sync_file,
     sync_tree,
 )
-from .runtime_lock import canonical, lock_entry
-from .runtime_source import cached_runtime
+from .._runtime_build.lock import canonical, lock_entry
+from .._runtime_build.precompile import record_line
+from .._runtime_build.source import cached_runtime
+from ..compiler.config import ProjectConfig
+from ..compiler.errors import CompileError
+from ..compiler.load import BUNDLED_CONTRACT
+from .commands import compile_at
+from .external import consent_failures, contributors_of
+from .page_check import missing_app_package, wrong_references
 
 RUNTIME_PARTS = ("pyodide", "pyscript", "wheels")
 EMBED_SCRIPT = "agent-surface.js"
 
 
-class BundleError(Exception):
+class BundleError(AgentSurfaceError):
     """The bundle cannot be written (no runtime, stale contract, compile failure, missing file)."""
 
 
@@ -163,6 +165,9 @@ def bundle(
     if committed != compiled.data:
         state = "missing" if committed is None else "stale"
         raise BundleError(f"{config.contract} is {state}; run `agent-surface snapshot` and review it first")
+    pending = consent_failures(compiled.document, contributors_of(compiled.document))
+    if pending:  # the same gate as check: a bundle never ships an unapproved contribution
+        raise BundleError("; ".join(pending))
     _check_pages(config, log)  # before any work: a page that would 404 on the runtime fails now
     web = _runtime(runtime, cache, offline)
     out.mkdir(parents=True, exist_ok=True)

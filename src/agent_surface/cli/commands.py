@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .._core.errors import AuthorityError
 from ..compiler.config import ProjectConfig, load_config
 from ..compiler.diff import Finding, diff_contracts
 from ..compiler.errors import CompileError, ContractFileError, Problem
 from ..compiler.load import authority_from_contract, parse_contract
 from ..compiler.manifest import compile_project, contract_bytes
-from ..core.errors import AuthorityError
+from .external import consent_failures, contributors_of
 from .git import GitError, read_at_ref
 from .report import Policy, Report, Section, rows_of, selected
 
@@ -88,7 +89,11 @@ def build_report(
     except GitError as exc:
         return Report(command, contract, policy, problems=(Problem("git-failed", str(exc), base or ""),))
     failures: list[str] = []
+    contributors = tuple(contributors_of(compiled.document))
     if command == "check":
+        # Before integrity: consent is judged on what the source contributes now, and no flag
+        # (not --policy, not a fresh snapshot) makes an unapproved contributor pass.
+        failures.extend(consent_failures(compiled.document, contributors))
         if integrity.status != "current":
             failures.append(
                 f"integrity: {contract} is {integrity.status}; run `{SNAPSHOT_HINT}` and commit it"
@@ -107,17 +112,22 @@ def build_report(
         integrity=integrity,
         drift=drift,
         failures=tuple(failures),
+        contributors=contributors,
+        document=compiled.document,
+        unused_approvals=tuple(
+            sorted(set(compiled.config.approvals) - {c.distribution for c in contributors})
+        ),
     )
 
 
-def write_snapshot(root: Path, output: Path | None) -> tuple[Path, bool]:
-    """Write the contract (atomically); returns the path and whether its bytes changed."""
+def write_snapshot(root: Path, output: Path | None) -> tuple[Path, bool, Mapping[str, Any]]:
+    """Write the contract (atomically); returns the path, whether its bytes changed, and the document."""
     compiled = compile_at(root)
     target = output if output is not None else compiled.config.contract_path
     if target.exists() and target.read_bytes() == compiled.data:
-        return target, False
+        return target, False, compiled.document
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     temporary.write_bytes(compiled.data)
     temporary.replace(target)
-    return target, True
+    return target, True, compiled.document

@@ -5,8 +5,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from .._core.errors import AgentSurfaceError
 
-class GitError(Exception):
+
+class GitError(AgentSurfaceError):
     """git is missing, the directory is not a repository, or the ref does not exist."""
 
 

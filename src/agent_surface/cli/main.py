@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TextIO, cast
+from typing import Any, TextIO, cast
 
 from ..compiler.errors import CompileError
-from .commands import SNAPSHOT_HINT, build_report, write_snapshot
+from .commands import SNAPSHOT_HINT, build_report, compile_at, write_snapshot
+from .external import approval_text, consent_failure, contributors_of, select
 from .render import Format, Verbosity, print_human, render_github, render_json, render_md
 from .report import POLICIES, Policy, Report
 
@@ -47,6 +49,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     snapshot.add_argument(
         "--output", type=Path, help="where to write (default: the configured contract path)"
+    )
+    approve = commands.add_parser(
+        "approve",
+        help="print the pyproject.toml approval of capabilities contributed by installed distributions",
+    )
+    approve.add_argument(
+        "distributions",
+        nargs="*",
+        metavar="DIST",
+        help="distributions to approve as they are now (default: every one not approved)",
     )
     bundle = commands.add_parser(
         "bundle", help="write the app and the offline browser runtime to a static folder"
@@ -106,10 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         root = _root(args.root)
         if args.command == "snapshot":
-            path, changed = write_snapshot(root, args.output)
+            path, changed, document = write_snapshot(root, args.output)
             shown = path.relative_to(root) if path.is_relative_to(root) else path
             print(f"{'wrote' if changed else 'unchanged'} {shown}", file=out)
-            return 0
+            # Written either way (the contract records the missing consent, and the page refuses
+            # those registrations), but a contract with unapproved contributors is not done.
+            return 1 if _tell_approvals(document, err) else 0
+        if args.command == "approve":
+            return approve(root, args.distributions, out, err)
         if args.command == "bundle":
             from .bundle import BundleError, bundle
 
@@ -132,4 +148,38 @@ def main(argv: list[str] | None = None) -> int:
             f"agent-surface: the committed contract is {report.integrity.status}; run: {SNAPSHOT_HINT}",
             file=err,
         )
+    if args.command == "check" and report.document is not None:
+        _tell_approvals(report.document, err)
     return report.exit_code
+
+
+def _tell_approvals(document: Mapping[str, Any], err: TextIO) -> bool:
+    """Print each missing or outdated approval and what to paste; True if there was any."""
+    pending = [c for c in contributors_of(document) if c.status != "approved"]
+    for contributor in pending:
+        print(f"agent-surface: {consent_failure(document, contributor)}", file=err)
+    if pending:
+        print("After reviewing them, approve by adding to pyproject.toml:\n", file=err)
+        print("\n".join(approval_text(document, c) for c in pending), file=err)
+    return bool(pending)
+
+
+def approve(root: Path, names: list[str], out: TextIO, err: TextIO) -> int:
+    """Print the approvals of ``names`` (or of every contributor not approved) as they are now."""
+    document = compile_at(root).document
+    contributors = contributors_of(document)
+    chosen, unknown = select(contributors, names)
+    if unknown:
+        known = ", ".join(c.distribution for c in contributors) or "none"
+        print(
+            f"agent-surface approve: {', '.join(unknown)} contributes no capabilities to this app "
+            f"(contributors: {known})",
+            file=err,
+        )
+        return 2
+    if not chosen:
+        said = "is approved" if contributors else "(none does)"
+        print(f"# every installed distribution that contributes capabilities {said}", file=out)
+        return 0
+    print("\n".join(approval_text(document, c) for c in chosen), end="", file=out)
+    return 0

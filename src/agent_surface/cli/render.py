@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from .._core.jsonvalue import canonical_json
 from ..compiler.diff import Finding
-from ..core.jsonvalue import canonical_json
 from .report import Report, Row, Section, selected
 
 if TYPE_CHECKING:
@@ -51,6 +51,29 @@ def cells(row: Row) -> tuple[str, str, str, str, str, str]:
     )
 
 
+def shows_origin(report: Report) -> bool:
+    """The ORIGIN column appears when installed distributions contribute (else all is the app's)."""
+    return any(r.external for r in report.rows)
+
+
+def contributor_lines(report: Report) -> list[str]:
+    """One line per contributing distribution: version, size, consent and digests."""
+    lines = []
+    for c in report.contributors:
+        count = sum(1 for r in report.rows if r.origin == c.distribution)
+        state = {
+            "approved": f"approved ({c.contract_digest})",
+            "unapproved": f"NOT APPROVED (digest {c.contract_digest})",
+            "changed": f"CHANGED since approved (approved {c.expected_digest}, now {c.contract_digest})",
+        }[c.status]
+        lines.append(f"{c.distribution} {c.version}: {count} capabilities · {state}")
+    lines += [
+        f"{name}: approved in pyproject.toml but contributes nothing now (the approval can go)"
+        for name in report.unused_approvals
+    ]
+    return lines
+
+
 def headline_text(report: Report) -> str:
     h = report.headline()
     reach = h["reach"]
@@ -59,6 +82,18 @@ def headline_text(report: Report) -> str:
         f"{h['capabilities']} capabilities in {h['declarations']} declarations · "
         f"{h['gated']} gated ({h['gatedPercent']}%) · reach: {reach['low']} low, "
         f"{reach['medium']} medium, {reach['high']} high · integrity: {h['integrity']}"
+    ) + _contributed(report)
+
+
+def _contributed(report: Report) -> str:
+    if not report.contributors:
+        return ""
+    count = sum(1 for r in report.rows if r.external)
+    pending = sum(1 for c in report.contributors if c.status != "approved")
+    shippers = len(report.contributors)
+    return (
+        f" · {count} contributed by {shippers} installed distribution{'s' if shippers != 1 else ''}"
+        + (f", {pending} not approved" if pending else "")
     )
 
 
@@ -99,9 +134,17 @@ def render_md(report: Report) -> str:
     for problem in report.problems:
         lines.append(f"- **{problem.code}** `{_md(problem.where)}`: {_md(problem.message)}")
     if report.rows:
-        lines += ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-        lines += ["| " + " | ".join(_md(c) for c in cells(r)) + " |" for r in report.rows]
+        origin = shows_origin(report)
+        columns = (*COLUMNS, "ORIGIN") if origin else COLUMNS
+        lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += [
+            "| " + " | ".join(_md(c) for c in (*cells(r), *((r.origin,) if origin else ()))) + " |"
+            for r in report.rows
+        ]
         lines.append("")
+    if report.contributors or report.unused_approvals:
+        lines += ["### Installed distributions that contribute capabilities", ""]
+        lines += [f"- {_md(line)}" for line in contributor_lines(report)] + [""]
     for section in _sections(report):
         lines += [f"### {section_title(section, report)}", "", counts_text(section), ""]
         if section.findings:
@@ -162,12 +205,12 @@ def _styled(text: str, style: str | None, color: bool) -> RenderableType:
     return Text(text, style=style or "") if color else Text(text)
 
 
-def _table(rows: Iterable[Row], color: bool, detail: bool) -> RenderableType:
+def _table(rows: Iterable[Row], color: bool, detail: bool, origin: bool = False) -> RenderableType:
     from rich import box
     from rich.table import Table
 
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, highlight=False)
-    for column in COLUMNS:
+    for column in (*COLUMNS, "ORIGIN") if origin else COLUMNS:
         # Long ids and policy lists fold; the short words never turn into "destructi…".
         wraps = column in ("CAPABILITY", "POLICIES")
         table.add_column(column, no_wrap=not wraps, overflow="fold" if wraps else "ellipsis")
@@ -180,10 +223,11 @@ def _table(rows: Iterable[Row], color: bool, detail: bool) -> RenderableType:
             _styled(reach, REACH_STYLE.get(reach), color),
             _styled(confirm, "bold" if confirm != NONE else None, color),
             policies,
+            *((_styled(row.origin, "bold" if row.external else None, color),) if origin else ()),
         )
         if detail:
             note = row.description + (f"  [tags: {', '.join(row.tags)}]" if row.tags else "")
-            table.add_row(_styled("  " + note, "dim", color), "", "", "", "", "")
+            table.add_row(_styled("  " + note, "dim", color), "", "", "", "", "", *(("",) if origin else ()))
     return table
 
 
@@ -205,12 +249,19 @@ def print_human(report: Report, console: Console, verbosity: Verbosity, color: b
         )
     if verbosity != "min" and report.rows and (report.command == "inspect" or verbosity == "detail"):
         console.print()
+        origin = shows_origin(report)
         if verbosity == "detail":
             for declaration in sorted({r.declaration for r in report.rows}):
                 console.print(_styled(declaration, "bold", color))
-                console.print(_table([r for r in report.rows if r.declaration == declaration], color, True))
+                chosen = [r for r in report.rows if r.declaration == declaration]
+                console.print(_table(chosen, color, True, origin))
         else:
-            console.print(_table(report.rows, color, False))
+            console.print(_table(report.rows, color, False, origin))
+    if (report.contributors or report.unused_approvals) and verbosity != "min":
+        console.print()
+        console.print("Installed distributions that contribute capabilities:", markup=False, highlight=False)
+        for entry in contributor_lines(report):
+            console.print(f"  {entry}", markup=False, highlight=False)
     for section in _sections(report):
         if section.name == "integrity" and section.status == "current" and verbosity != "detail":
             continue  # the headline already says so; drift rows appear only when there is drift

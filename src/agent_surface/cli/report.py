@@ -10,13 +10,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from .._core.contracts.external import Contributor
+from .._core.jsonvalue import JsonValue
 from ..compiler.diff import CLASSES, Finding
 from ..compiler.errors import Problem
-from ..core.jsonvalue import JsonValue
 
 Policy: TypeAlias = Literal["all", "widening", "narrowing", "neutral", "none"]
 POLICIES: tuple[Policy, ...] = ("all", "widening", "narrowing", "neutral", "none")
 IntegrityStatus: TypeAlias = Literal["current", "stale", "missing"]
+APP_ORIGIN = "app"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,11 @@ class Row:
     policies: tuple[str, ...]
     tags: tuple[str, ...]
     description: str
+    origin: str = APP_ORIGIN  # "app", or the installed distribution that contributes it
+
+    @property
+    def external(self) -> bool:
+        return self.origin != APP_ORIGIN
 
     @property
     def gated(self) -> bool:
@@ -48,13 +55,16 @@ class Row:
             "policies": list(self.policies),
             "tags": list(self.tags),
             "description": self.description,
+            "origin": self.origin,
         }
 
 
 def rows_of(document: Mapping[str, Any]) -> list[Row]:
     descriptions: dict[str, str] = {}
+    origins: dict[str, str] = {}
     for entry in document.get("contracts", ()):
         body = entry.get("contract") or {}
+        origins[str(entry["id"])] = str((entry.get("origin") or {}).get("distribution") or APP_ORIGIN)
         if body.get("kind") == "procedure":
             descriptions[str(body["id"])] = str(body.get("description", ""))
         for group in ("observations", "actions"):
@@ -71,6 +81,7 @@ def rows_of(document: Mapping[str, Any]) -> list[Row]:
             policies=tuple(r.get("policies", ())),
             tags=tuple(r.get("tags", ())),
             description=descriptions.get(str(r["id"]), ""),
+            origin=origins.get(str(r["declaration"]), APP_ORIGIN),
         )
         for r in document.get("capabilities", ())
     ]
@@ -111,6 +122,9 @@ class Report:
     drift: Section | None = None
     problems: tuple[Problem, ...] = ()
     failures: tuple[str, ...] = field(default=())
+    contributors: tuple[Contributor, ...] = ()  # installed distributions that contribute
+    document: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)  # compiled
+    unused_approvals: tuple[str, ...] = ()  # approved distributions that contribute nothing now
 
     @property
     def exit_code(self) -> int:
@@ -148,6 +162,10 @@ class Report:
             "failures": list(self.failures),
             "problems": [{"code": p.code, "where": p.where, "message": p.message} for p in self.problems],
         }
+        if self.contributors:
+            out["contributors"] = [{**c.to_json(), "status": c.status} for c in self.contributors]
+        if self.unused_approvals:
+            out["unusedApprovals"] = list(self.unused_approvals)
         if self.integrity is not None:
             out["integrity"] = self.integrity.to_json()
         if self.drift is not None:

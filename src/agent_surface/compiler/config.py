@@ -5,16 +5,21 @@ modules = ["myapp.surface"]              # imported under CPython; packages incl
 contract = ".agent-surface/contract.json" # the committed contract (default shown)
 python-path = ["."]                       # put on sys.path while importing (relative to the root)
 files = ["index.html"]                    # static files `bundle` copies next to the runtime
+
+[tool.agent-surface.external.acme-widgets]  # consent to an installed distribution's capabilities
+digest = "sha256:…"                         # (see ``consent``)
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .consent import Approval, parse_approvals
 from .errors import CompileError, Problem
 
 DEFAULT_CONTRACT = ".agent-surface/contract.json"
@@ -29,6 +34,7 @@ class ProjectConfig:
     python_path: tuple[str, ...] = (".",)
     files: tuple[str, ...] = ()
     name: str = "app"
+    approvals: Mapping[str, Approval] = field(default_factory=dict)
 
     @property
     def contract_path(self) -> Path:
@@ -82,7 +88,7 @@ def load_config(root: Path) -> ProjectConfig:
     table = data.get("tool", {}).get("agent-surface")
     if not isinstance(table, dict):
         raise _invalid("pyproject.toml has no [tool.agent-surface] table")
-    unknown = sorted(set(table) - {"modules", "contract", "python-path", "files", "name"})
+    unknown = sorted(set(table) - {"modules", "contract", "python-path", "files", "name", "external"})
     if unknown:
         raise _invalid(f"unknown keys {unknown}")
     modules = _strings(table, "modules", ())
@@ -101,4 +107,5 @@ def load_config(root: Path) -> ProjectConfig:
         python_path=tuple(_relative(p, "python-path entry") for p in _strings(table, "python-path", (".",))),
         files=tuple(_relative(f, "files entry") for f in _strings(table, "files", ())),
         name=name,
+        approvals=parse_approvals(table.get("external")),
     )

@@ -5,6 +5,10 @@
 - narrowing: the opposite of each;
 - neutral: descriptions, schemas, tags, meta, priority, idempotence/reversibility flags, moves
   (a declaration written in another module or under another name).
+
+Who ships a declaration and the app's consent to installed distributions are findings too: a
+declaration that a dependency now ships, or a new or moved approval, is widening; the opposite,
+narrowing; another version of a contributor, neutral.
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from ..core.jsonvalue import JsonValue, canonical_json
-from ..core.kinds import AUDIT_LEVELS, CONFIRMATION_LEVELS
+from .._core.contracts.kinds import AUDIT_LEVELS, CONFIRMATION_LEVELS
+from .._core.jsonvalue import JsonValue, canonical_json
 
 FindingClass: TypeAlias = Literal["widening", "narrowing", "neutral"]
 CLASSES: tuple[FindingClass, ...] = ("widening", "narrowing", "neutral")
@@ -153,6 +157,17 @@ def _declaration(subject: str, old: Mapping[str, Any], new: Mapping[str, Any], o
                 f"{origin_new.get('module')}:{origin_new.get('name')}",
             )
         )
+    shipped_old, shipped_new = origin_old.get("distribution"), origin_new.get("distribution")
+    if shipped_old != shipped_new:
+        # Who ships the declaration changed: a dependency now decides what it is (or no longer does).
+        out.append(
+            Finding(
+                subject,
+                "contributor-changed",
+                "widening" if shipped_new is not None else "narrowing",
+                f"{shipped_old or 'app'} → {shipped_new or 'app'}",
+            )
+        )
     if old_body.get("kind") == "component":
         _neutral(
             subject, "description-changed", old_body.get("description"), new_body.get("description"), out
@@ -182,6 +197,28 @@ def _set_diff(
         compare(ident, old[ident], new[ident], out)
 
 
+def _consent(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, out: list[Finding]) -> None:
+    """The app's consent to installed distributions (the ``external`` records): an approval that
+    appears or moves lets a dependency's capabilities register (widening); one withdrawn, narrowing."""
+    before = {str(r["distribution"]): r for r in (old or {}).get("external", ())}
+    after = {str(r["distribution"]): r for r in (new or {}).get("external", ())}
+
+    def approved(record: Mapping[str, Any] | None) -> str | None:
+        authorization = (record or {}).get("authorization") or {}
+        return authorization.get("expectedDigest")
+
+    for name in sorted(set(before) | set(after)):
+        was, now = approved(before.get(name)), approved(after.get(name))
+        if now is not None and now != was:
+            out.append(Finding(name, "external-approved", "widening", f"{was or 'none'} → {now}"))
+        elif was is not None and now is None:
+            out.append(Finding(name, "external-approval-withdrawn", "narrowing", was))
+        old_version = (before.get(name) or {}).get("version")
+        new_version = (after.get(name) or {}).get("version")
+        if old_version and new_version and old_version != new_version:
+            out.append(Finding(name, "external-version-changed", "neutral", f"{old_version} → {new_version}"))
+
+
 def diff_contracts(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[Finding]:
     """Findings that turn ``old`` into ``new`` (``None`` is the empty contract), sorted."""
     out: list[Finding] = []
@@ -196,4 +233,5 @@ def diff_contracts(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None)
         out.extend(Finding(cap, "capability-removed", "narrowing") for cap in sorted(members) if cap != ident)
     for ident in sorted(set(old_decls) & set(new_decls)):
         _declaration(ident, old_decls[ident], new_decls[ident], out)
+    _consent(old, new, out)
     return sorted(set(out))

@@ -11,9 +11,16 @@ that exists afterwards and did not exist before. Each one must be *static*:
 
 Anything else is *dynamic* and fails completeness instead of being dropped: a class defined
 inside a function, a class made by ``type(...)``, a contract returned by a factory function or
-built in a loop or comprehension, a contract only reachable through a container. A contract from
-a module outside the app's packages is *external* and fails too, and so does a module that does
-not import. A class defined in a function that nobody calls at import time declares nothing; if it
+built in a loop or comprehension, a contract only reachable through a container. A module that
+does not import fails too.
+
+Every declaration is attributed to who ships it. One written in the app's packages is the app's
+own. One written in a module of an installed distribution (its RECORD lists the file, or it is an
+editable install of that distribution) is *contributed* by that distribution, held to the same
+static rules, and recorded with the distribution's name and version: whether the app consents to
+it is decided apart (``consent``), never by discovery. A declaration outside the app's packages
+that no installed distribution ships is code of the project the config does not name, and fails
+as *external* (add its module to ``modules``). A class defined in a function that nobody calls at import time declares nothing; if it
 is registered later, the authority built from the contract refuses it as unknown.
 
 "The app's packages" are the top-level packages of the configured modules.
@@ -33,8 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from ..core.authoring import AgentComponent
-from ..core.contracts import ComponentContract, ProcedureContract
+from .._core.contracts import ComponentContract, ProcedureContract
+from .._core.contracts.authoring import AgentComponent
+from .._core.contracts.external import normalize_distribution
+from .attribution import DistributionIndex, Shipper, is_within
 from .config import ProjectConfig
 from .errors import CompileError, Problem
 
@@ -50,6 +59,7 @@ class Declaration:
     module: str
     name: str
     file: str
+    distribution: Shipper | None = None  # the installed distribution that contributes it, if any
 
 
 def _live_contracts() -> set[Contract]:
@@ -122,10 +132,38 @@ def _failure(exc: BaseException) -> str:
 class _AppModules:
     """The app's imported modules, with their top-level statements parsed once."""
 
-    def __init__(self, config: ProjectConfig) -> None:
+    def __init__(self, config: ProjectConfig, preloaded: set[str]) -> None:
         self.root = config.root
         self.packages = {_top_package(m) for m in config.modules}
+        self.project = normalize_distribution(config.name)
+        self.preloaded = preloaded
+        self.index = DistributionIndex()
         self._trees: dict[str, tuple[set[str], set[str]] | None] = {}
+
+    def shipper(self, module: ModuleType | None, name: str) -> Shipper | None:
+        """The installed distribution (not the project itself) that ships a module of another package."""
+        if module is None:
+            return None
+        file = getattr(module, "__file__", None)
+        found = self.index.shipper(name, file)
+        if found is None or found.name == self.project:
+            return None
+        if found.editable and file and is_within(Path(file), self.root):
+            return None  # a package of this checkout installed editable: the project's own code
+        return found
+
+    def others(self) -> list[ModuleType]:
+        """Modules of other packages that the app's import brought in (where dependencies declare)."""
+        return [
+            m
+            for n, m in sorted(sys.modules.items())
+            if n not in self.preloaded and not self.owns(n) and isinstance(m, ModuleType)
+        ]
+
+    def external_file(self, module: ModuleType) -> str:
+        """A contributed module's path inside its distribution (never where pip put it)."""
+        leaf = "/__init__.py" if hasattr(module, "__path__") else ".py"
+        return module.__name__.replace(".", "/") + leaf
 
     def owns(self, module: str) -> bool:
         return _top_package(module) in self.packages
@@ -172,15 +210,22 @@ def _is_constructor(value: ast.expr | None) -> bool:
     return name in _CONSTRUCTORS
 
 
+def _outside(app: _AppModules, where: str) -> Problem:
+    return Problem(
+        "external-declaration",
+        f"declared outside the app's packages {sorted(app.packages)} in code no installed "
+        "distribution ships; add its module to [tool.agent-surface] modules",
+        where,
+    )
+
+
 def _locate_class(cls: type, app: _AppModules) -> Declaration | Problem:
     where = f"{cls.__module__}:{cls.__qualname__}"
+    shipper = None
     if not app.owns(cls.__module__):
-        return Problem(
-            "external-declaration",
-            f"component class from outside the app's packages {sorted(app.packages)}; "
-            "add its module to [tool.agent-surface] modules",
-            where,
-        )
+        shipper = app.shipper(sys.modules.get(cls.__module__), cls.__module__)
+    if shipper is None and not app.owns(cls.__module__):
+        return _outside(app, where)
     if "<locals>" in cls.__qualname__:
         return Problem(
             "dynamic-declaration",
@@ -201,6 +246,10 @@ def _locate_class(cls: type, app: _AppModules) -> Declaration | Problem:
             "the module's name for this class is bound to something else (redefined or replaced)",
             where,
         )
+    if shipper is not None:
+        return Declaration(
+            cls.contract, module.__name__, cls.__qualname__, app.external_file(module), shipper
+        )
     return Declaration(cls.contract, module.__name__, cls.__qualname__, app.file(module))
 
 
@@ -210,6 +259,16 @@ def _locate_instance(contract: Contract, app: _AppModules) -> Declaration | Prob
         for name, value in sorted(vars(module).items()):
             if value is contract and name in constructed:
                 return Declaration(contract, module.__name__, name, app.file(module))
+    for module in app.others():
+        if not any(value is contract for value in vars(module).values()):
+            continue
+        constructed = app.top_level(module)[1]
+        for name, value in sorted(vars(module).items()):
+            if value is contract and name in constructed:
+                shipper = app.shipper(module, module.__name__)
+                if shipper is None:
+                    return _outside(app, f"{module.__name__}:{name}")
+                return Declaration(contract, module.__name__, name, app.external_file(module), shipper)
     kind = type(contract).__name__
     return Problem(
         "dynamic-declaration",
@@ -225,8 +284,9 @@ def discover(config: ProjectConfig) -> list[Declaration]:
     problems: list[Problem] = []
     before = _live_contracts()
     with _isolated_imports(config):
+        preloaded = set(sys.modules)
         _import_targets(config, problems)
-        app = _AppModules(config)
+        app = _AppModules(config, preloaded)
         classes = _component_classes()
         found: dict[str, Declaration] = {}
         for contract in sorted(_live_contracts() - before, key=lambda c: (c.id, type(c).__name__)):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from .._core.errors import AgentSurfaceError
+
 ProblemCode: TypeAlias = Literal[
     "invalid-config",
     "import-failed",
@@ -31,7 +33,7 @@ class Problem:
         )
 
 
-class CompileError(Exception):
+class CompileError(AgentSurfaceError):
     """The compiler could not prove the contract complete (the CLI exits 2)."""
 
     def __init__(self, problems: list[Problem]) -> None:
@@ -39,5 +41,5 @@ class CompileError(Exception):
         super().__init__("; ".join(str(p) for p in self.problems))
 
 
-class ContractFileError(Exception):
+class ContractFileError(AgentSurfaceError):
     """A contract file (committed or at a git base) is missing, unreadable or not a contract."""

@@ -1,7 +1,7 @@
 """Trust a committed contract: ``contract.json`` → ``CapabilityAuthority`` (safe in the page).
 
     authority = authority_from_contract(text)      # text of .agent-surface/contract.json
-    registry = create_registry(authority=authority)
+    registry = AgentSurfaceRegistry(authority=authority)
 
     registry = create_registry(authority=authority_from_bundle())   # in a bundled page
 
@@ -11,7 +11,9 @@ from there: one line, no fetch, and the very bytes that were reviewed.
 
 The authority verifies every declaration's hash and the whole document's hash, so an edited or
 truncated file is refused; at registration, a contract that is not in the file, or whose content
-differs from its reviewed entry, is refused as unknown or stale. Imports only the core.
+differs from its reviewed entry, is refused as unknown or stale, and one that an installed
+distribution contributes without the app's approval (or with an approval of another digest) is
+refused with ``ExternalContractError`` naming the distribution. Imports only the core.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..core.authority import CapabilityAuthority, create_capability_authority
-from ..core.errors import AuthorityError
+from .._core.contracts.authority import CapabilityAuthority, create_capability_authority
+from .._core.contracts.external import ExternalContractError
+from .._core.errors import AuthorityError
+
+__all__ = ["ExternalContractError", "authority_from_bundle", "authority_from_contract", "parse_contract"]
 
 
 def parse_contract(source: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:

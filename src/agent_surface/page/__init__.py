@@ -10,6 +10,7 @@ from .inspector import CallEntry, SurfaceInspector, ToolRow, install_surface_ins
 from .lifecycle import INSTANCE_ATTRIBUTE, Attachment, PageSurface, attach, mount, page_surface
 from .scheduling import Coalescer
 from .state import State, notify_state_changed, on_state_change
+from .validators import preload_validators
 
 __all__ = [
     "INSTANCE_ATTRIBUTE",
@@ -29,4 +30,5 @@ __all__ = [
     "notify_state_changed",
     "on_state_change",
     "page_surface",
+    "preload_validators",
 ]

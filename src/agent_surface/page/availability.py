@@ -36,7 +36,7 @@ class AvailabilityFollower:
 
     def reevaluate(self) -> None:
         registry = self._registry
-        if registry.disposed:
+        if registry.closed:
             return
         started = time.perf_counter()
         before = registry.revision

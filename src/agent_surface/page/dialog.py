@@ -29,9 +29,9 @@ from datetime import datetime
 from importlib import resources
 from typing import Any, Literal, Protocol
 
-from ..core.confirmation import PendingConfirmation
-from ..core.jsonvalue import JsonValue
-from ..core.registry import AgentSurfaceRegistry
+from .._core.jsonvalue import JsonValue
+from .._core.pipeline.confirmation import PendingConfirmation
+from .._core.registry.registry import AgentSurfaceRegistry
 
 __all__ = [
     "CLOSE_SHIELD_MS",
@@ -288,7 +288,7 @@ class ConfirmationDialog:
     # ------------------------------------------------------------------ the adapter's hook
 
     async def confirm(self, pending: PendingConfirmation, client: Any = None) -> bool:
-        """The WebMCP adapter's ``confirm`` hook (``create_webmcp_adapter(confirm=dialog.confirm)``):
+        """The WebMCP adapter's ``confirm`` hook (``WebMCPAdapter(confirm=dialog.confirm)``):
         runs inside the agent client's ``requestUserInteraction`` while the person decides in this
         same dialog, and answers whether they approved. The decision itself is the registry's
         (the dialog resolves the record), so the call ends with one result either way."""
@@ -308,7 +308,7 @@ def install_confirmation_dialog(
 ) -> ConfirmationDialog:
     """Add the confirmation dialog to the page (under ``parent``, default ``document.body``) and
     keep it in step with ``registry.confirmations``. Browser only (Pyodide). Pass the result's
-    ``confirm`` to ``create_webmcp_adapter(confirm=...)`` so the draft WebMCP shape prompts in it."""
+    ``confirm`` to ``WebMCPAdapter(confirm=...)`` so the draft WebMCP shape prompts in it."""
     from ..browser.dialog_dom import DomDialogView
 
     css = resources.files("agent_surface.page").joinpath("dialog.css").read_text(encoding="utf-8")

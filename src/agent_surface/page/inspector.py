@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent_surface import AgentSurfaceRegistry, Consumer, SurfaceEvent
-from agent_surface.adapters.webmcp import WebMcpAdapter
+from agent_surface.adapters.webmcp import WebMCPAdapter
 
 from .dom import Cancel, PageDom
 from .scheduling import Coalescer
@@ -82,7 +82,7 @@ class SurfaceInspector:
         registry: AgentSurfaceRegistry,
         root: Any,
         *,
-        adapter: WebMcpAdapter | None = None,
+        adapter: WebMCPAdapter | None = None,
         dom: PageDom | None = None,
         consumer: Consumer | None = None,
         log_size: int = 50,
@@ -235,7 +235,7 @@ class SurfaceInspector:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _settle_then_render(self, adapter: WebMcpAdapter) -> None:
+    async def _settle_then_render(self, adapter: WebMCPAdapter) -> None:
         await adapter.settled()
         if not self._closed:
             self._render_soon.request()
@@ -273,7 +273,7 @@ class SurfaceInspector:
         dom.replace_children(root, [section])
 
     def _render(self) -> None:
-        if self._closed or self.registry.disposed:
+        if self._closed or self.registry.closed:
             return
         self.renders += 1
         dom = self.dom
@@ -321,7 +321,7 @@ class SurfaceInspector:
 
 
 def install_surface_inspector(
-    registry: AgentSurfaceRegistry, root: Any, *, adapter: WebMcpAdapter | None = None
+    registry: AgentSurfaceRegistry, root: Any, *, adapter: WebMCPAdapter | None = None
 ) -> SurfaceInspector:
     """One line: ``install_surface_inspector(registry, document.getElementById("inspector"),
     adapter=adapter)``."""

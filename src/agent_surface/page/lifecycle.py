@@ -21,6 +21,7 @@ from agent_surface import (
     SurfaceEvent,
 )
 
+from .._core.deprecation import warn_renamed
 from .availability import AvailabilityFollower
 from .dom import Cancel, PageDom
 from .scheduling import Coalescer, next_turn
@@ -62,6 +63,11 @@ class Attachment:
         return "registered" if self.handle.status == "active" else "rejected"
 
     def detach(self) -> None:
+        """Deprecated: use ``close()``."""
+        warn_renamed("Attachment.detach()", "Attachment.close()")
+        self.close()
+
+    def close(self) -> None:
         """Unregister (if registered) and forget the element. Idempotent."""
         if self._detached:
             return
@@ -92,7 +98,7 @@ class Attachment:
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.detach()
+        self.close()
 
     async def __aenter__(self) -> Attachment:
         return self
@@ -100,7 +106,7 @@ class Attachment:
     async def __aexit__(
         self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.detach()
+        self.close()
 
     def __repr__(self) -> str:
         return f"<Attachment {_type_of(self.component)}@{self.instance_id or '-'} {self.status}>"
@@ -176,7 +182,7 @@ class PageSurface:
             try:
                 attachment._register(self._instance_of(attachment))
             except BaseException:
-                attachment.detach()
+                attachment.close()
                 raise
         return attachment
 
@@ -189,7 +195,7 @@ class PageSurface:
         try:
             attachment._register(None)
         except BaseException:
-            attachment.detach()
+            attachment.close()
             raise
         return attachment
 
@@ -205,7 +211,7 @@ class PageSurface:
             return
         self._closed = True
         for attachment in list(self._attachments.values()):
-            attachment.detach()
+            attachment.close()
         cleanups, self._cleanups = self._cleanups, []
         for cleanup in reversed(cleanups):
             try:
@@ -256,7 +262,7 @@ class PageSurface:
         """After DOM mutations: end attachments whose element left, re-register those whose
         instance id changed, register pending ones whose element arrived. Removals first, so a
         replacement element can take over the instance id of the one it replaces."""
-        if self._closed or self.registry.disposed or self.dom is None:
+        if self._closed or self.registry.closed or self.dom is None:
             return
         dom = self.dom
         arriving: list[Attachment] = []
@@ -268,7 +274,7 @@ class PageSurface:
                 if connected:
                     arriving.append(attachment)
             elif not connected:
-                attachment.detach()
+                attachment.close()
             elif self._instance_of(attachment) != attachment.instance_id:  # renamed (or retry a refusal)
                 attachment._unregister()
                 arriving.append(attachment)

@@ -35,7 +35,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from .. import AgentSurfaceError, DefinitionError
+from .. import CapabilityFailure, DefinitionError
+from .._core.jsonvalue import canonical_json, digest, to_json_value
+from .._core.pointer import json_pointer
+from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
     DOMAIN_PREFIX,
     MANIFEST_PATH,
@@ -45,9 +48,6 @@ from ..bridge.wire import (
     http_status,
     manifest_json,
 )
-from ..core.jsonvalue import canonical_json, digest, to_json_value
-from ..core.pointer import json_pointer
-from ..core.schema import Invalid, validate_output
 from .body import check_content_type, parse_json, read_limited, too_large
 from .errors import (
     Refusal,
@@ -293,7 +293,7 @@ class ProcedureServer:
             ctx = ProcedureCall(served.id, caller, invocation_id, db, self._clock(), call.confirmation)
             try:
                 output = self._output(served, served.implementation(ctx, value))
-            except AgentSurfaceError as exc:
+            except CapabilityFailure as exc:
                 # A refusal applied nothing: it is not recorded, so a retry gets a fresh answer.
                 error = sanitized(exc.error)
                 return Outcome(http_status(error), error_body(error, invocation_id), keep=False, record=False)

@@ -14,7 +14,7 @@ import math
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..core.jsonvalue import find_lone_surrogate
+from .._core.jsonvalue import find_lone_surrogate
 from .errors import Refusal, invalid_input
 
 

@@ -1,6 +1,6 @@
 """Typed refusals the server answers with: the closed code set, agent-safe messages only.
 
-Implementations refuse by raising ``AgentSurfaceError`` (e.g. ``precondition_failed(...)``);
+Implementations refuse by raising ``CapabilityFailure`` (e.g. ``precondition_failed(...)``);
 anything else they raise becomes a sanitized EXECUTION_FAILED and is logged, never sent.
 """
 
@@ -8,50 +8,50 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import AgentSurfaceError, CapabilityError
+from .. import CapabilityFailure, ErrorPayload
+from .._core.errors import ERROR_MATRIX, ErrorCode, error
+from .._core.jsonvalue import JsonValue
 from ..bridge.wire import SERVER_CODES, allowed_retry, http_status
-from ..core.errors import ERROR_MATRIX, ErrorCode, error
-from ..core.jsonvalue import JsonValue
 
 
 class Refusal(Exception):
     """A refusal on its way to the HTTP response (``status`` overrides the code's default)."""
 
-    def __init__(self, error: CapabilityError, *, status: int | None = None) -> None:
+    def __init__(self, error: ErrorPayload, *, status: int | None = None) -> None:
         super().__init__(f"{error.code}: {error.message}")
         self.error = error
         self.status = status if status is not None else http_status(error)
 
 
-def capability_error(code: ErrorCode, message: str, retry: str | None = None, **details: JsonValue) -> CapabilityError:
+def capability_error(code: ErrorCode, message: str, retry: str | None = None, **details: JsonValue) -> ErrorPayload:
     return error(code, message, allowed_retry(code, retry), **details)
 
 
-def invalid_input(message: str, issues: Sequence[tuple[str, str]]) -> CapabilityError:
+def invalid_input(message: str, issues: Sequence[tuple[str, str]]) -> ErrorPayload:
     listed: list[JsonValue] = [{"path": path, "message": text} for path, text in issues]
     return capability_error("INVALID_INPUT", message, issues=listed)
 
 
-def not_found() -> CapabilityError:
+def not_found() -> ErrorPayload:
     return capability_error("CAPABILITY_NOT_FOUND", "This procedure is not served here. Refresh the tool list.")
 
 
-def not_authenticated() -> CapabilityError:
+def not_authenticated() -> ErrorPayload:
     return capability_error("NOT_AUTHENTICATED", "The server did not recognize the caller. Ask the user to sign in.")
 
 
-def not_authorized() -> CapabilityError:
+def not_authorized() -> ErrorPayload:
     return capability_error(
         "NOT_AUTHORIZED", "The server does not permit this call for the current user.", origin="server"
     )
 
 
-def precondition_failed(reason: str, message: str) -> AgentSurfaceError:
+def precondition_failed(reason: str, message: str) -> CapabilityFailure:
     """For implementations: ``raise precondition_failed("unknown-device", "...")``."""
-    return AgentSurfaceError(capability_error("PRECONDITION_FAILED", message, reason=reason))
+    return CapabilityFailure(capability_error("PRECONDITION_FAILED", message, reason=reason))
 
 
-def rate_limited(retry_after_ms: int) -> CapabilityError:
+def rate_limited(retry_after_ms: int) -> ErrorPayload:
     return capability_error(
         "RATE_LIMITED",
         f"Too many calls; wait {retry_after_ms} ms before the next one.",
@@ -60,7 +60,7 @@ def rate_limited(retry_after_ms: int) -> CapabilityError:
     )
 
 
-def execution_failed(*, transient: bool) -> CapabilityError:
+def execution_failed(*, transient: bool) -> ErrorPayload:
     if transient:
         return capability_error(
             "EXECUTION_FAILED",
@@ -75,7 +75,7 @@ def execution_failed(*, transient: bool) -> CapabilityError:
     )
 
 
-def sanitized(error: CapabilityError) -> CapabilityError:
+def sanitized(error: ErrorPayload) -> ErrorPayload:
     """What an implementation raised, kept only if it is a server code with matrix details."""
     if error.code not in SERVER_CODES:
         return execution_failed(transient=False)
@@ -83,4 +83,4 @@ def sanitized(error: CapabilityError) -> CapabilityError:
     details = {k: v for k, v in (error.details or {}).items() if k in allowed}
     if "origin" in allowed and error.code in ("NOT_AUTHORIZED", "CONFIRMATION_REQUIRED"):
         details["origin"] = "server"
-    return CapabilityError(error.code, error.message, error.retry, details or None)
+    return ErrorPayload(error.code, error.message, error.retry, details or None)

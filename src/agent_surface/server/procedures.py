@@ -93,7 +93,7 @@ def serve(
     ``permissions``: every one must be in the caller's permissions. ``require_confirmation``:
     refuse with CONFIRMATION_REQUIRED (origin ``server``) unless the page sends its confirmation
     evidence. The implementation is synchronous (it runs in a worker thread, inside the
-    transaction); it refuses by raising ``AgentSurfaceError``.
+    transaction); it refuses by raising ``CapabilityFailure``.
     """
     if not isinstance(contract, ProcedureContract):
         raise DefinitionError("INVALID_DEFINITION", f"{contract!r} is not a ProcedureContract")

@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
+from .._core.errors import AgentSurfaceError
+
 T = TypeVar("T")
 
 
@@ -67,7 +69,7 @@ class InvocationStore(Protocol):
         ...
 
 
-class StoreMisuse(RuntimeError):
+class StoreMisuse(AgentSurfaceError, RuntimeError):
     """The app's work ended the store's transaction itself (commit/rollback inside work)."""
 
 

@@ -8,6 +8,7 @@ for end-to-end tests of a page with pytest-playwright; see the README. Playwrigh
 nothing here imports it.
 """
 
+from .._core.clock import ManualClock
 from .harness import CapturedRef, ImpureObservation, InvocationFailed, TestSurface, create_test_surface
 from .matchers import (
     assert_exposes,
@@ -28,6 +29,7 @@ __all__ = [
     "DialogSelectors",
     "ImpureObservation",
     "InvocationFailed",
+    "ManualClock",
     "TestSurface",
     "Tool",
     "ToolCallRejected",

@@ -10,17 +10,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from ..core.audit import AuditEvent, MemoryAuditSink
-from ..core.authority import CapabilityAuthority, compile_manifest, create_capability_authority
-from ..core.clock import ManualClock
-from ..core.confirmation import PendingConfirmation
-from ..core.consumer import Consumer
-from ..core.descriptors import Budget, Snapshot
-from ..core.events import SurfaceEvent
-from ..core.invocation import MISSING, Invocation, InvocationResult
-from ..core.limits import Limits
-from ..core.policy import Policy
-from ..core.registry import AgentSurfaceRegistry, Environment, RegistrationHandle, create_registry
+from .._core.audit import AuditEvent, MemoryAuditSink
+from .._core.clock import ManualClock
+from .._core.consumer import Consumer
+from .._core.contracts.authority import CapabilityAuthority, compile_manifest, create_capability_authority
+from .._core.deprecation import warn_renamed
+from .._core.errors import AgentSurfaceError
+from .._core.events import SurfaceEvent
+from .._core.limits import Limits
+from .._core.pipeline.confirmation import PendingConfirmation
+from .._core.pipeline.invocation import MISSING, Invocation, InvocationResult
+from .._core.policies.base import Policy
+from .._core.registry.descriptors import Budget, Snapshot
+from .._core.registry.registry import AgentSurfaceRegistry, Environment, RegistrationHandle
 
 TEST_CONSUMER = Consumer("test", "test")
 T = TypeVar("T")
@@ -34,7 +36,7 @@ class CapturedRef:
     surface_version: str
 
 
-class InvocationFailed(AssertionError):
+class InvocationFailed(AgentSurfaceError, AssertionError):
     def __init__(self, result: InvocationResult) -> None:
         error = result.error
         super().__init__(
@@ -51,7 +53,7 @@ class SurfaceState:
     registrations: tuple[str, ...]
 
 
-class ImpureObservation(AssertionError):
+class ImpureObservation(AgentSurfaceError, AssertionError):
     """An observation changed the surface (mounted, unmounted, updated or invalidated something)."""
 
     def __init__(self, capability_id: str, before: SurfaceState, after: SurfaceState) -> None:
@@ -281,9 +283,21 @@ class TestSurface:
     def audit_log(self) -> list[AuditEvent]:
         return [] if self._audit is None else self._audit.events()
 
+    def __enter__(self) -> TestSurface:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def dispose(self) -> None:
+        """Deprecated: use ``close()``."""
+        warn_renamed("TestSurface.dispose()", "TestSurface.close()")
+        self.close()
+
+    def close(self) -> None:
+        """Stop following the registry's events and close the registry."""
         self._unsubscribe()
-        self.registry.dispose()
+        self.registry.close()
         if self._loop is not None and not self._loop.is_closed():
             self._loop.close()
 
@@ -309,7 +323,7 @@ def create_test_surface(
 
     The harness owns the clock (manual), the host context (``host``, swapped by ``as_host``) and
     the audit sink (kept in memory for ``audit_log()``); the other keywords are
-    ``create_registry``'s, for a new registry only."""
+    ``AgentSurfaceRegistry``'s, for a new registry only."""
     host_values: dict[str, Any] = dict(host or {})
     if registry is not None:
         if not isinstance(registry.clock, ManualClock):
@@ -325,7 +339,7 @@ def create_test_surface(
         authority = create_capability_authority(compile_manifest(items))
     manual = clock or ManualClock()
     audit = MemoryAuditSink(capacity=10_000)
-    created = create_registry(
+    created = AgentSurfaceRegistry(
         authority=authority,
         environment=environment,
         context=lambda: host_values,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.invocation import InvocationResult
-from ..core.jsonvalue import thaw
+from .._core.jsonvalue import thaw
+from .._core.pipeline.invocation import InvocationResult
 from .harness import TestSurface
 
 

@@ -51,7 +51,7 @@ def test_surface_factory() -> Iterator[Callable[..., Any]]:
 
     yield factory
     for surface in made:
-        surface.dispose()
+        surface.close()
 
 
 @pytest.fixture

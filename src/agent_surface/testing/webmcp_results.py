@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._core.errors import AgentSurfaceError
+
 __all__ = [
     "AgentClientError",
     "Tool",
@@ -28,7 +30,7 @@ _POLYFILL_FAILED = (
 )
 
 
-class AgentClientError(AssertionError):
+class AgentClientError(AgentSurfaceError, AssertionError):
     """The agent client could not do what the test asked (no WebMCP on the page, a wait that ran
     out, a call that never settled). An AssertionError, so pytest reports it as a failed check."""
 

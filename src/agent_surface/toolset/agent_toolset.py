@@ -16,16 +16,17 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
 
-from ..catalog import CatalogEntry, Target, catalog_entries
-from ..core.consumer import Consumer
-from ..core.context import CancelSignal
-from ..core.descriptors import Budget, ProcedureDescriptor, Snapshot
-from ..core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
-from ..core.events import SurfaceEvent
-from ..core.ids import random_id
-from ..core.invocation import Invocation, InvocationResult
-from ..core.jsonvalue import canonical_json
-from ..core.registry import AgentSurfaceRegistry
+from .._catalog import CatalogEntry, Target, catalog_entries
+from .._core.consumer import Consumer
+from .._core.contracts.context import CancelSignal
+from .._core.deprecation import renamed, warn_renamed
+from .._core.errors import ErrorPayload, RegistryClosedError, error, surface_shut_down
+from .._core.events import SurfaceEvent
+from .._core.ids import random_id
+from .._core.jsonvalue import canonical_json
+from .._core.pipeline.invocation import Invocation, InvocationResult
+from .._core.registry.descriptors import Budget, ProcedureDescriptor, Snapshot
+from .._core.registry.registry import AgentSurfaceRegistry
 from ..wire_names import assign_wire_names
 from .meta import build_meta_tools
 from .tools import AgentTool, ToolState
@@ -38,7 +39,8 @@ ConfirmationMode = Literal["wait", "two-phase"]
 
 
 class AgentToolset:
-    """Tools for one consumer over one registry. Create with ``create_agent_toolset``."""
+    """Tools for one consumer over one registry: ``AgentToolset(registry, consumer=...,
+    topology=...)`` (one of ``topology`` / ``confirmations`` is required); ``close()`` or ``with``."""
 
     def __init__(
         self,
@@ -53,7 +55,7 @@ class AgentToolset:
         environment: str | None = None,
     ) -> None:
         if not isinstance(registry, AgentSurfaceRegistry):
-            raise TypeError("create_agent_toolset needs an AgentSurfaceRegistry")
+            raise TypeError("AgentToolset needs an AgentSurfaceRegistry")
         if not isinstance(consumer, Consumer):
             raise TypeError("consumer must be a Consumer (a stable id per toolset)")
         if mode not in ("direct", "meta"):
@@ -186,7 +188,7 @@ class AgentToolset:
             # Same invocation id and confirmation id: the registry checks the evidence.
             retry = dataclasses.replace(request, confirmation_id=cid)
             return await self.registry.invoke(retry, consumer=self.consumer)
-        except RegistryDisposedError:
+        except RegistryClosedError:
             return _error_result(request, surface_shut_down(), self.registry.version)
         except Exception:
             log.exception("toolset call of %s failed", target.capability_id)
@@ -243,7 +245,18 @@ class AgentToolset:
             except Exception:
                 log.exception("toolset listener failed")
 
+    def __enter__(self) -> AgentToolset:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def dispose(self) -> None:
+        """Deprecated: use ``close()``."""
+        warn_renamed("AgentToolset.dispose()", "AgentToolset.close()")
+        self.close()
+
+    def close(self) -> None:
         """Unsubscribe and settle in-flight confirmation waits (they return the original
         CONFIRMATION_REQUIRED; nothing executes). Idempotent."""
         if self._disposed:
@@ -264,7 +277,7 @@ def _signature(tools: Sequence[AgentTool]) -> str:
     return canonical_json([[t.name, t.description, t.input_schema, t.state.to_json()] for t in tools])
 
 
-def _error_result(request: Invocation, err: CapabilityError, version: str) -> InvocationResult:
+def _error_result(request: Invocation, err: ErrorPayload, version: str) -> InvocationResult:
     return InvocationResult(
         status="error",
         invocation_id=request.invocation_id or "",
@@ -274,23 +287,4 @@ def _error_result(request: Invocation, err: CapabilityError, version: str) -> In
     )
 
 
-def create_agent_toolset(
-    registry: AgentSurfaceRegistry,
-    *,
-    consumer: Consumer,
-    mode: Mode = "direct",
-    topology: Topology | None = None,
-    confirmations: ConfirmationMode | None = None,
-    scope: Sequence[str] | None = None,
-    budget: Budget | None = None,
-) -> AgentToolset:
-    """Project ``registry`` for one consumer. One of ``topology`` / ``confirmations`` is required."""
-    return AgentToolset(
-        registry,
-        consumer=consumer,
-        mode=mode,
-        topology=topology,
-        confirmations=confirmations,
-        scope=scope,
-        budget=budget,
-    )
+create_agent_toolset = renamed(AgentToolset, "create_agent_toolset", "AgentToolset")

@@ -14,15 +14,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..catalog import Target
-from ..core.consumer import Consumer
-from ..core.descriptors import ActionDescriptor, Budget, ObservationDescriptor, Snapshot
-from ..core.errors import CapabilityError, RegistryDisposedError, error, surface_shut_down
-from ..core.ids import random_id
-from ..core.invocation import MISSING, InvocationResult
-from ..core.jsonvalue import FrozenDict, JsonValue, freeze, thaw
-from ..core.pointer import ROOT, json_pointer
-from ..core.registry import AgentSurfaceRegistry
+from .._catalog import Target
+from .._core.consumer import Consumer
+from .._core.errors import ErrorPayload, RegistryClosedError, error, surface_shut_down
+from .._core.ids import random_id
+from .._core.jsonvalue import FrozenDict, JsonValue, freeze, thaw
+from .._core.pipeline.invocation import MISSING, InvocationResult
+from .._core.pointer import ROOT, json_pointer
+from .._core.registry.descriptors import ActionDescriptor, Budget, ObservationDescriptor, Snapshot
+from .._core.registry.registry import AgentSurfaceRegistry
 from .tools import AgentTool, Executor, ToolState
 
 
@@ -163,7 +163,7 @@ def _envelope_error(
     value: Any,
     exempt: tuple[str, ...] = (),
     arguments: Misplaced | None = None,
-) -> CapabilityError | None:
+) -> ErrorPayload | None:
     """Strict verb envelope: object, known keys, required keys, string-typed fields. An unknown
     key that ``arguments`` recognises as the target's own argument is said to belong in ``input``."""
     if value is MISSING or value is None:
@@ -225,7 +225,7 @@ def _arguments_of(snapshot: Snapshot, request: Mapping[str, Any]) -> Misplaced |
 
 
 def _failure(
-    meta_id: str, capability_id: Any, err: CapabilityError, toolset: MetaHost, tool_call_id: str | None
+    meta_id: str, capability_id: Any, err: ErrorPayload, toolset: MetaHost, tool_call_id: str | None
 ) -> InvocationResult:
     return InvocationResult(
         status="error",
@@ -244,7 +244,7 @@ def _never_raising(meta_id: str, toolset: MetaHost, verb: Executor) -> Executor:
     ) -> InvocationResult:
         try:
             return await verb(input, tool_call_id=tool_call_id, confirmation_id=confirmation_id)
-        except RegistryDisposedError:
+        except RegistryClosedError:
             err = surface_shut_down()
         except Exception:
             log.exception("%s failed", meta_id)

@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.invocation import MISSING, InvocationResult
-from ..core.jsonvalue import FrozenDict, JsonValue
+from .._core.jsonvalue import FrozenDict, JsonValue
+from .._core.pipeline.invocation import MISSING, InvocationResult
 
 # ``execute(input, *, tool_call_id=None, confirmation_id=None)``: what runs a tool's call.
 Executor = Callable[..., Awaitable[InvocationResult]]

@@ -1,0 +1,93 @@
+"""The per-call context: built once when a call enters the pipeline, read by every phase.
+
+What must not drift within one call is computed once and frozen: the host context (so a
+policy and the handler see the same host), and the resolved ``CallTarget`` (registration, entry,
+policy context). What the phases learn as they go (validated input, evidence, timings) is
+recorded on the call in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..consumer import Consumer
+from ..contracts.context import CancelSignal
+from ..jsonvalue import JsonValue
+from ..policies.base import Decision, Policy, PolicyContext
+from ..registrations.entries import CapabilityEntry
+from ..registrations.registration import Registration
+from .confirmation import ConfirmationRecord
+from .invocation import Invocation, InvocationResult
+
+if TYPE_CHECKING:
+    from .runtime import Pipeline
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A fresh call: its dedupe key, its request's fingerprint, and the future joiners await."""
+
+    invocation_id: str
+    key: str
+    fingerprint: str
+    future: asyncio.Future[InvocationResult]
+
+
+@dataclass(frozen=True, slots=True)
+class CallTarget:
+    """What resolution (phase 2) found: fixed for the rest of the call."""
+
+    reg: Registration
+    entry: CapabilityEntry
+    policy: PolicyContext  # with the invocation id, without agent input
+    discovery: Decision  # the policies' discovery vote, taken once at resolution
+
+
+@dataclass(slots=True, eq=False)
+class Call:
+    pipeline: Pipeline
+    request: Invocation
+    invocation_id: str
+    consumer: Consumer
+    host: Mapping[str, Any]  # computed once: every policy and the handler see this host
+    timeout: float | None  # the caller's override, else the entry's
+    cancelled_before_start: bool
+    started: float
+    start_version: int
+    signal: CancelSignal = field(default_factory=CancelSignal)  # what the handler sees
+    # Aborting ``settle`` settles the invocation now (timeout, external cancel, disposal,
+    # unmount of a non-navigation call) and also aborts ``signal``. A navigation's unmount
+    # aborts only ``signal``: the handler may abandon, but the router's answer settles it.
+    settle: CancelSignal = field(default_factory=CancelSignal)
+    resolved: CallTarget | None = None
+    # Learned by the phases, in order:
+    value: Any = None  # what the handler receives (5)
+    effective: JsonValue = None  # the validated effective input as JSON (5)
+    invoke_ctx: PolicyContext | None = None  # the policy context with effective input (6)
+    settling_policies: list[Policy] = field(default_factory=list)  # their on_invoke ran (6)
+    confirmation: ConfirmationRecord | None = None  # consumed approval evidence (6)
+    release: Callable[[], None] | None = None  # the admission slot (8)
+    queue_wait_ms: float | None = None  # (8)
+    raw_output: Any = None  # what the handler returned (9)
+    execution_ms: float | None = None  # (9)
+    settled: bool = False  # (10)
+
+    def __post_init__(self) -> None:
+        self.settle.add_listener(self.signal.abort)
+
+    @property
+    def target(self) -> CallTarget:
+        """The resolved target; only phases after resolution ask for it."""
+        if self.resolved is None:
+            raise RuntimeError("the call has no target before resolution (phase 2)")
+        return self.resolved
+
+    def untrack(self) -> None:
+        """Forget this call's signals on its registration (it no longer runs there)."""
+        if self.resolved is not None:
+            inflight = self.resolved.reg.inflight
+            inflight.discard(self.signal)
+            inflight.discard(self.settle)

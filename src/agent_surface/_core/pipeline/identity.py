@@ -1,0 +1,64 @@
+"""Phase 1, identity: a well-formed request envelope, then dedupe by (consumer key, invocation id).
+
+A repeated id with the same request joins the call in flight or gets its cached terminal
+result; the same id with a different request is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..consumer import Consumer
+from ..ids import random_id
+from ..jsonvalue import digest
+from . import failures
+from .call import Admitted
+from .invocation import Invocation, InvocationResult
+from .runtime import Pipeline
+from .settlement import result
+
+_ENVELOPE_FIELDS = {
+    "instance_id": "instanceId",
+    "registration_id": "registrationId",
+    "surface_id": "surfaceId",
+    "surface_version": "surfaceVersion",
+    "confirmation_id": "confirmationId",
+}
+
+
+def enter(
+    pipeline: Pipeline, req: Invocation, consumer: Consumer
+) -> Admitted | InvocationResult | asyncio.Future[InvocationResult]:
+    """Admit a fresh call, or answer now (refused or cached), or hand back the call to join."""
+    invocation_id = req.invocation_id or random_id("inv_", 16)
+    if not isinstance(invocation_id, str) or not invocation_id or len(invocation_id) > 256:
+        return result(pipeline, req, "invalid", failures.bad_invocation_id())
+    malformed = _malformed_envelope(req)
+    if malformed is not None:
+        return result(pipeline, req, invocation_id, failures.malformed_envelope(malformed))
+    try:
+        fingerprint = digest(req.fingerprint_material())
+    # RecursionError: hostile nesting (or a cycle) deeper than the interpreter's stack.
+    except (TypeError, ValueError, RecursionError):
+        return result(pipeline, req, invocation_id, failures.not_plain_json())
+    key = f"{consumer.key} {invocation_id}"
+    state, found = pipeline.dedupe.lookup(key, fingerprint)
+    if state == "conflict":
+        return result(pipeline, req, invocation_id, failures.invocation_conflict())
+    if isinstance(found, (InvocationResult, asyncio.Future)):  # cached, or in flight to join
+        return found
+    future: asyncio.Future[InvocationResult] = asyncio.get_running_loop().create_future()
+    pipeline.dedupe.begin(key, fingerprint, future)
+    return Admitted(invocation_id, key, fingerprint, future)
+
+
+def _malformed_envelope(req: Invocation) -> str | None:
+    """The wire name of the first targeting/evidence field that is set but not a string.
+
+    These fields arrive from agents (meta-mode envelopes) and are used as lookup keys: a list
+    or dict there must settle as INVALID_INPUT, not raise ``unhashable type`` mid-pipeline."""
+    for name, wire in _ENVELOPE_FIELDS.items():
+        value = getattr(req, name)
+        if value is not None and not isinstance(value, str):
+            return wire
+    return None

@@ -1,0 +1,129 @@
+"""Phase 10, settlement: output checks, the result, events, audit, policy hooks and the
+identity cache, in that order and in this one place."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ..audit import Settled
+from ..clock import iso
+from ..errors import ErrorPayload
+from ..events import make_event
+from ..jsonvalue import JsonValue, NotJsonError, json_size, to_json_value
+from ..schemas.schema import Valid, validate_output
+from . import failures
+from .call import Admitted, Call
+from .failures import PhaseRefusal
+from .invocation import Invocation, InvocationResult
+
+if TYPE_CHECKING:
+    from .runtime import Pipeline
+
+log = logging.getLogger("agent_surface")
+
+
+def check_output(call: Call) -> JsonValue:
+    """The handler's result as JSON, checked against the output schema and the size limit."""
+    entry = call.target.entry
+    raw = call.raw_output
+    schema = entry.output
+    if schema is not None:
+        outcome = validate_output(schema, raw)
+        if not isinstance(outcome, Valid):
+            log.error("output of %s failed its schema: %s", entry.capability_id, outcome.issues)
+            raise PhaseRefusal(failures.output_invalid())
+        value = outcome.json
+    else:
+        try:
+            value = to_json_value(raw)
+        except NotJsonError as exc:
+            log.error("output of %s is not JSON: %s", entry.capability_id, exc)
+            raise PhaseRefusal(failures.output_invalid()) from None
+    max_bytes = call.pipeline.registry.limits.max_output_bytes
+    if value is not None and json_size(value) > max_bytes:
+        raise PhaseRefusal(failures.output_too_large(max_bytes))
+    return value
+
+
+def result(
+    pipeline: Pipeline,
+    request: Invocation,
+    invocation_id: str,
+    err: ErrorPayload | None,
+    output: JsonValue = None,
+    start_version: int | None = None,
+) -> InvocationResult:
+    version = pipeline.registry.revision
+    return InvocationResult(
+        status="ok" if err is None else "error",
+        invocation_id=invocation_id,
+        capability_id=str(request.capability_id),
+        surface_version=str(version),
+        output=output,
+        error=err,
+        surface_changed=start_version is not None and version != start_version,
+    )
+
+
+def _confirmation_of(request: Invocation, err: ErrorPayload | None) -> str | None:
+    """The confirmation a call asked for or carried: joins a confirmed call's two rounds."""
+    if err is not None and err.code == "CONFIRMATION_REQUIRED" and err.details is not None:
+        cid = err.details.get("confirmationId")
+        return cid if isinstance(cid, str) else None
+    return request.confirmation_id if isinstance(request.confirmation_id, str) else None
+
+
+def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> InvocationResult:
+    """Settle a call that entered the pipeline: its result, then what observes it."""
+    pipeline = call.pipeline
+    settled_result = result(pipeline, call.request, call.invocation_id, err, output, call.start_version)
+    call.settled = True
+    now = pipeline.registry.now()
+    duration = round((now - call.started) * 1000, 3)
+    pipeline.emit(
+        make_event(
+            "invocation-settled",
+            invocationId=call.invocation_id,
+            capabilityId=settled_result.capability_id,
+            status=settled_result.status,
+            code=settled_result.code,
+            durationMs=duration,
+            confirmationId=_confirmation_of(call.request, err),
+        )
+    )
+    entry = None if call.resolved is None else call.resolved.entry
+    level = "metadata" if entry is None else entry.audit
+    if level == "none" and not call.settling_policies:
+        return settled_result
+    record = Settled(
+        at=iso(now),
+        capability_id=settled_result.capability_id,
+        registration_id=None if call.resolved is None else call.resolved.reg.registration_id,
+        invocation_id=call.invocation_id,
+        consumer_id=call.consumer.id,
+        status=settled_result.status,
+        code=settled_result.code,
+        duration_ms=duration,
+        queue_wait_ms=call.queue_wait_ms,
+        execution_ms=call.execution_ms,
+        input=call.effective,
+        output=settled_result.output,
+    )
+    if call.invoke_ctx is not None:
+        for policy in call.settling_policies:
+            try:
+                policy.on_settled(call.invoke_ctx, record)
+            except Exception:
+                log.exception("policy %s failed hearing a settlement", policy.name)
+    if level != "none":
+        pipeline.record(record.audit_event(level))
+    return settled_result
+
+
+def remember(pipeline: Pipeline, admitted: Admitted, settled_result: InvocationResult) -> None:
+    """Cache the terminal result for its (consumer, invocation id) and answer joined callers."""
+    cacheable = settled_result.ok or (settled_result.error is not None and settled_result.error.cacheable)
+    pipeline.dedupe.finish(admitted.key, admitted.fingerprint, settled_result, cacheable)
+    if not admitted.future.done():
+        admitted.future.set_result(settled_result)

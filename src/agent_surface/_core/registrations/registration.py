@@ -1,0 +1,117 @@
+"""Live registrations (one per mounted component instance) and the tombstones of unmounted ones."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..contracts import ComponentBinding
+
+if TYPE_CHECKING:
+    from ..contracts.context import CancelSignal
+    from .entries import CapabilityEntry
+
+Status = Literal["active", "rejected", "unregistered"]
+
+
+@dataclass(slots=True, eq=False)
+class Registration:
+    registration_id: str
+    binding: ComponentBinding
+    registered_at: float
+    enabled: bool
+    status: Status = "active"
+    overrides: dict[str, tuple[bool, str | None]] = field(default_factory=dict)
+    capabilities: dict[str, CapabilityEntry] = field(default_factory=dict)
+    inflight: set[CancelSignal] = field(default_factory=set)
+    # Last descriptor built per capability (and for the component), keyed by the volatile
+    # inputs (availability, reason, note): an unchanged capability reuses its frozen descriptor.
+    descriptors: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    # Availability as last published (for sync_availability: push when() flips as events).
+    published: dict[str, bool] = field(default_factory=dict)
+    # Snapshot order (priority desc, type, instance id): fixed for a registration, so computed
+    # once instead of on every comparison of every sort.
+    order: tuple[int, str, str] = (0, "", "")
+    # The registry's environment, handed to policies (the environment() gate reads it).
+    environment: str | None = None
+    # Whether only status, enabled and overrides decide what it shows (no policy votes, no
+    # when(), no live note); worked out by the first snapshot that describes it.
+    fixed: bool | None = None
+
+    def __post_init__(self) -> None:
+        contract = self.binding.contract
+        self.order = (-contract.priority, contract.type, self.binding.instance_id)
+
+    @property
+    def component_type(self) -> str:
+        return self.binding.contract.type
+
+    @property
+    def instance_id(self) -> str:
+        return self.binding.instance_id
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.binding.contract.type, self.binding.instance_id)
+
+    @property
+    def priority(self) -> int:
+        return self.binding.contract.priority
+
+    @property
+    def origin(self) -> str:
+        return self.binding.contract.origin
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    registration_id: str
+    component_type: str
+    instance_id: str
+    registered_at: float
+    unregistered_at: float
+    # Which capabilities it held, so a call naming only the capability still learns that its
+    # component was unmounted (rather than that the capability never existed).
+    capability_ids: frozenset[str] = frozenset()
+
+
+class Tombstones:
+    """Recently unregistered ids, bounded by count and age (identifiers only, no handlers)."""
+
+    __slots__ = ("_items", "_size", "_ttl")
+
+    def __init__(self, size: int, ttl: float) -> None:
+        self._items: OrderedDict[str, Tombstone] = OrderedDict()
+        self._size = size
+        self._ttl = ttl
+
+    def add(self, tombstone: Tombstone) -> None:
+        if self._size <= 0:
+            return
+        self._items[tombstone.registration_id] = tombstone
+        self._items.move_to_end(tombstone.registration_id)
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+    def get(self, registration_id: str, now: float) -> Tombstone | None:
+        self.prune(now)
+        return self._items.get(registration_id)
+
+    def holding(self, capability_id: str, instance_id: str | None, now: float) -> Tombstone | None:
+        """The most recent live tombstone that held ``capability_id`` (on ``instance_id``)."""
+        self.prune(now)
+        for tombstone in reversed(self._items.values()):
+            if capability_id in tombstone.capability_ids and instance_id in (None, tombstone.instance_id):
+                return tombstone
+        return None
+
+    def prune(self, now: float) -> None:
+        while self._items:
+            oldest = next(iter(self._items.values()))
+            if now - oldest.unregistered_at <= self._ttl:
+                return
+            self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -1,0 +1,445 @@
+"""The registry: live registrations, versions, events, snapshots — the execution authority."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from bisect import insort
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from ..audit import AuditEvent, AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink
+from ..clock import Clock, as_clock, iso
+from ..consumer import ANONYMOUS, Consumer
+from ..contracts import ComponentBinding
+from ..contracts.authority import CapabilityAuthority, assert_capability_authority
+from ..contracts.context import CancelSignal
+from ..deprecation import renamed, warn_renamed
+from ..errors import DefinitionError, RegistryClosedError
+from ..events import EventBus, Listener, SurfaceEvent, make_event
+from ..ids import random_id
+from ..limits import DEFAULT_LIMITS, Limits
+from ..pipeline import Pipeline, ProcedureExecutor, invoke
+from ..pipeline.availability import availability
+from ..pipeline.confirmation import ConfirmationController
+from ..pipeline.invocation import Invocation, InvocationResult
+from ..policies.base import Policy
+from ..registrations.entries import build_capabilities
+from ..registrations.registration import Registration, Tombstone, Tombstones
+from .checks import check_options, suffix_collisions
+from .handles import RegistrationHandle
+from .live_updates import apply_update, publish_flips
+from .snapshot import Budget, Snapshot, build_snapshot, normalize_scope, sort_key
+
+__all__ = ["AgentSurfaceRegistry", "RegistrationHandle", "create_registry", "random_id"]
+
+log = logging.getLogger("agent_surface")
+
+Environment = Literal["development", "production", "test"]
+
+
+class AgentSurfaceRegistry:
+    """Holds live registrations and answers snapshots and invocations for consumers.
+
+    ``AgentSurfaceRegistry(authority=...)``: a registry cannot exist without a genuine capability
+    authority, and it only accepts bindings whose contracts that authority proves. ``close()`` (or
+    ``with``) ends it: in-flight calls settle as cancelled, later use raises ``RegistryClosedError``.
+    """
+
+    def __init__(
+        self,
+        *,
+        authority: CapabilityAuthority,
+        environment: Environment = "production",
+        context: Callable[[], Mapping[str, Any]] | None = None,
+        policies: Sequence[Policy] = (),
+        on_register: Callable[[Mapping[str, Any]], Literal["accept", "reject"]] | None = None,
+        on_duplicate_instance: Literal["reject", "replace"] = "reject",
+        duplicate_suffix_policy: Literal["off", "warn", "error"] = "warn",
+        route: Callable[[], Mapping[str, Any] | None] | None = None,
+        limits: Limits | None = None,
+        clock: Clock | Callable[[], float] | None = None,
+        audit: AuditSink | None = None,
+    ) -> None:
+        self.authority = assert_capability_authority(authority)
+        if environment not in ("development", "production", "test"):
+            raise ValueError(f"environment must be development, production or test, got {environment!r}")
+        if on_duplicate_instance not in ("reject", "replace"):
+            raise ValueError("on_duplicate_instance must be 'reject' or 'replace'")
+        if duplicate_suffix_policy not in ("off", "warn", "error"):
+            raise ValueError("duplicate_suffix_policy must be 'off', 'warn' or 'error'")
+        check_options(policies, limits, context=context, on_register=on_register, route=route)
+        self.environment: Environment = environment
+        self.limits = limits or DEFAULT_LIMITS
+        self.clock: Clock = as_clock(clock)
+        self.now: Callable[[], float] = self.clock.now
+        self.surface_id = random_id("srf_")
+        self._context = context
+        self._policies = tuple(policies)
+        self._on_register = on_register
+        self._on_duplicate = on_duplicate_instance
+        self._suffix_policy = duplicate_suffix_policy
+        self._route = route
+        self._version = 0
+        self._counter = itertools.count(1)
+        self._by_id: dict[str, Registration] = {}
+        self._by_key: dict[tuple[str, str], Registration] = {}
+        # capability id -> live registrations holding it, in snapshot order (resolution index).
+        self._holders: dict[str, list[Registration]] = {}
+        self._tombstones = Tombstones(self.limits.tombstone_size, self.limits.tombstone_ttl)
+        self._events = EventBus()
+        # The loop that owes a coalesced surface-changed, if one is scheduled.
+        self._surface_changed_loop: asyncio.AbstractEventLoop | None = None
+        self._disposed = False
+        if audit is None:
+            memory = MemoryAuditSink()
+            audit = FanOutSink(memory, ConsoleAuditSink()) if environment == "development" else memory
+        self.audit_sink: AuditSink = audit
+        self._pipeline: Pipeline | None = None
+
+    # ------------------------------------------------------------------ basics
+
+    @property
+    def version(self) -> str:
+        """The surface version: a decimal string, bumped by every surface-affecting mutation."""
+        return str(self._version)
+
+    @property
+    def revision(self) -> int:
+        """The surface version as an integer (what the pipeline compares)."""
+        return self._version
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` has run."""
+        return self._disposed
+
+    @property
+    def disposed(self) -> bool:
+        """Deprecated: use ``closed``."""
+        warn_renamed("AgentSurfaceRegistry.disposed", "AgentSurfaceRegistry.closed")
+        return self._disposed
+
+    def host_context(self) -> Mapping[str, Any]:
+        if self._context is None:
+            return {}
+        try:
+            return self._context()
+        except Exception:
+            log.exception("registry context() raised; policies see an empty host context")
+            return {}
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._check_alive()
+        return self._events.subscribe(listener)
+
+    def _emit(self, *events: SurfaceEvent) -> None:
+        self._events.emit(*events)
+
+    def _check_alive(self) -> None:
+        if self._disposed:
+            raise RegistryClosedError("this registry has been closed")
+
+    def _bump(self, events: list[SurfaceEvent]) -> None:
+        """Bump the version, dispatch ``events`` and a ``surface-changed``.
+
+        With a running event loop, ``surface-changed`` is coalesced: the first bump of a turn
+        schedules it (``call_soon``) and later bumps ride on it, so three synchronous
+        registrations make one event carrying the last version. Without a running loop (plain
+        synchronous use) there is no turn to wait for: each bump dispatches its own, right
+        behind the events that caused it.
+        """
+        self._version += 1
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            if self._events.active:  # nobody listening: skip building the event
+                self._emit(*events, make_event("surface-changed", surfaceVersion=str(self._version)))
+            return
+        if events:
+            self._emit(*events)
+        if self._surface_changed_loop is not loop:  # not yet owed this turn
+            self._surface_changed_loop = loop
+            loop.call_soon(self._flush_surface_changed, loop)
+
+    def _flush_surface_changed(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._surface_changed_loop is loop:
+            self._surface_changed_loop = None
+        if not self._disposed and self._events.active:
+            self._emit(make_event("surface-changed", surfaceVersion=str(self._version)))
+
+    @property
+    def _observed(self) -> bool:
+        """Whether events have anyone to reach (listeners, or a dispatch in progress)."""
+        return self._events.active
+
+    def _new_registration_id(self) -> str:
+        return f"reg_{next(self._counter):06x}{random_id('', 8)}"
+
+    # ------------------------------------------------------------------ registration
+
+    def register(self, binding: Any) -> RegistrationHandle:
+        """Register a bound component (or an ``AgentComponent`` instance, bound with defaults).
+
+        Structural defects and bindings the authority does not prove raise ``DefinitionError``
+        and register nothing. Duplicates and guard refusals return a dead handle.
+        """
+        self._check_alive()
+        if (
+            not isinstance(binding, ComponentBinding)
+            and hasattr(binding, "bind")
+            and hasattr(type(binding), "contract")
+        ):
+            binding = binding.bind()
+        verified = self.authority.verify_binding(binding)
+        contract = verified.contract
+        self._check_executor(verified)
+        collisions = suffix_collisions(verified, self.authority.domain_paths, self._suffix_policy)
+        key = (contract.type, verified.instance_id)
+        if not self._guard_accepts(verified):
+            return self._reject(verified, "guard")
+        existing = self._by_key.get(key)
+        if existing is not None:
+            if self._on_duplicate == "reject":
+                return self._reject(verified, "duplicate")
+            self._unregister(existing)
+        reg = Registration(
+            registration_id=self._new_registration_id(),
+            binding=verified,
+            registered_at=self.now(),
+            enabled=verified.enabled,
+            capabilities=build_capabilities(verified, self._policies),
+            environment=self.environment,
+        )
+        reg.published = {cid: availability(reg, e)[0] for cid, e in reg.capabilities.items()}
+        self._by_id[reg.registration_id] = reg
+        self._by_key[key] = reg
+        for cid in reg.capabilities:
+            insort(self._holders.setdefault(cid, []), reg, key=sort_key)
+        self._audit("registration", registration_id=reg.registration_id, detail=f"{contract.type}@{verified.instance_id}")
+        self._bump(
+            [
+                *collisions,  # dispatched after the mutation, like every other event
+                make_event(
+                    "component-registered",
+                    registrationId=reg.registration_id,
+                    componentType=contract.type,
+                    instanceId=verified.instance_id,
+                ),
+            ]
+            if self._observed
+            else []
+        )
+        return RegistrationHandle(self, reg.registration_id, reg)
+
+    def _check_executor(self, binding: ComponentBinding) -> None:
+        """A procedure reference is a structural promise that domain calls can run: refuse it
+        now rather than let the first agent call find out."""
+        if binding.procedures and (self._pipeline is None or self._pipeline.executor is None):
+            raise DefinitionError(
+                "PLANE_VIOLATION",
+                f"{binding.contract.type}@{binding.instance_id} references "
+                f"{', '.join(ref.procedure_id for ref in binding.procedures)} but this registry has no "
+                "procedure executor: call registry.set_procedure_executor(...) before registering",
+            )
+
+    def _guard_accepts(self, binding: ComponentBinding) -> bool:
+        if self._on_register is None:
+            return True
+        contract = binding.contract
+        candidate = {"type": contract.type, "instanceId": binding.instance_id, "origin": contract.origin}
+        try:
+            return self._on_register(candidate) == "accept"
+        except Exception:  # a failing guard fails closed
+            log.exception("on_register guard raised; rejecting %s@%s", contract.type, binding.instance_id)
+            return False
+
+    def _reject(self, binding: ComponentBinding, reason: str) -> RegistrationHandle:
+        log_fn = log.error if self.environment == "development" else log.warning
+        log_fn("registration of %s@%s rejected (%s)", binding.contract.type, binding.instance_id, reason)
+        self._audit("registration-rejected", detail=f"{binding.contract.type}@{binding.instance_id}: {reason}")
+        self._emit(
+            make_event(
+                "component-rejected",
+                componentType=binding.contract.type,
+                instanceId=binding.instance_id,
+                reason=reason,
+            )
+        )
+        return RegistrationHandle(self, self._new_registration_id(), None)
+
+    def _unregister(self, reg: Registration) -> None:
+        if reg.status != "active":
+            return
+        reg.status = "unregistered"
+        self._by_id.pop(reg.registration_id, None)
+        if self._by_key.get(reg.key) is reg:
+            del self._by_key[reg.key]
+        for cid in reg.capabilities:
+            holders = self._holders.get(cid)
+            if holders is not None:
+                holders.remove(reg)
+                if not holders:
+                    del self._holders[cid]
+        now = self.now()
+        self._tombstones.add(
+            Tombstone(
+                reg.registration_id,
+                reg.component_type,
+                reg.instance_id,
+                reg.registered_at,
+                now,
+                frozenset(reg.capabilities),
+            )
+        )
+        self.on_unmount(reg)
+        self._audit("unregistration", registration_id=reg.registration_id, detail=f"{reg.component_type}@{reg.instance_id}")
+        self._bump(
+            [
+                make_event(
+                    "component-unregistered",
+                    registrationId=reg.registration_id,
+                    componentType=reg.component_type,
+                    instanceId=reg.instance_id,
+                )
+            ]
+            if self._observed
+            else []
+        )
+
+    def on_unmount(self, reg: Registration) -> None:
+        """Abort in-flight work of an unmounted registration (the invoker settles it)."""
+        for signal in list(reg.inflight):
+            signal.abort("unmounted")
+
+    def _update(self, reg: Registration, enabled: bool | None, overrides: Mapping[str, Any] | None) -> None:
+        events = apply_update(reg, enabled, overrides)
+        if events is not None:
+            self._bump(events)
+
+    def sync_availability(self) -> None:
+        """Re-evaluate ``when()`` everywhere and publish what flipped since the last publication.
+
+        Lazy ``when()`` drift never bumps the surface version by itself; a host that wants
+        event-driven consumers (the WebMCP adapter registers only available tools) calls this
+        after its state changes, as a UI framework would after rendering.
+        """
+        self._check_alive()
+        events = publish_flips(self._by_id.values())
+        if events:
+            self._bump(events)
+
+    # ------------------------------------------------------------------ reading
+
+    def _holding(self, capability_id: str) -> list[Registration]:
+        """Live registrations holding ``capability_id``, in snapshot order."""
+        return list(self._holders.get(capability_id, ()))
+
+    def registrations(self) -> list[Registration]:
+        """Live registrations in snapshot order (for the invoker, adapters' internals, tools)."""
+        return sorted(self._by_id.values(), key=sort_key)
+
+    def registration(self, registration_id: str) -> Registration | None:
+        return self._by_id.get(registration_id)
+
+    def tombstone(self, registration_id: str) -> Tombstone | None:
+        return self._tombstones.get(registration_id, self.now())
+
+    def _tombstone_holding(self, capability_id: str, instance_id: str | None) -> Tombstone | None:
+        return self._tombstones.holding(capability_id, instance_id, self.now())
+
+    def snapshot(
+        self,
+        *,
+        consumer: Consumer | None = None,
+        scope: Sequence[str] | None = None,
+        include_unavailable: bool = True,
+        budget: Budget | None = None,
+    ) -> Snapshot:
+        """A synchronous, side-effect-free catalog for ``consumer`` (never runs ``read()``)."""
+        self._check_alive()
+        if consumer is not None and not isinstance(consumer, Consumer):
+            raise TypeError(f"consumer must be a Consumer, got {consumer!r}")
+        return build_snapshot(
+            surface_id=self.surface_id,
+            surface_version=self.version,
+            captured_at=iso(self.now()),
+            registrations=self.registrations(),
+            consumer=consumer or ANONYMOUS,
+            host_context=self.host_context,
+            now=self.now,
+            scope=normalize_scope(scope),
+            include_unavailable=include_unavailable,
+            budget=budget,
+            route=self._route,
+        )
+
+    # ------------------------------------------------------------------ invocation
+
+    @property
+    def _invoker(self) -> Pipeline:
+        """The invocation pipeline's state (queues, confirmations, executor)."""
+        if self._pipeline is None:  # created on first use: a registry that only lists stays cheap
+            self._pipeline = Pipeline(self, self._events.emit, self.audit_sink)
+        return self._pipeline
+
+    @property
+    def confirmations(self) -> ConfirmationController:
+        """Pending confirmations for the host UI: ``pending()``, ``resolve()``, ``wait_for()``."""
+        return self._invoker.confirmations
+
+    def set_procedure_executor(self, executor: ProcedureExecutor | None) -> None:
+        """Install the host's executor for ``domain:`` procedures (it calls the real server)."""
+        self._invoker.executor = executor
+
+    async def invoke(
+        self,
+        request: Invocation | Mapping[str, Any],
+        *,
+        consumer: Consumer | None = None,
+        signal: CancelSignal | None = None,
+        timeout: float | None = None,
+    ) -> InvocationResult:
+        """Run one invocation through the pipeline. Returns a result value; never raises for
+        anything an agent did (only for misuse such as calling after ``dispose()``)."""
+        self._check_alive()
+        return await invoke(self._invoker, request, consumer, signal, timeout)
+
+    def _audit(self, type_: str, **fields: Any) -> None:
+        try:
+            self.audit_sink.record(AuditEvent(at=iso(self.now()), type=type_, **fields))
+        except Exception:
+            log.exception("audit sink failed")
+
+    # ------------------------------------------------------------------ teardown
+
+    def __enter__(self) -> AgentSurfaceRegistry:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def dispose(self) -> None:
+        """Deprecated: use ``close()``."""
+        warn_renamed("AgentSurfaceRegistry.dispose()", "AgentSurfaceRegistry.close()")
+        self.close()
+
+    def close(self) -> None:
+        """Unregister everything, cancel in-flight work, drop listeners. Idempotent."""
+        if self._disposed:
+            return
+        for reg in list(self._by_id.values()):
+            reg.status = "unregistered"
+            for signal in list(reg.inflight):
+                signal.abort("disposed")
+        if self._pipeline is not None:
+            self._pipeline.dispose()
+        self._by_id.clear()
+        self._by_key.clear()
+        self._holders.clear()
+        self._disposed = True
+        self._events.clear()
+
+
+create_registry = renamed(AgentSurfaceRegistry, "create_registry", "AgentSurfaceRegistry")

@@ -1,0 +1,191 @@
+"""Bytecode for the browser runtime: every wheel we serve gets its modules compiled by Pyodide's
+own CPython at build time, so a page imports them without compiling their source first.
+
+Pyodide runs with ``sys.dont_write_bytecode`` and a fresh file system on every load: without
+these files every import in every page view compiles its source again (most of the library's and
+pydantic's import time in the page). The compiled files are unchecked hash-based ``.pyc`` (PEP
+552), added next to the sources (``pkg/__pycache__/mod.cpython-314.pyc``, listed in RECORD):
+unpacked wheels get fresh mtimes, so only a pyc that is never checked against its source is
+used. A wheel that already holds them is left alone. Needs node (the vendored Pyodide runs in it).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+import subprocess
+import zipfile
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from .._compat import DATACLASS_CODE
+from .._core.errors import AgentSurfaceError
+
+CACHE_TAG = "cpython-314"
+DATACLASS_CODE_MEMBER = f"agent_surface/{DATACLASS_CODE}"  # where our wheel carries it
+
+# Node: boot the vendored Pyodide (with the lock given as argv[2]: a first build has not written
+# its own yet), compile every {name, source} read from stdin as an unchecked hash-based pyc,
+# answer [{name, pyc (base64)}] on stdout.
+_NODE_COMPILER = """
+const { loadPyodide } = await import(process.argv[1] + "/pyodide.mjs");
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const pyodide = await loadPyodide({ indexURL: process.argv[1] + "/", lockFileURL: process.argv[2] });
+pyodide.globals.set("sources_json", Buffer.concat(chunks).toString());
+process.stdout.write(pyodide.runPython(`
+import base64, json
+from importlib._bootstrap_external import _code_to_hash_pyc
+from importlib.util import source_hash
+compiled = []
+for item in json.loads(sources_json):
+    source = item["source"].encode()
+    code = compile(source, item["name"].partition("!")[2], "exec", dont_inherit=True)
+    pyc = _code_to_hash_pyc(code, source_hash(source), checked=False)
+    compiled.append({"name": item["name"], "pyc": base64.b64encode(bytes(pyc)).decode()})
+json.dumps(compiled)
+`));
+"""
+
+
+# Node: boot the vendored Pyodide, import agent_surface from the wheel given as argv[3] (every
+# module a page can import without other packages) while recording the source text dataclasses
+# compiles for each class, and answer base64(MAGIC_NUMBER + marshal({text: code})) on stdout.
+_NODE_DATACLASS_CODE = """
+const { loadPyodide } = await import(process.argv[1] + "/pyodide.mjs");
+const { readFileSync } = await import("node:fs");
+const pyodide = await loadPyodide({ indexURL: process.argv[1] + "/", lockFileURL: process.argv[2] });
+pyodide.FS.writeFile("/tmp/agent_surface.whl", readFileSync(process.argv[3]));
+process.stdout.write(pyodide.runPython(`
+import base64, builtins, dataclasses, importlib, importlib.util, marshal, pkgutil, sys
+sys.path.insert(0, "/tmp/agent_surface.whl")
+compiled = {}
+def recording(source, globals=None, locals=None, /):
+    if type(source) is str:
+        compiled[source] = compile(source, "<string>", "exec", dont_inherit=True)
+    return builtins.exec(source, globals, locals)
+dataclasses.exec = recording
+import agent_surface
+for info in pkgutil.walk_packages(agent_surface.__path__, "agent_surface."):
+    if info.name.split(".")[1] in ("cli", "server", "compiler", "testing"):
+        continue
+    try:
+        importlib.import_module(info.name)
+    except Exception:
+        pass  # needs a package or a browser this build does not have: its classes compile in the page
+base64.b64encode(importlib.util.MAGIC_NUMBER + marshal.dumps(compiled)).decode()
+`));
+"""
+
+
+class PrecompileError(AgentSurfaceError):
+    pass
+
+
+def pyc_name(source: str) -> str:
+    """``pkg/mod.py`` -> ``pkg/__pycache__/mod.cpython-314.pyc``."""
+    path = PurePosixPath(source)
+    return str(path.parent / "__pycache__" / f"{path.stem}.{CACHE_TAG}.pyc").removeprefix("./")
+
+
+def _sources(wheel: Path) -> dict[str, str] | None:
+    """The wheel's Python sources by archive name, or None when it already has bytecode."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        if any(name.endswith(f".{CACHE_TAG}.pyc") for name in names):
+            return None
+        return {
+            name: archive.read(name).decode("utf-8")
+            for name in names
+            if name.endswith(".py") and ".dist-info/" not in name and ".data/" not in name
+        }
+
+
+def _compile(pyodide_dir: Path, lock_file: Path, sources: dict[str, str]) -> dict[str, bytes]:
+    node = shutil.which("node")
+    if node is None:
+        raise PrecompileError("node is not installed (it runs Pyodide to compile the wheels)")
+    request = json.dumps([{"name": name, "source": text} for name, text in sources.items()])
+    result = subprocess.run(
+        [
+            node,
+            "--input-type=module",
+            "-e",
+            _NODE_COMPILER,
+            str(pyodide_dir.resolve()),
+            str(lock_file.resolve()),
+        ],
+        input=request,
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise PrecompileError(f"compiling with Pyodide failed:\n{result.stderr.strip()[-2000:]}")
+    return {item["name"]: base64.b64decode(item["pyc"]) for item in json.loads(result.stdout)}
+
+
+def record_line(name: str, data: bytes) -> str:
+    """The wheel RECORD line for ``name`` holding ``data``: path, urlsafe-base64 sha256, size."""
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def _rewrite(wheel: Path, compiled: dict[str, bytes], extra: dict[str, bytes] | None = None) -> None:
+    """The wheel with the pycs (and ``extra`` files by archive name) added and listed in its
+    RECORD, replaced atomically."""
+    staged = wheel.with_suffix(".whl.tmp")
+    with zipfile.ZipFile(wheel) as old, zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as new:
+        record_name = next(n for n in old.namelist() if n.endswith(".dist-info/RECORD"))
+        for info in old.infolist():
+            if info.filename != record_name:
+                new.writestr(info, old.read(info.filename))
+        added = []
+        files = {pyc_name(source): data for source, data in compiled.items()} | (extra or {})
+        for name, data in sorted(files.items()):
+            new.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), data)
+            added.append(record_line(name, data))
+        record = old.read(record_name).decode().rstrip("\n").split("\n")
+        new.writestr(old.getinfo(record_name), "\n".join([*record, *added]) + "\n")
+    staged.replace(wheel)
+
+
+def add_dataclass_code(pyodide_dir: Path, lock_file: Path, wheel: Path) -> bool:
+    """Add DATACLASS_CODE_MEMBER (see agent_surface._compat.DATACLASS_CODE) to our ``wheel``,
+    compiled by Pyodide's CPython; False when the wheel has it already."""
+    name = DATACLASS_CODE_MEMBER
+    with zipfile.ZipFile(wheel) as archive:
+        if name in archive.namelist():
+            return False
+    node = shutil.which("node")
+    if node is None:
+        raise PrecompileError("node is not installed (it runs Pyodide to compile the wheels)")
+    result = subprocess.run(
+        [node, "--input-type=module", "-e", _NODE_DATACLASS_CODE]
+        + [str(p.resolve()) for p in (pyodide_dir, lock_file, wheel)],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise PrecompileError(f"compiling dataclass code with Pyodide failed:\n{result.stderr.strip()[-2000:]}")
+    _rewrite(wheel, {}, extra={name: base64.b64decode(result.stdout)})
+    return True
+
+
+def precompile_wheels(
+    pyodide_dir: Path, lock_file: Path, wheels: list[Path], say: Callable[[str], None]
+) -> None:
+    """Add bytecode to every wheel that lacks it, with one Pyodide run for all of them
+    (``lock_file``: the pyodide-lock.json Pyodide boots with, e.g. the one npm shipped)."""
+    pending = {wheel: sources for wheel in wheels if (sources := _sources(wheel))}
+    if not pending:
+        say("bytecode: every wheel is compiled already")
+        return
+    everything = {
+        f"{wheel.name}!{name}": text for wheel, sources in pending.items() for name, text in sources.items()
+    }
+    compiled = _compile(pyodide_dir, lock_file, everything)
+    for wheel, sources in pending.items():
+        _rewrite(wheel, {name: compiled[f"{wheel.name}!{name}"] for name in sources})
+    say(f"bytecode: compiled {len(everything)} modules in {len(pending)} wheel(s) with Pyodide's CPython")
