@@ -32,6 +32,7 @@ INTEGRATION_PATHS = (
     "server/test_idempotency.py",
     "server/test_load.py",
     "test_layering.py",
+    "test_readme.py",  # runs the README's blocks in subprocesses
 )
 SPEED_MARKERS = ("unit", "integration", "e2e")
 
