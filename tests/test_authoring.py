@@ -372,7 +372,7 @@ def test_unsupported_hint_names_the_method() -> None:
     error = _error(build)
     assert error.code == "UNSUPPORTED_SCHEMA"
     assert "Bad.tag()" in str(error)
-    assert "additionalProperties" in str(error)
+    assert "parameter 'labels': dict[str, int] is not supported" in str(error)
     assert error.path is not None and error.path.startswith("demo.bad.tag.input")
 
 

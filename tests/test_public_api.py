@@ -212,7 +212,12 @@ PUBLIC: dict[str, list[str]] = {
         "sqlite_path",
         "store_kind",
     ],
-    "agent_surface.compiler.load": ["ExternalContractError", "authority_from_contract", "parse_contract"],
+    "agent_surface.compiler.load": [
+        "ExternalContractError",
+        "authority_from_bundle",
+        "authority_from_contract",
+        "parse_contract",
+    ],
     "agent_surface.cli": ["main"],
     "agent_surface.browser.jsvalues": ["attribute", "closest", "is_nullish", "js_get", "js_or_none"],
     "agent_surface.page": [

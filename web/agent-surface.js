@@ -1,10 +1,10 @@
-// agent-surface embed: one <script type="module" src=".../web/agent-surface.js"> runs the page's
-// Python under Pyodide, fully offline (everything comes from web/dist, built by
-// scripts/build_web.py).
+// agent-surface embed: one <script type="module" src="agent-surface.js"> runs the page's
+// Python under Pyodide, fully offline (everything comes from ./dist beside this script: built
+// into web/ by scripts/build_web.py, and copied beside your pages by `agent-surface bundle`).
 //
 //   <script type="text/x-agent-surface">  ...Python...  </script>
 //   <script type="text/x-agent-surface" src="app.py"></script>
-//   <script type="module" src="web/agent-surface.js" data-packages="jsonschema"></script>
+//   <script type="module" src="agent-surface.js" data-packages="my-app"></script>
 //
 // Loads Pyodide and, while it boots, the `agent-surface` wheel from our pyodide-lock.json plus any
 // `data-packages` (integrity-checked, with their dependencies); then runs every
@@ -13,9 +13,12 @@
 // the page's scripts import them: they load in the background once the scripts have run, or on
 // their first import before that (agent_surface.browser.packages); and when agent-surface is all
 // a page loads at start, it is imported from a zip in place, without Pyodide's package loader.
-// Exposes window.agentSurface = { ready, complete, pyodide, loadedFrom, timings } and dispatches
-// `agent-surface:ready` (detail: { pyodide, timings }) or `agent-surface:error` (detail:
-// { message, error }) on document; `complete` resolves once the background loads are done too.
+// Exposes window.agentSurface = { ready, complete, pyodide, loadedFrom, timings, error } and
+// dispatches `agent-surface:ready` (detail: { pyodide, timings }) or `agent-surface:error`
+// (detail: { message, error }) on document; `complete` resolves once the background loads are
+// done too. A failed start (a script that raised, a package that did not load) rejects `ready`,
+// leaves its text in `window.agentSurface.error` (where test clients read it at once) and is
+// shown by the page's surface inspectors, if a script installed one before it failed.
 
 const PYODIDE_URL = new URL("./dist/pyodide/", import.meta.url);
 const ownScript = [...document.querySelectorAll("script[src]")].find(
@@ -207,7 +210,27 @@ async function completeLoading(pyodide) {
 
 const ready = boot();
 const complete = ready.then(completeLoading);
-window.agentSurface = { ready, complete, pyodide: null, loadedFrom: null, timings };
+window.agentSurface = { ready, complete, pyodide: null, loadedFrom: null, timings, error: null };
+
+// The start-up error where the page's own tools can see it: window.agentSurface.error, and the
+// surface inspectors a script installed before it failed (when the page module is loaded).
+function reportFailure(message) {
+  window.agentSurface.error ??= message;
+  const pyodide = window.agentSurface.pyodide;
+  if (!pyodide) return;
+  try {
+    const inspector = pyodide.runPython("__import__('sys').modules.get('agent_surface.page.inspector')");
+    if (inspector) {
+      try {
+        inspector.startup_failed(message);
+      } finally {
+        inspector.destroy();
+      }
+    }
+  } catch (error) {
+    console.error("agent-surface could not show its start-up error in the inspector:", error);
+  }
+}
 
 ready.then(
   (pyodide) => {
@@ -215,6 +238,7 @@ ready.then(
   },
   (error) => {
     const message = error?.message ?? String(error);
+    reportFailure(message);
     console.error("agent-surface failed to start:", error);
     document.dispatchEvent(new CustomEvent("agent-surface:error", { detail: { message, error } }));
   },
@@ -222,7 +246,10 @@ ready.then(
 complete.catch((error) => {
   // A failed start is reported above; this is a background load that failed after it.
   ready.then(
-    () => console.error("agent-surface could not load its dependencies:", error),
+    () => {
+      reportFailure(`could not load agent-surface's dependencies: ${error?.message ?? error}`);
+      console.error("agent-surface could not load its dependencies:", error);
+    },
     () => {},
   );
 });

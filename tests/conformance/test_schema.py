@@ -420,11 +420,13 @@ def test_model_schema_from_plain_type_hints() -> None:
 
 
 def test_model_schema_outside_the_subset_is_refused_at_declaration() -> None:
-    # dict[str, int] becomes additionalProperties: {schema}, which the subset forbids.
+    # dict[str, int] would become additionalProperties: {schema}, which the subset forbids; the
+    # refusal says so in Python terms (tests/conformance/test_type_hints.py has every hint).
     with pytest.raises(DefinitionError) as info:
         ObservationContract("Counts", output=dict[str, int])
     assert info.value.code == "UNSUPPORTED_SCHEMA"
-    assert "additionalProperties" in str(info.value)
+    assert "output: dict[str, int] is not supported" in str(info.value)
+    assert "pydantic model" in str(info.value)
 
 
 def test_schema_from_type_refuses_unusable_hints() -> None:

@@ -4,7 +4,8 @@
     DIR/dist/pyodide/             Pyodide, with a pyodide-lock.json that also lists the app's wheel
     DIR/dist/pyscript/            PyScript
     DIR/dist/wheels/              agent-surface, its dependencies, and <app>-<version>-py3-none-any.whl
-    DIR/contract.json             the committed, reviewed contract (the page's authority)
+    DIR/contract.json             the committed, reviewed contract (also inside the app's wheel,
+                                  where the page reads it: authority_from_bundle())
     DIR/<files>                   the app's static files ([tool.agent-surface] files)
 
 The app's Python (the top-level packages of its configured modules) ships as a wheel built with
@@ -38,8 +39,10 @@ from .._runtime_build.precompile import record_line
 from .._runtime_build.source import cached_runtime
 from ..compiler.config import ProjectConfig
 from ..compiler.errors import CompileError
+from ..compiler.load import BUNDLED_CONTRACT
 from .commands import compile_at
 from .external import consent_failures, contributors_of
+from .page_check import missing_app_package, wrong_references
 
 RUNTIME_PARTS = ("pyodide", "pyscript", "wheels")
 EMBED_SCRIPT = "agent-surface.js"
@@ -95,10 +98,12 @@ def _app_files(config: ProjectConfig) -> dict[str, bytes]:
     return files
 
 
-def _app_wheel(config: ProjectConfig, version: str) -> tuple[str, bytes]:
+def _app_wheel(config: ProjectConfig, version: str, contract: bytes) -> tuple[str, bytes]:
     dist = re.sub(r"[-_.]+", "_", config.name)
     dist_info = f"{dist}-{version}.dist-info"
     files = _app_files(config)
+    # The reviewed contract rides in the integrity-checked wheel: authority_from_bundle() reads it.
+    files[f"{dist_info}/{BUNDLED_CONTRACT}"] = contract
     top = sorted({name.split("/", 1)[0].removesuffix(".py") for name in files})
     files[f"{dist_info}/METADATA"] = (
         f"Metadata-Version: 2.1\nName: {config.name}\nVersion: {version}\n".encode()
@@ -114,6 +119,22 @@ def _app_wheel(config: ProjectConfig, version: str) -> tuple[str, bytes]:
         for name, data in files.items():  # fixed timestamps: the same bytes on every build
             archive.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), data)
     return f"{dist}-{version}-py3-none-any.whl", buffer.getvalue()
+
+
+def _check_pages(config: ProjectConfig, log: TextIO) -> None:
+    """Every copied page loads the runtime from where the bundle puts it (cli/page_check), and
+    says so on ``log`` when a page loads it without the app's package."""
+    problems = []
+    for name in config.files:
+        source = config.root / name
+        if source.suffix.lower() in (".html", ".htm") and source.is_file():
+            text = source.read_text(encoding="utf-8", errors="replace")
+            problems += wrong_references(Path(name).as_posix(), text)
+            warning = missing_app_package(Path(name).as_posix(), text, config.name)
+            if warning is not None:
+                print(warning, file=log)
+    if problems:
+        raise BundleError("; ".join(map(str, problems)))
 
 
 def _write_if_changed(path: Path, data: bytes) -> bool:
@@ -147,6 +168,7 @@ def bundle(
     pending = consent_failures(compiled.document, contributors_of(compiled.document))
     if pending:  # the same gate as check: a bundle never ships an unapproved contribution
         raise BundleError("; ".join(pending))
+    _check_pages(config, log)  # before any work: a page that would 404 on the runtime fails now
     web = _runtime(runtime, cache, offline)
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -156,7 +178,7 @@ def bundle(
     except BuildError as exc:
         raise BundleError(str(exc)) from None
 
-    wheel_name, wheel = _app_wheel(config, _version(root))
+    wheel_name, wheel = _app_wheel(config, _version(root), compiled.data)
     prefix = re.sub(r"[-_.]+", "_", config.name) + "-"
     for old in (out / "dist" / "wheels").glob(f"{prefix}*.whl"):
         if old.name != wheel_name:

@@ -4,9 +4,11 @@ context and resolving confirmations. No LLM, no browser, no sleeping."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .._core.audit import AuditEvent, MemoryAuditSink
 from .._core.clock import ManualClock
@@ -23,6 +25,7 @@ from .._core.registry.descriptors import Budget, Snapshot
 from .._core.registry.registry import AgentSurfaceRegistry, Environment, RegistrationHandle
 
 TEST_CONSUMER = Consumer("test", "test")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +131,7 @@ class TestSurface:
         self._events: list[SurfaceEvent] = []
         self._unsubscribe = registry.subscribe(self._events.append)
         self.confirmations = TestConfirmations(self)
+        self._loop: asyncio.AbstractEventLoop | None = None  # for call()/read(), made on first use
 
     # ------------------------------------------------------------------ setup
 
@@ -218,6 +222,55 @@ class TestSurface:
             raise InvocationFailed(result)
         return result.output
 
+    # ------------------------------------------------------------------ from sync tests
+
+    def call(
+        self,
+        capability_id: str,
+        input: Any = MISSING,
+        *,
+        instance_id: str | None = None,
+        registration_id: str | None = None,
+        surface_version: str | None = None,
+        confirmation_id: str | None = None,
+        invocation_id: str | None = None,
+        consumer: Consumer | None = None,
+    ) -> InvocationResult:
+        """:meth:`invoke` from a plain (sync) test: the same keywords, run to completion on the
+        surface's own event loop. Works beside pytest-playwright's sync ``page`` in one session
+        (whose event loop stays set on the test thread): the loop then runs in a worker thread."""
+        return self._run(
+            lambda: self.invoke(
+                capability_id,
+                input,
+                instance_id=instance_id,
+                registration_id=registration_id,
+                surface_version=surface_version,
+                confirmation_id=confirmation_id,
+                invocation_id=invocation_id,
+                consumer=consumer,
+            )
+        )
+
+    def read(self, capability_id: str, *, instance_id: str | None = None) -> Any:
+        """:meth:`observe` from a plain (sync) test."""
+        return self._run(lambda: self.observe(capability_id, instance_id=instance_id))
+
+    def _run(self, make: Callable[[], Awaitable[T]]) -> T:
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.new_event_loop()
+        loop = self._loop
+
+        async def run() -> T:
+            return await make()
+
+        if asyncio._get_running_loop() is None:
+            return loop.run_until_complete(run())
+        # A loop is set on this thread (Playwright's sync API keeps one there between its calls,
+        # and so does an async test): run ours beside it, one call at a time.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-surface-test") as pool:
+            return pool.submit(loop.run_until_complete, run()).result()
+
     def _surface_state(self) -> SurfaceState:
         registry = self.registry
         return SurfaceState(registry.version, tuple(r.registration_id for r in registry.registrations()))
@@ -245,6 +298,8 @@ class TestSurface:
         """Stop following the registry's events and close the registry."""
         self._unsubscribe()
         self.registry.close()
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.close()
 
 
 def create_test_surface(

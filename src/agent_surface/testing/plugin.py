@@ -5,14 +5,24 @@
   ``__surface_snapshots__/<test module>/<name>.json`` beside the test, writing it when missing
   or when pytest runs with ``--update-surface-snapshots``;
 - ``webmcp_agent`` → a :class:`~agent_surface.testing.WebMCPAgent` on pytest-playwright's
-  ``page`` (Playwright stays optional: the fixture says what to install when it is missing).
+  ``page`` (Playwright stays optional: the fixture says what to install when it is missing);
+- ``static_server(folder="site")`` → the base URL of ``folder`` (relative to pytest's rootdir)
+  served on a free 127.0.0.1 port, stopped after the test: an ``agent-surface bundle`` output or
+  any folder of static files.
+
+``async def`` tests (pytest-asyncio) also run after pytest-playwright's sync tests in the same
+session: Playwright's sync API leaves its event loop set on the test thread, which pytest-asyncio
+refuses ("cannot be called from a running event loop"); for the phases of an ``async def`` test
+this plugin unsets it, and sets it back after.
 
 pytest imports every installed plugin at start-up, so this module stays import-light.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import asyncio
+import inspect
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +95,58 @@ def webmcp_agent(request: pytest.FixtureRequest) -> Any:
             pytrace=False,
         )
     return WebMCPAgent(page)
+
+
+@pytest.fixture
+def static_server(request: pytest.FixtureRequest) -> Iterator[Callable[..., str]]:
+    """``static_server("site")`` serves a folder (relative to pytest's rootdir, or absolute) on
+    a free 127.0.0.1 port and returns its base URL, e.g. ``http://127.0.0.1:41234``; every
+    server it started stops after the test."""
+    from .static import StaticServer
+
+    servers: list[StaticServer] = []
+
+    def serve(folder: str | Path = "site") -> str:
+        path = Path(folder)
+        if not path.is_absolute():
+            path = Path(str(request.config.rootpath)) / path
+        server = StaticServer(path)
+        servers.append(server)
+        return server.url
+
+    yield serve
+    for server in servers:
+        server.close()
+
+
+def _async_test(item: pytest.Item) -> bool:
+    return inspect.iscoroutinefunction(getattr(item, "obj", None))
+
+
+def _without_playwright_loop(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Unset the event loop Playwright's sync API leaves on the thread, for an async test's
+    phase, then set it back (if it is still open)."""
+    previous = asyncio._get_running_loop() if _async_test(item) else None
+    if previous is None:
+        return (yield)
+    asyncio._set_running_loop(None)
+    try:
+        return (yield)
+    finally:
+        if not previous.is_closed():
+            asyncio._set_running_loop(previous)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _without_playwright_loop(item))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _without_playwright_loop(item))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
+    return (yield from _without_playwright_loop(item))

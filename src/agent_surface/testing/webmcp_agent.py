@@ -107,7 +107,18 @@ _TAKE = """(id) => {
   return call ? call.outcome : null;
 }"""
 _CANCEL = "(id) => { window.__agentSurfaceAgent?.calls[id]?.controller.abort(); }"
+# Why the page cannot start, or null: the embed script's start-up error (a script that raised, a
+# package that did not load), or its own script answered with an HTTP error (a wrong src).
+_FAILURE = r"""(() => {
+  const error = window.agentSurface?.error;
+  if (error) return String(error);
+  const runtime = performance.getEntriesByType("resource").find((entry) =>
+      /(^|\/)agent-surface\.js$/.test(new URL(entry.name).pathname) && entry.responseStatus >= 400);
+  return runtime ? `${runtime.name} answered HTTP ${runtime.responseStatus}` : null;
+})()"""
+_STARTUP_FAILURE = f"() => {_FAILURE}"
 _WAIT = _js(
+    f"if ({_FAILURE}) return true; "
     "const names = agent.poll(arg.key); return Array.isArray(names) && names.includes(arg.name) === arg.present;"
 )
 _FORGET = "(key) => { if (window.__agentSurfaceAgent) delete window.__agentSurfaceAgent.polls[key]; }"
@@ -217,13 +228,16 @@ class WebMCPAgent:
         return sorted(tool.name for tool in self.list_tools())
 
     def tool(self, name: str) -> Tool:
-        """One listed tool; ToolNotFound when the page does not offer it."""
+        """One listed tool; ToolNotFound when the page does not offer it (saying why when the
+        page failed to start)."""
         tools = self.list_tools()
         for tool in tools:
             if tool.name == name:
                 return tool
         listed = sorted(t.name for t in tools)
-        raise ToolNotFound(f"the page offers no tool {name!r}; it lists {listed}", name, listed)
+        failure = self.startup_error()
+        why = "" if failure is None else f"; the page failed to start: {failure}"
+        raise ToolNotFound(f"the page offers no tool {name!r}; it lists {listed}{why}", name, listed)
 
     def wait_for_tool(self, name: str, *, timeout_ms: float | None = None) -> Tool:
         """Wait until the client lists ``name`` (tools settle asynchronously) and return it."""
@@ -286,11 +300,20 @@ class WebMCPAgent:
 
     # ------------------------------------------------------------------ waiting
 
+    def startup_error(self) -> str | None:
+        """Why the page failed to start, or None: the embed script's error
+        (``window.agentSurface.error``), or its script answering with an HTTP error."""
+        found = self.page.evaluate(_STARTUP_FAILURE)
+        return None if found is None else str(found)
+
     def _wait_listing(self, name: str, *, present: bool, timeout_ms: float | None) -> None:
         key = f"wait-{next(self._ids)}"
         limit = self.timeout_ms if timeout_ms is None else timeout_ms
         try:
             self._wait(_WAIT, {"key": key, "name": name, "present": present}, limit, None)
+            failure = self.startup_error()
+            if failure is not None:
+                raise AgentClientError(f"waiting for tool {name!r}: the page failed to start: {failure}")
         except _Timeout:
             if self.shape is None:
                 raise AgentClientError(f"waiting for tool {name!r}: {_NO_CLIENT}") from None

@@ -23,6 +23,7 @@ from ..errors import DefinitionError
 from ..ids import DEFAULT_INSTANCE_ID, validate_capability_name
 from ..policies.base import Policy
 from ..schemas.schema import Schema, as_schema, schema_from_type
+from ..schemas.type_hints import vet_hint
 from . import (
     ActionBinding,
     ActionContract,
@@ -56,14 +57,25 @@ class _Member(Generic[F]):
         self.name = name or camel_case(fn.__name__)
         self.options = options
         self.when_fn: Callable[[Any], bool] | None = None
+        self.when_reason: str | None = None
         self.precondition_fn: Callable[..., Any] | None = None
         self.__doc__ = fn.__doc__
 
-    def when(self, fn: Callable[[Any], bool]) -> Callable[[Any], bool]:
-        """Decorate a ``(self) -> bool`` method as this capability's availability predicate."""
-        self._check_distinct_name(fn, "when")
-        self.when_fn = fn
-        return fn
+    def when(self, fn: Callable[[Any], bool] | None = None, *, reason: str | None = None) -> Any:
+        """Decorate a ``(self) -> bool`` method as this capability's availability predicate:
+        ``@erase.when`` or ``@erase.when(reason="there is nothing to erase")``. While it is
+        false the agent (and the inspector) sees the reason: ``reason=``, else the decorator's
+        ``unavailable_reason=``, else the first line of the predicate's docstring."""
+        if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+            raise DefinitionError("INVALID_DEFINITION", f"when(reason=) must be a non-empty string, got {reason!r}")
+
+        def decorate(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+            self._check_distinct_name(check, "when")
+            self.when_fn = check
+            self.when_reason = reason
+            return check
+
+        return decorate if fn is None else decorate(fn)
 
     def _check_distinct_name(self, fn: Callable[..., Any], what: str) -> None:
         # Unlike @property.setter, the helper is returned as a plain function: reusing the
@@ -185,7 +197,11 @@ def _output_schema(sig: Signature, explicit: Any, where: str, required: bool) ->
         if required:
             raise DefinitionError("INVALID_DEFINITION", "an observation cannot return None", path=where)
         return None
-    return schema_from_type(sig.returns)
+    try:
+        hint = vet_hint(sig.returns, what="the return annotation", input=False)
+    except DefinitionError as exc:
+        raise exc.at(f"{where}.output") from None
+    return schema_from_type(hint)
 
 
 class AgentComponent:
@@ -207,7 +223,12 @@ class AgentComponent:
         policies: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
-        super().__init_subclass__(**kwargs)
+        try:
+            super().__init_subclass__(**kwargs)
+        except TypeError:
+            if not kwargs:
+                raise
+            raise _unknown_keywords(cls, kwargs) from None
         if type is None:
             # An abstract intermediate base, or a subclass of a concrete component that inherits
             # its contract unchanged. New capabilities there would silently be left out.
@@ -304,7 +325,7 @@ class AgentComponent:
         actions: dict[str, ActionBinding] = {}
         for attr, (member, sig) in type(self)._agent_members.items():
             when = _bound_predicate(self, member.when_fn)
-            reason = member.options["unavailable_reason"]
+            reason = member.when_reason or member.options["unavailable_reason"] or _doc_line(member.when_fn)
             policies = member.options["policies"]
             if isinstance(member, _ObservationMember):
                 observations[member.name] = ObservationBinding(
@@ -330,6 +351,24 @@ class AgentComponent:
         )
 
 
+_CLASS_KEYWORDS = ("type", "description", "meta", "origin", "priority", "tags", "policies")
+
+
+def _unknown_keywords(cls: type, kwargs: Mapping[str, Any]) -> TypeError:
+    """``class Board(AgentComponent, descripton=...)``: name the keywords it accepts."""
+    import difflib
+
+    wrong = []
+    for name in kwargs:
+        close = difflib.get_close_matches(name, _CLASS_KEYWORDS, n=1)
+        wrong.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    accepted = ", ".join(f"{k}=" for k in _CLASS_KEYWORDS)
+    return TypeError(
+        f"class {cls.__name__}(AgentComponent, ...) got unknown keyword {', '.join(wrong)}; "
+        f"AgentComponent accepts {accepted}"
+    )
+
+
 def _in_method(exc: DefinitionError, cls: type, attr: str) -> DefinitionError:
     """The same error, its message naming the Python method the author has to fix."""
     prefix = f"{cls.__name__}.{attr}(): "
@@ -351,6 +390,12 @@ def _executor(component: AgentComponent, attr: str, sig: Signature) -> Callable[
         return getattr(component, attr)(**sig.call_args(value, ctx))
 
     return execute
+
+
+def _doc_line(fn: Callable[..., Any] | None) -> str | None:
+    """The first line of a predicate's docstring: the reason it gives when false."""
+    doc = inspect.getdoc(fn) if fn is not None else None
+    return doc.strip().splitlines()[0] if doc and doc.strip() else None
 
 
 def _bound_predicate(

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
 from ..errors import DefinitionError
 from ..jsonvalue import FrozenDict, JsonValue, NotJsonError, freeze, json_size, to_json_value
 from ..schemas.schema import Schema, as_schema, check_schema_subset
+from ..schemas.type_hints import vet_hint
 from .kinds import (
     AUDIT_LEVELS,
     CONFIRMATION_LEVELS,
@@ -52,6 +53,8 @@ def checked_meta(value: Mapping[str, Any] | None) -> FrozenDict | None:
 
 def checked_schema(value: Any, what: str) -> Schema:
     try:
+        if isinstance(value, type) or get_origin(value) is not None:  # a type hint or pydantic model
+            value = vet_hint(value, what=what, input=what.split(".")[-1] == "input")
         schema = as_schema(value)
         check_schema_subset(schema.json_schema)
     except DefinitionError as exc:

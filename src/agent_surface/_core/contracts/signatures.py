@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import DefinitionError
 from ..schemas.schema import Schema, schema_from_type
+from ..schemas.type_hints import vet_hint
 from .context import ActionContext, ReadContext
 
 _CONTEXT_TYPES = (ActionContext, ReadContext)
@@ -45,6 +46,10 @@ class Signature:
                 raise DefinitionError(
                     "INVALID_DEFINITION", f"parameter {p.name!r} needs a type hint", path=where
                 )
+            try:
+                hint = vet_hint(hint, what=f"parameter {p.name!r}", input=True)
+            except DefinitionError as exc:
+                raise exc.at(f"{where}.input") from None
             self.fields[p.name] = (hint, ... if p.default is p.empty else p.default)
         self.returns = hints.get("return", inspect.Signature.empty)
         # One parameter typed with a pydantic model: that model *is* the input.

@@ -66,6 +66,14 @@ def result(
     )
 
 
+def _confirmation_of(request: Invocation, err: ErrorPayload | None) -> str | None:
+    """The confirmation a call asked for or carried: joins a confirmed call's two rounds."""
+    if err is not None and err.code == "CONFIRMATION_REQUIRED" and err.details is not None:
+        cid = err.details.get("confirmationId")
+        return cid if isinstance(cid, str) else None
+    return request.confirmation_id if isinstance(request.confirmation_id, str) else None
+
+
 def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> InvocationResult:
     """Settle a call that entered the pipeline: its result, then what observes it."""
     pipeline = call.pipeline
@@ -81,6 +89,7 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
             status=settled_result.status,
             code=settled_result.code,
             durationMs=duration,
+            confirmationId=_confirmation_of(call.request, err),
         )
     )
     entry = None if call.resolved is None else call.resolved.entry
