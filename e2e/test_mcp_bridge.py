@@ -325,11 +325,16 @@ def test_mcp_cancellation_aborts_the_call_in_the_page(bridge: Bridge) -> None:
     bridge.client.cancel(request_id)
     with pytest.raises(McpError, match="cancelled"):
         pending.result(timeout=30)
-    # The executeTool call the bridge started was aborted through its signal and has settled.
-    assert bridge.page.evaluate("() => Object.keys(window.__agentSurfaceAgent.calls).length") == 0
-    # Chromium 156 does not pass the client's abort on to the tool's own execute signal: the
-    # page's confirmation stays open until the person answers it (or it expires).
-    bridge.person.deny()
+    try:
+        # The executeTool call the bridge started was aborted through its signal and settles
+        # (the bridge forgets it once the abort has gone through: wait, don't race it).
+        bridge.page.wait_for_function(
+            "() => Object.keys(window.__agentSurfaceAgent.calls).length === 0", timeout=15_000
+        )
+    finally:
+        # Chromium 156 does not pass the client's abort on to the tool's own execute signal: the
+        # page's confirmation stays open until the person answers it (or it expires).
+        bridge.person.deny()
     assert statuses(base) == before
     assert bridge.result(bridge.client.call("view_devices__table__selection", {}))  # still usable
 
