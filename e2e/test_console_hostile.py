@@ -180,7 +180,7 @@ def test_a_refusal_of_the_persons_own_action_is_shown(open_page: Any, limited_se
         assert not call(run, "domain_devices__query", {}).get("isError")
     refused = call(run, "domain_devices__query", {})
     assert refused.get("isError") is True and text_of(refused)["code"] == "RATE_LIMITED"
-    # ... and the person's own button still works (the third of the person's 5 calls, after the page's two reads at start).
+    # ... and the person's own button still works (the third of their 5 calls, after the page's start).
     enable_from_drawer(page, first)
     page.wait_for_function(
         "() => document.querySelector('#notice:not([hidden])')?.textContent.includes('enabled')"
