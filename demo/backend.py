@@ -107,7 +107,9 @@ class SiteFiles(StaticFiles):
 
 
 async def unknown_api(_request: Request) -> Response:
-    """Any ``/api/...`` path the procedure server does not own: a typed 404, whatever the method."""
+    """Any ``/api/...`` path the procedure server does not own: a typed 404, whatever the method.
+    Nothing is served there, so nothing is authenticated, counted or audited (an unknown
+    procedure under ``/api/agent`` is, by the procedure server)."""
     return refusal_response(route_not_found())
 
 
