@@ -1,8 +1,9 @@
 """The demo's server: one Starlette app on uvicorn, one origin (so the page needs no CORS).
 
-- ``/api/agent/...``: the library's :class:`~agent_surface.server.ProcedureServer` serving the
-  devices procedures (``demo.procedures``) and their backend manifest;
-- ``/api/session``, ``/api/devices``, any other ``/api/...``: the app's own routes (``demo.api``);
+- ``/api/agent/...``: the library's :class:`~agent_surface.server.ProcedureServer` serving every
+  procedure (``demo.procedures``: the devices operations and the app's own reads, such as
+  ``session.describe``) and their backend manifest, with the demo's hooks (``demo.api``);
+- any other ``/api/...``: a typed 404 (``demo.errors``);
 - everything else: the page's public files only (``index.html``, ``demo/app/``, ``web/dist/``, the
   stylesheets and scripts directly in ``web/``), never the rest of the repository (sources, tests,
   the seed with its tokens), dot-files or the database.
@@ -31,22 +32,24 @@ from scripts.serve import LISTEN_BACKLOG, MIME_TYPES
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent_surface.server import ProcedureServer, RateLimit, ServerLimits, server_config
+from agent_surface.server import ProcedureServer, RateLimit, ServerLimits, refusal_response, server_config
 
-from .api import DEFAULT_RATE_LIMIT, AppRoutes, AuditLog, Authenticator
+from .api import DEFAULT_RATE_LIMIT, AuditLog, Authenticator
 from .db import MEMORY, Store, is_postgres
+from .errors import route_not_found
 from .procedures import SERVED
 from .seed import open_seeded_store
 
 ROOT = Path(__file__).resolve().parent.parent
 PROCEDURES_BASE = "/api/agent"
 MAX_BODY_BYTES = 16 * 1024
-ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]  # the routes answer 405 themselves
+ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 PRIVATE_SUFFIXES = (".sqlite", ".sqlite3", ".db", "-wal", "-shm", "-journal")
 # What the page loads, and nothing else: files, folders (with everything below), and the file
 # suffixes allowed directly in ``web/``.
@@ -103,6 +106,13 @@ class SiteFiles(StaticFiles):
         return response
 
 
+async def unknown_api(_request: Request) -> Response:
+    """Any ``/api/...`` path the procedure server does not own: a typed 404, whatever the method.
+    Nothing is served there, so nothing is authenticated, counted or audited (an unknown
+    procedure under ``/api/agent`` is, by the procedure server)."""
+    return refusal_response(route_not_found())
+
+
 class ApiHeaders:
     """``/api`` answers are never cached or sniffed; a 401 names the scheme to use."""
 
@@ -153,20 +163,18 @@ def create_app(
         audit=audit.procedure_call,
         clock=now,
     )
-    routes = AppRoutes(store, authenticate, audit, rate_limit=rate_limit, clock=now)
     private = frozenset() if store.path == MEMORY or is_postgres(store.path) else frozenset({Path(store.path).resolve()})
-    unknown_api = Route("/api/{rest:path}", routes.unknown, methods=ANY_METHOD)
-    unknown_api.path_regex = re.compile(unknown_api.path_regex.pattern, re.DOTALL)  # %0A too: typed 404
+    other_api = Route("/api/{rest:path}", unknown_api, methods=ANY_METHOD)
+    other_api.path_regex = re.compile(other_api.path_regex.pattern, re.DOTALL)  # %0A too: typed 404
     app = Starlette(
         routes=[
-            Route("/api/session", routes.session, methods=ANY_METHOD),
-            Route("/api/devices", routes.devices, methods=ANY_METHOD),
             procedures.mount(PROCEDURES_BASE),
-            unknown_api,
+            other_api,
             Mount("/", SiteFiles(Path(root), private)),
         ]
     )
     app.router.redirect_slashes = False  # a redirect would build its Location from the Host header
+
     def flush() -> None:
         procedures.flush_refusals()
         store.run(audit.flush)

@@ -1,17 +1,15 @@
-"""Refusals of the demo's own routes (session, listing, unknown paths), in the same typed shape
-as the procedure server's: ``{"ok": false, "error": {"code", "message", "retry", "details"?}}``
-on the closed code set, with agent-safe messages that never repeat the caller's values.
+"""The one refusal the demo answers itself: an ``/api/...`` path that is not the procedure
+server's, in the server's typed shape (``{"ok": false, "error": {...}}``) on its closed code set.
 
-The procedures' refusals are the library's (:mod:`agent_surface.server`); these reuse its
-builders, so a client reads one error shape from the whole ``/api``.
+Everything else under ``/api`` (the app's reads included) is the procedure server's, with its
+own refusals (:mod:`agent_surface.server`).
 """
 
 from __future__ import annotations
 
-from agent_surface.server import Refusal, capability_error, invalid_input
-from agent_surface.server import refusal_response as refusal_response  # re-exported for the routes
+from agent_surface.server import Refusal, capability_error
 
-ROUTES_HINT = "GET /api/session, GET /api/devices, POST /api/agent/procedures/<name>"
+ROUTES_HINT = "POST /api/agent/procedures/<name>, GET /api/agent/.well-known/agent-surface/procedures"
 
 
 def route_not_found() -> Refusal:
@@ -20,9 +18,3 @@ def route_not_found() -> Refusal:
             "CAPABILITY_NOT_FOUND", f"There is no such API route. Routes: {ROUTES_HINT}.", "after-refresh"
         )
     )
-
-
-def method_not_allowed(allowed: str) -> Refusal:
-    return Refusal(invalid_input(f"This route only accepts {allowed}.", [("/", f"use {allowed}")]), status=405)
-
-

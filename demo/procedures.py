@@ -10,6 +10,8 @@ caller's tenant, never one the page sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from agent_surface.server import ProcedureCall, ServedProcedure, precondition_failed, serve
 
@@ -27,7 +29,8 @@ from .app.contracts import (
     RenameInput,
     RenameOutput,
 )
-from .db import Change, DeviceFilter, Role, Tx, UnknownDevicesError, iso_seconds
+from .app.session import SESSION, SessionInput, SessionOutput
+from .db import Change, DeviceFilter, Principal, Role, Tx, UnknownDevicesError, iso_seconds
 
 READ, WRITE = "devices.read", "devices.write"
 PERMISSIONS: dict[Role, frozenset[str]] = {
@@ -35,6 +38,18 @@ PERMISSIONS: dict[Role, frozenset[str]] = {
     "operator": frozenset({READ, WRITE}),
     "admin": frozenset({READ, WRITE}),
 }
+
+
+Channel = Literal["person", "agent"]
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """What the server knows of a caller (``Caller.data``): the user, from the database, and who
+    acts for them (the person, or their agent)."""
+
+    principal: Principal
+    channel: Channel
 
 
 def _tenant(call: ProcedureCall) -> str:
@@ -60,6 +75,19 @@ def _text(value: str | None) -> str | None:
 
 def _unique(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))  # duplicates collapse: the operations are idempotent per device
+
+
+def describe_session(call: ProcedureCall, _value: SessionInput) -> SessionOutput:
+    session = call.caller.data
+    if not isinstance(session, Session):  # every demo caller is authenticated by demo.api
+        raise RuntimeError("caller without a session")
+    who = session.principal
+    return SessionOutput.model_validate({
+        "user": {"id": who.user_id, "name": who.name, "role": who.role},
+        "tenant": who.tenant,
+        "tenantName": who.tenant_name,
+        "allowedProcedures": allowed_procedures(PERMISSIONS[who.role]),
+    })
 
 
 def query_devices(call: ProcedureCall, value: QueryInput) -> QueryOutput:
@@ -103,9 +131,11 @@ SERVED: tuple[ServedProcedure, ...] = (
     serve(RENAME, rename_device, permissions={WRITE}),
     serve(DISABLE, disable_devices, permissions={WRITE}, require_confirmation=True),
     serve(ENABLE, enable_devices, permissions={WRITE}),
+    serve(SESSION, describe_session),  # any authenticated caller may ask who they are
 )
 
 
 def allowed_procedures(permissions: frozenset[str]) -> list[str]:
-    """The procedure names (``devices.query``, ...) a caller with ``permissions`` may call."""
-    return [p.id.removeprefix("domain:") for p in SERVED if p.permissions <= permissions]
+    """The devices procedures (``devices.query``, ...) a caller with ``permissions`` may call:
+    what the page may offer the agent (``session.describe``, open to all, is the page's own)."""
+    return [p.id.removeprefix("domain:") for p in SERVED if p.permissions and p.permissions <= permissions]

@@ -10,7 +10,7 @@ checked directly over HTTP.
 from __future__ import annotations
 
 import json
-import urllib.error
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,19 +52,19 @@ def console_server(web_dist: Path) -> Iterator[str]:
     server.server_close()
 
 
-def api(base: str, path: str, token: str | None = "demo-acme-operator") -> tuple[int, Any]:
-    request = urllib.request.Request(base + path)
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+def read(base: str, procedure: str, input: Any, token: str = "demo-acme-operator") -> Any:
+    """One of the app's own reads, as the page makes it: a call to the procedure server."""
+    envelope = json.dumps({"invocationId": f"inv-e2e-{time.monotonic_ns()}", "input": input}).encode()
+    request = urllib.request.Request(base + "/api/agent/procedures/" + procedure, data=envelope, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())["output"]
 
 
 def statuses(base: str) -> dict[str, str]:
-    _, body = api(base, "/api/devices")
+    """Read as the tenant's viewer: another caller, so the check spends neither the person's
+    budget nor their agent's."""
+    body = read(base, "devices.query", {"limit": 200}, token="demo-acme-viewer")
     return {d["id"]: d["status"] for d in body["devices"]}
 
 

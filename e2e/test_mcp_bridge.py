@@ -105,10 +105,13 @@ def console_server(web_dist: Path) -> Iterator[str]:
 
 
 def statuses(base: str) -> dict[str, str]:
-    request = urllib.request.Request(base + "/api/devices")
-    request.add_header("Authorization", "Bearer demo-acme-operator")
+    """The devices as the page lists them (``devices.query``, a procedure), read as the tenant's
+    viewer so the check spends neither the person's budget nor their agent's."""
+    envelope = json.dumps({"invocationId": f"inv-check-{time.monotonic_ns()}", "input": {"limit": 200}}).encode()
+    request = urllib.request.Request(base + "/api/agent/procedures/devices.query", data=envelope, headers={
+        "Authorization": "Bearer demo-acme-viewer", "Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=10) as response:
-        return {d["id"]: d["status"] for d in json.loads(response.read())["devices"]}
+        return {d["id"]: d["status"] for d in json.loads(response.read())["output"]["devices"]}
 
 
 def bridge_command(*args: str) -> list[str]:

@@ -1,6 +1,7 @@
 """The devices console, running in the page under PyScript (``main.py`` awaits ``main()``).
 
-Loads the session and devices from the backend, builds the agent surface, exposes it over WebMCP
+Opens the session and lists the devices with the backend's own procedures (``session.describe``,
+``devices.query``, called like the person's buttons with ``person_bridge.call``), builds the agent surface, exposes it over WebMCP
 (whichever shape this browser has, or nothing) with the library's confirmation dialog and
 surface inspector, and renders the UI, whose elements carry the surface's components.
 """
@@ -8,12 +9,10 @@ surface inspector, and renders the UI, whose elements carry the surface's compon
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from typing import Any
 
 import js
-from pyodide.http import pyfetch
 
 from agent_surface import (
     CapabilityFailure,
@@ -25,7 +24,9 @@ from agent_surface.bridge import CHANNEL_HEADER, BackendBridge, BackendContractE
 from agent_surface.browser.jsvalues import js_or_none
 from agent_surface.page import install_confirmation_dialog, install_surface_inspector, preload_validators
 
+from .contracts import QUERY
 from .model import ConsoleState, Device
+from .session import SESSION
 from .surface import CONTRACTS, create_console_surface, reflecting
 from .ui import ConsoleUI
 
@@ -44,16 +45,7 @@ agent_bridge = BackendBridge(PROCEDURES_URL, headers=lambda: {**bearer(), CHANNE
 person_bridge = BackendBridge(PROCEDURES_URL, headers=bearer)
 
 
-async def fetch_json(path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
-    options: dict[str, Any] = {"headers": {"Authorization": f"Bearer {TOKEN}", **(headers or {})}}
-    if body is not None:
-        options.update(method="POST", body=json.dumps(body))
-        options["headers"]["Content-Type"] = "application/json"
-    try:
-        response = await pyfetch(path, **options)
-        return response.status, await response.json()
-    except Exception:  # network failure: typed as a transport error by the executor
-        return 0, None
+LISTING_LIMIT = 200  # the whole tenant's list on screen (devices.query's largest page)
 
 
 state = ConsoleState()
@@ -89,13 +81,17 @@ async def human_api(procedure: str, payload: dict[str, Any]) -> None:
 
 
 async def main() -> None:
-    status, session = await fetch_json("/api/session")
-    if status >= 400:
-        js.document.getElementById("app").textContent = "Could not open a session with the backend."
+    # The app's own reads are procedures: the same server, checks and audit as every call.
+    try:
+        session = await person_bridge.call(SESSION.id, {})
+        listing = await person_bridge.call(QUERY.id, {"limit": LISTING_LIMIT})
+    except CapabilityFailure as refusal:
+        js.document.getElementById("app").textContent = f"Could not open a session: {refusal.error.message}"
         return
-    _, listing = await fetch_json("/api/devices")
-    rows = listing.get("devices", []) if isinstance(listing, dict) else []
-    state.set_devices([Device.from_api(row) for row in rows])
+    assert isinstance(session, dict) and isinstance(listing, dict)
+    rows = listing.get("devices")
+    listed = rows if isinstance(rows, list) else []
+    state.set_devices([Device.from_api(row) for row in listed if isinstance(row, dict)])
     # The exposure ceiling: the page's procedure contracts must be the ones the backend serves.
     try:
         await agent_bridge.connect(CONTRACTS)

@@ -1,7 +1,9 @@
 """The devices procedures: one contract module, imported by the page and by the server.
 
 The page references these contracts (bound to what the person has on screen) and the backend
-serves them (``demo.procedures``). The same pydantic models validate a call twice: in the page
+serves them (``demo.procedures``). The page also lists the devices with ``devices.query`` for
+itself; its other own read, ``session.describe``, lives in ``session.py``, outside the agent's
+surface. The same pydantic models validate a call twice: in the page
 before it leaves, and on the server, which trusts nothing the page sent. A change here changes
 both sides together; ``bridge.connect()`` refuses a page whose copy differs from the server's.
 """

@@ -282,7 +282,7 @@ def create_console_surface(
     session: Mapping[str, Any],
     **registry_options: Any,
 ) -> ConsoleSurface:
-    """The console's registry. ``session`` is the backend's ``/api/session`` answer (user, role,
+    """The console's registry. ``session`` is the backend's ``session.describe`` answer (user, role,
     tenant, allowedProcedures): it is the host context the policies read. The executor is set
     before anything registers (a procedure reference needs one at registration)."""
     host = dict(session)

@@ -99,6 +99,10 @@ class Client:
             raw = json.dumps(envelope).encode()
         return self.request("POST", PROCEDURES + procedure, raw=raw, **kwargs)
 
+    def session(self, **kwargs: Any) -> Reply:
+        """The page's first call: ``session.describe`` (who the caller is), a procedure like the rest."""
+        return self.call("session.describe", {}, confirm=False, **kwargs)
+
     def get(self, path: str, **kwargs: Any) -> Reply:
         return self.request("GET", path, **kwargs)
 

@@ -32,7 +32,7 @@ def limited() -> Iterator[DemoServer]:
 
 def test_a_thousand_anonymous_requests_add_a_bounded_number_of_rows(limited: DemoServer) -> None:
     conn = http.client.HTTPConnection(urlsplit(limited.url).netloc, timeout=10)
-    targets = ["/api/session", "/api/devices", "/api/nothing-here", "/api/x/%s",
+    targets = ["/api/agent/procedures/session.describe", "/api/agent/procedures/devices.query",
                "/api/agent/procedures/devices.disable", "/api/agent/procedures/x.%s"]
     statuses: set[int] = set()
     body = json.dumps({"invocationId": "inv-1", "input": {"deviceIds": ["dev-0003"]}})
@@ -40,10 +40,7 @@ def test_a_thousand_anonymous_requests_add_a_bounded_number_of_rows(limited: Dem
         for n in range(ANONYMOUS_CALLS):
             target = targets[n % len(targets)].replace("%s", str(n))  # distinct unknown routes too
             headers = {"Authorization": f"Bearer guess-{n}", "Content-Type": "application/json"}
-            if "/procedures/" in target:
-                conn.request("POST", target, body=body, headers=headers)
-            else:
-                conn.request("GET", target, headers=headers)
+            conn.request("POST", target, body=body, headers=headers)
             response = conn.getresponse()
             response.read()
             statuses.add(response.status)
@@ -51,11 +48,11 @@ def test_a_thousand_anonymous_requests_add_a_bounded_number_of_rows(limited: Dem
         conn.close()
     assert statuses == {401, 429}
     rows = audit_rows(limited)
-    # at most: 2 outcomes x 4 operations (session, devices.list, devices.disable, unknown-route),
+    # at most: 2 outcomes x 4 operations (session.describe, devices.query, devices.disable, unknown-route),
     # and a second window
     assert len(rows) <= 16, [(r["operation"], r["outcome"], r["attempts"]) for r in rows]
     assert sum(r["attempts"] for r in rows) == ANONYMOUS_CALLS
-    assert {r["operation"] for r in rows} <= {"session", "devices.list", "devices.disable",
+    assert {r["operation"] for r in rows} <= {"session.describe", "devices.query", "devices.disable",
                                                AnonymousRefusals.UNKNOWN_ROUTE}
     assert all(r["user_id"] is None and r["input"] is None for r in rows)
 
@@ -73,10 +70,10 @@ def test_authenticated_refusals_are_still_audited_one_row_each(client: Client, s
 def test_a_users_rate_limit_refusals_are_counted_in_one_row_not_written_each(limited: DemoServer) -> None:
     client = Client(limited)
     for _ in range(70):
-        client.get("/api/session", token=OPERATOR)
+        client.session(token=OPERATOR)
     before = [(r["outcome"], r["attempts"]) for r in audit_rows(limited)]
     for _ in range(30):  # at wire speed: no write each (counted in memory until the flush)
-        client.get("/api/session", token=OPERATOR)
+        client.session(token=OPERATOR)
     assert [(r["outcome"], r["attempts"]) for r in limited.store.fetch_all("SELECT * FROM audit ORDER BY id")] == before
     rows = audit_rows(limited)
     assert len(rows) == 61
@@ -88,7 +85,7 @@ def test_a_new_window_starts_a_new_counted_row() -> None:
     seconds = [0.0]
     store = open_seeded_store(":memory:", now=FIXED_NOW)
     audit = AuditLog(monotonic=lambda: seconds[0])
-    refused = AuditEntry(at="2026-11-02T10:00:00Z", operation="session", outcome="NOT_AUTHENTICATED",
+    refused = AuditEntry(at="2026-11-02T10:00:00Z", operation="session.describe", outcome="NOT_AUTHENTICATED",
                          http_status=401, input='{"ignored":true}')
 
     def anonymous() -> None:
@@ -107,6 +104,6 @@ def test_a_new_window_starts_a_new_counted_row() -> None:
     finally:
         store.close()
     assert rows == [
-        {"operation": "session", "outcome": "NOT_AUTHENTICATED", "attempts": 6, "input": None},
-        {"operation": "session", "outcome": "NOT_AUTHENTICATED", "attempts": 3, "input": None},
+        {"operation": "session.describe", "outcome": "NOT_AUTHENTICATED", "attempts": 6, "input": None},
+        {"operation": "session.describe", "outcome": "NOT_AUTHENTICATED", "attempts": 3, "input": None},
     ]

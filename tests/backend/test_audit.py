@@ -12,8 +12,8 @@ from .helpers import AGENT, VIEWER, Client, Reply, audit_rows
 
 def test_every_call_is_audited(client: Client, server: DemoServer) -> None:
     calls: list[Callable[[], Reply]] = [
-        lambda: client.get("/api/session"),
-        lambda: client.get("/api/devices?city=Rome"),
+        lambda: client.session(),
+        lambda: client.call("devices.query", {"city": "Rome", "limit": 200}),
         lambda: client.call("devices.query", {"status": "offline"}),
         lambda: client.call("devices.disable", {"deviceIds": ["dev-0003"]}),
         lambda: client.call("devices.disable", {"deviceIds": ["dev-0999"]}),
@@ -21,14 +21,14 @@ def test_every_call_is_audited(client: Client, server: DemoServer) -> None:
         lambda: client.call("devices.disable", {"deviceIds": ["dev-0003"]}, token=None),
         lambda: client.call("devices.rename", raw=b"{"),
         lambda: client.call("devices.disable", {"deviceIds": ["dev-0003"]}, invocation_id="inv-ok"),
-        lambda: client.get("/api/nothing-here"),
+        lambda: client.call("nothing.here", {}),
     ]
     for call in calls:
         call()
     rows = audit_rows(server)
     assert [(r["operation"], r["outcome"]) for r in rows] == [
-        ("session", "ok"),
-        ("devices.list", "ok"),
+        ("session.describe", "ok"),
+        ("devices.query", "ok"),
         ("devices.query", "ok"),
         ("devices.disable", "ok"),
         ("devices.disable", "PRECONDITION_FAILED"),
@@ -36,9 +36,10 @@ def test_every_call_is_audited(client: Client, server: DemoServer) -> None:
         ("devices.disable", "NOT_AUTHENTICATED"),
         ("devices.rename", "INVALID_INPUT"),
         ("devices.disable", "ok"),  # already disabled above: idempotent, still audited
-        ("GET /api/nothing-here", "CAPABILITY_NOT_FOUND"),
+        ("nothing.here", "CAPABILITY_NOT_FOUND"),
     ]
-    assert rows[1]["input"] == '{"city":"Rome"}'
+    assert rows[0]["input"] == "{}"
+    assert rows[1]["input"] == '{"city":"Rome","limit":200}'
     assert rows[3]["input"] == '{"deviceIds":["dev-0003"]}' and rows[3]["confirmation_id"] == "cnf-test"
     assert rows[5]["input"] is None  # refused by role before the body was read, never acted upon
     assert rows[6]["user_id"] is None and rows[6]["input"] is None  # anonymous bodies are not read
@@ -57,7 +58,7 @@ def test_agent_calls_are_audited_as_the_agents(client: Client, server: DemoServe
 
 
 def test_tokens_never_reach_the_audit(client: Client, server: DemoServer) -> None:
-    client.get("/api/session")
-    client.get("/api/session", token="demo-wrong-token")
+    client.session()
+    client.session(token="demo-wrong-token")
     text = repr(audit_rows(server))
     assert "demo-acme-operator" not in text and "demo-wrong-token" not in text

@@ -19,14 +19,13 @@ from .helpers import (
 )
 
 ROUTES = [
-    ("GET", "/api/session", None),
-    ("GET", "/api/devices", None),
+    ("POST", "/api/agent/procedures/session.describe", {"invocationId": "i", "input": {}}),
     ("POST", "/api/agent/procedures/devices.query", {"invocationId": "i", "input": {}}),
     ("POST", "/api/agent/procedures/devices.rename", {"invocationId": "i", "input": {"deviceId": "dev-0001", "name": "x"}}),
     ("POST", "/api/agent/procedures/devices.disable", {"invocationId": "i", "input": {"deviceIds": ["dev-0001"]}}),
     ("POST", "/api/agent/procedures/devices.enable", {"invocationId": "i", "input": {"deviceIds": ["dev-0044"]}}),
     ("POST", "/api/agent/procedures/devices.delete", {"invocationId": "i", "input": {}}),
-    ("GET", "/api/no-such-route", None),
+    ("POST", "/api/agent/procedures/no.such-procedure", {"invocationId": "i", "input": {}}),
 ]
 
 
@@ -45,23 +44,32 @@ def test_missing_or_unknown_token_is_refused(
 @pytest.mark.parametrize("header", ["Basic ZGVtbzpkZW1v", "Bearer", "demo-acme-operator", "Bearer a b c",
                                     "Bearer demo-acme-operator\u00e9"])
 def test_malformed_authorization_header_is_refused(client: Client, header: str) -> None:
-    reply = client.request("GET", "/api/session", token=None,
-                           headers={"Authorization": header.encode("utf-8").decode("latin-1")})
+    reply = client.call("session.describe", {}, confirm=False, token=None,
+                        headers={"Authorization": header.encode("utf-8").decode("latin-1")})
     assert_error(reply, 401, "NOT_AUTHENTICATED")
 
 
-def test_session_describes_the_caller(client: Client) -> None:
-    reply = client.get("/api/session", token=VIEWER)
+def test_session_describes_the_caller(client: Client, server: DemoServer) -> None:
+    reply = client.session(token=VIEWER, invocation_id="inv-session")
     assert reply.status == 200
     assert reply.headers["Cache-Control"] == "no-store"
-    assert reply.json == {
+    assert reply.output == {
         "user": {"id": "u-acme-viewer", "name": "Giulia Conti", "role": "viewer"},
         "tenant": "acme",
         "tenantName": "Acme Air Monitoring",
         "allowedProcedures": ["devices.query"],
     }
-    assert client.get("/api/session", token=OPERATOR).json["allowedProcedures"] == [
+    assert client.session(token=OPERATOR).output["allowedProcedures"] == [
         "devices.query", "devices.rename", "devices.disable", "devices.enable"]
+    row = audit_rows(server)[0]  # a procedure like the rest: audited by the server's hook
+    assert (row["operation"], row["outcome"], row["user_id"], row["invocation_id"]) == (
+        "session.describe", "ok", "u-acme-viewer", "inv-session")
+
+
+def test_the_session_is_the_callers_whatever_the_input(client: Client) -> None:
+    """Its input is empty: a caller cannot ask for someone else's session."""
+    reply = client.call("session.describe", {"user": "u-acme-admin"}, confirm=False, token=VIEWER)
+    assert_issue(assert_error(reply, 400, "INVALID_INPUT"), "/user")
 
 
 @pytest.mark.parametrize(("procedure", "body"), [
@@ -83,7 +91,7 @@ def test_viewer_may_not_change_anything(client: Client, server: DemoServer, proc
 
 def test_viewer_may_query(client: Client) -> None:
     assert client.call("devices.query", {"city": "Milan"}, token=VIEWER).status == 200
-    assert client.get("/api/devices", token=VIEWER).status == 200
+    assert client.call("devices.query", {"limit": 200}, token=VIEWER).status == 200  # the page's listing
 
 
 def test_authorization_is_checked_before_the_input(client: Client) -> None:
@@ -106,8 +114,8 @@ def test_admin_may_change(client: Client) -> None:
 
 
 def test_listing_is_tenant_scoped(client: Client) -> None:
-    acme = client.get("/api/devices").json
-    globex = client.get("/api/devices", token=GLOBEX_OPERATOR).json
+    acme = client.call("devices.query", {"limit": 200}).output
+    globex = client.call("devices.query", {"limit": 200}, token=GLOBEX_OPERATOR).output
     assert acme["total"] == len(acme["devices"]) == 120
     assert globex["total"] == len(globex["devices"]) == 30
     assert not {d["id"] for d in acme["devices"]} & {d["id"] for d in globex["devices"]}

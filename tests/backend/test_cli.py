@@ -35,9 +35,12 @@ def test_script_serves_page_and_api() -> None:
         first = proc.stdout.readline()
         match = re.fullmatch(r"Devices console: (http://127\.0\.0\.1:\d+)/index\.html\n", first)
         assert match, first + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
-        req = urllib.request.Request(match[1] + "/api/session", headers={"Authorization": "Bearer demo-acme-viewer"})
+        req = urllib.request.Request(
+            match[1] + "/api/agent/procedures/session.describe", data=b'{"invocationId": "inv-1", "input": {}}',
+            headers={"Authorization": "Bearer demo-acme-viewer", "Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=10) as resp:
-            assert json.loads(resp.read())["user"]["role"] == "viewer"
+            assert json.loads(resp.read())["output"]["user"]["role"] == "viewer"
     finally:
         proc.terminate()
         proc.wait(timeout=10)

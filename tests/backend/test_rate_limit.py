@@ -10,7 +10,7 @@ from demo.backend import DemoServer, start_demo_server
 from agent_surface.server import RateLimit
 from agent_surface.server.ratelimit import RateLimiter
 
-from .helpers import AGENT, FIXED_NOW, GLOBEX_OPERATOR, OPERATOR, Client, assert_error, audit_rows
+from .helpers import AGENT, FIXED_NOW, GLOBEX_OPERATOR, OPERATOR, VIEWER, Client, assert_error, audit_rows
 
 
 @pytest.fixture
@@ -33,18 +33,17 @@ def test_burst_then_rate_limited(tight: DemoServer) -> None:
     assert tight.store.fetch_all("SELECT status FROM devices WHERE id = 'dev-0003'")[0][0] == "offline"
     assert audit_rows(tight)[-1]["outcome"] == "RATE_LIMITED"
     assert client.call("devices.query", {}, token=GLOBEX_OPERATOR).status == 200  # per user
-    for _ in range(3):  # the app's own routes are limited the same way
-        assert client.get("/api/session", token=OPERATOR).status == 200
-    error = assert_error(client.get("/api/session", token=OPERATOR), 429, "RATE_LIMITED")
+    # the app's own reads are procedures: they spend the same budget (no second one beside it)
+    error = assert_error(client.session(token=OPERATOR), 429, "RATE_LIMITED")
     assert 0 < error["details"]["retryAfterMs"] <= 2000
+    assert client.session(token=VIEWER).status == 200
 
 
 def test_anonymous_callers_are_limited_too(tight: DemoServer) -> None:
     client = Client(tight)
     for _ in range(3):
-        assert_error(client.get("/api/session", token="guess"), 401, "NOT_AUTHENTICATED")
-        assert_error(client.call("devices.query", {}, token="guess"), 401, "NOT_AUTHENTICATED")
-    assert_error(client.get("/api/session", token="guess"), 429, "RATE_LIMITED")
+        assert_error(client.session(token="guess"), 401, "NOT_AUTHENTICATED")
+    assert_error(client.session(token="guess"), 429, "RATE_LIMITED")
     assert_error(client.call("devices.query", {}, token="guess"), 429, "RATE_LIMITED")
 
 
@@ -73,7 +72,7 @@ def test_agent_calls_do_not_spend_the_persons_budget(tight: DemoServer) -> None:
         assert client.call("devices.query", {}, token=OPERATOR, headers=AGENT).status == 200
     assert_error(client.call("devices.query", {}, token=OPERATOR, headers=AGENT), 429, "RATE_LIMITED")
     assert client.call("devices.query", {}, token=OPERATOR).status == 200  # the person's own button
-    assert client.get("/api/session", token=OPERATOR).status == 200
+    assert client.session(token=OPERATOR).status == 200
 
 
 def test_the_persons_calls_do_not_spend_the_agents_budget(tight: DemoServer) -> None:

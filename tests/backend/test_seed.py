@@ -114,11 +114,11 @@ def test_server_with_a_clock_serves_recent_online_devices(tmp_path: Path) -> Non
     later = FIXED_NOW + timedelta(days=28)
     server, _ = start_demo_server(tmp_path, clock=lambda: later)
     try:
-        reply = Client(server).get("/api/devices?status=online")
+        reply = Client(server).call("devices.query", {"status": "online", "limit": 200})
     finally:
         server.shutdown()
         server.server_close()
-    devices = reply.json["devices"]
+    devices = reply.output["devices"]
     assert devices
     assert all(timedelta(0) < later - parse(d["lastSeen"]) <= timedelta(minutes=10) for d in devices)
 

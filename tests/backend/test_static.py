@@ -3,6 +3,7 @@ private files (dot-directories, the database)."""
 
 from __future__ import annotations
 
+import json
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -79,9 +80,15 @@ def test_static_files_are_read_only(site: tuple[DemoServer, str]) -> None:
 
 
 def test_api_paths_never_fall_through_to_files(site: tuple[DemoServer, str], tmp_path: Path) -> None:
-    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / "agent" / "procedures").mkdir(parents=True)
     (tmp_path / "api" / "session").write_text("static")
-    assert fetch(f"{site[1]}/api/session")[0] == 401
+    (tmp_path / "api" / "agent" / "procedures" / "session.describe").write_text("static")
+    for path, status in [("/api/session", 404), ("/api/agent/procedures/session.describe", 405)]:
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(f"{site[1]}{path}", timeout=10)
+        with info.value as answer:
+            assert answer.code == status and answer.headers.get_content_type() == "application/json"
+            assert json.loads(answer.read())["ok"] is False
 
 
 @pytest.mark.skipif(not (ROOT / "web" / "agent-surface.js").exists(), reason="web/agent-surface.js not built yet")

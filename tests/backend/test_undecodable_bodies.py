@@ -42,7 +42,7 @@ def test_undecodable_body_gets_a_typed_400_and_an_audit_row(
     assert len(rows) == rows_before + 1
     assert (rows[-1]["operation"], rows[-1]["outcome"], rows[-1]["http_status"]) == (procedure, "INVALID_INPUT", 400)
     assert rows[-1]["input"] is None  # it never parsed into storable text
-    assert client.get("/api/session").status == 200  # and the server is still fine
+    assert client.session().status == 200  # and the server is still fine
 
 
 def test_surrogate_from_a_viewer_is_refused_by_role_and_audited(client: Client, server: DemoServer) -> None:
@@ -73,8 +73,8 @@ def broken() -> Iterator[DemoServer]:
 
 def test_an_unexpected_failure_still_gets_a_typed_500(broken: DemoServer) -> None:
     """A defect (here: the database is gone) is answered with EXECUTION_FAILED, never an exception
-    that would drop the connection: on the app's routes and on the procedures alike."""
+    that would drop the connection: on the app's own reads and the devices procedures alike."""
     client = Client(broken)
-    for reply in (client.get("/api/session"), client.call("devices.query", {})):
+    for reply in (client.session(), client.call("devices.query", {})):
         error = assert_error(reply, 500, "EXECUTION_FAILED")
         assert error["retry"] == "no" and error["details"]["reason"] == "server-error"

@@ -79,14 +79,31 @@ def http(
         return exc.code, json.loads(exc.read())
 
 
+def read(url: str, procedure: str, input: Any = None, token: str = TOKEN) -> Any:
+    """One of the app's own reads (``session.describe``, ``devices.query``): a procedure call."""
+    status, body = http(url, f"{PROCEDURES_BASE}/procedures/{procedure}",
+                        {"invocationId": f"inv-read-{time.monotonic_ns()}", "input": input or {}}, token=token)
+    assert status == 200, body
+    return body["output"]
+
+
+async def person_bridge(url: str, token: str) -> BackendBridge:
+    """The page's bridge for the person's own calls (no channel header: the person is the caller)."""
+    bridge = BackendBridge(url + PROCEDURES_BASE, headers={"Authorization": f"Bearer {token}"})
+    _bridges.append(bridge)
+    return bridge
+
+
 async def console(
     url: str, token: str = TOKEN, session_token: str | None = None
 ) -> tuple[TestSurface, ConsoleState, list[tuple[str, Any]]]:
     """The console as the page builds it; ``session_token`` makes the page believe another
     session than the one its token really has (to reach the server's own check)."""
     state = ConsoleState()
-    _, session = http(url, "/api/session", token=session_token or token)
-    _, listing = http(url, "/api/devices", token=token)
+    # As the page starts: its own reads through the person's bridge, like its buttons.
+    session = await (await person_bridge(url, session_token or token)).call("domain:session.describe", {})
+    listing = await (await person_bridge(url, token)).call("domain:devices.query", {"limit": 200})
+    assert isinstance(session, dict) and isinstance(listing, dict)
     state.set_devices([Device.from_api(row) for row in listing["devices"]])
     results: list[tuple[str, Any]] = []
 
@@ -104,7 +121,7 @@ async def console(
 
 
 def statuses(url: str, ids: list[str]) -> dict[str, str]:
-    _, listing = http(url, "/api/devices")
+    listing = read(url, "devices.query", {"limit": 200})
     return {d["id"]: d["status"] for d in listing["devices"] if d["id"] in ids}
 
 
@@ -226,7 +243,7 @@ async def test_rename_is_bound_to_the_open_drawer(backend: str) -> None:
     drawer.close()
     assert_hidden(surface, "domain:devices.rename")
     assert renamed["device"]["id"] == "dev-0002" and renamed["device"]["name"] == "Rooftop north"
-    _, listing = http(backend, "/api/devices")
+    listing = read(backend, "devices.query", {"limit": 200})
     assert {d["id"]: d["name"] for d in listing["devices"]}["dev-0002"] == "Rooftop north"
 
 

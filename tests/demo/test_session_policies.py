@@ -13,7 +13,7 @@ from demo.backend import start_demo_server
 
 from agent_surface.testing import ManualClock, assert_exposes, assert_hidden, create_test_surface
 
-from .test_scenario import http
+from .test_scenario import read
 
 WRITES = ("domain:devices.disable", "domain:devices.rename")
 
@@ -33,8 +33,8 @@ async def _never_called(procedure_id: str, effective_input: Any, ctx: Any) -> An
 
 
 def surface_for(url: str, token: str) -> Any:
-    _, session = http(url, "/api/session", token=token)
-    _, listing = http(url, "/api/devices", token=token)
+    session = read(url, "session.describe", token=token)
+    listing = read(url, "devices.query", {"limit": 200}, token=token)
     state = ConsoleState()
     state.set_devices([Device.from_api(row) for row in listing["devices"]])
     state.select([state.devices[0].id])
