@@ -98,10 +98,36 @@ def wait_for(predicate: Any, what: str, timeout_s: float = 20.0) -> None:
         time.sleep(0.05)
 
 
+P50_JS = """async ([call, n]) => {
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await call();
+    times.push(performance.now() - started);
+  }
+  times.sort((x, y) => x - y);
+  return times[Math.floor(n / 2)];
+}"""
+
+
+def p50_ms(page: Page, call: str, n: int = 20) -> float:
+    """The median of ``n`` sequential awaits of the JS expression ``call``, timed in the page."""
+    return float(
+        page.evaluate(P50_JS.replace("await call()", f"await ({call})").replace("[call, n]", "[n]"), [n])
+    )
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        pytest.param("plain", id="polyfilled"),  # no WebMCP flag: @mcp-b/global installs its polyfill
+        pytest.param("webmcp", id="over-native"),  # @mcp-b/global wraps Chromium's document.modelContext
+    ],
+)
 def test_mcp_client_over_mcp_b_lists_and_calls_our_tools(
-    open_page: Any, mcp_b_client_bundle: Path, record_timing: Any
+    open_page: Any, mcp_b_client_bundle: Path, record_timing: Any, variant: str
 ) -> None:
-    run = open_page(PAGE, variant="plain")  # no WebMCP flag: @mcp-b/global is the provider
+    run = open_page(PAGE, variant=variant)
     timings = run.wait_ready()
     page = run.page
     state = json.loads(page.evaluate("() => window.notesPage.state()"))
@@ -189,13 +215,26 @@ def test_mcp_client_over_mcp_b_lists_and_calls_our_tools(
     assert ARCHIVED in json.dumps(gone), gone
     assert gone.get("error") or gone["result"].get("isError") is True, gone
 
+    # ---- per-call p50: through MCP-B's MCP server vs the page's own executeTool (Chromium's takes
+    # the input as an object, the polyfill's as JSON text)
+    empty = "{}" if variant == "webmcp" else "'{}'"
+    mcp_p50 = p50_ms(page, f"mcpB.callTool({NOTES!r}, {{}})")
+    page.evaluate(
+        "(name) => document.modelContext.getTools()"
+        ".then((ts) => { window.notesTool = ts.find((t) => t.name === name); })",
+        NOTES,
+    )
+    direct_p50 = p50_ms(page, f"document.modelContext.executeTool(window.notesTool, {empty})")
+
     record_timing(
         {
+            "callP50Ms": round(mcp_p50, 1),
+            "inPageExecuteToolP50Ms": round(direct_p50, 1),
             "bootMs": timings.get("wallMs"),
             "connectMs": round(connect_ms),
             "toolsListMs": round(list_ms),
             "callMs": round(call_ms),
             "listChangedMs": round(list_changed_ms),
         },
-        label="MCP-B (in-page MCP client over @mcp-b/transports)",
+        label=f"MCP-B {variant} (in-page MCP client over @mcp-b/transports)",
     )
