@@ -6,11 +6,17 @@ The page (e2e/pages/mcp-b.html) loads @mcp-b/global's IIFE from the e2e npm tool
 installed by scripts/test.sh), then the notes page of the agent-client tests
 (e2e/pages/agent-client.py) under our runtime, then the client: e2e/npm/src/mcp-b-client.js with the
 official MCP SDK client (``@modelcontextprotocol/client``), bundled here by esbuild (pinned in
-e2e/npm/package.json) into e2e/npm/dist/ (ignored by git). Chromium runs without the WebMCP flag:
-MCP-B provides ``document.modelContext``. Covered: the tools as our adapter registered them
-(names, descriptions, input schemas, hints), an ok read and write, a typed refusal with our error
-payload (INVALID_INPUT) visible to the MCP client, a tool appearing and disappearing with
-``notifications/tools/list_changed`` when the page's archive opens and closes, and an unknown tool.
+e2e/npm/package.json) into e2e/npm/dist/ (ignored by git). Twice: in Chromium without the WebMCP
+flag (@mcp-b/global installs its polyfill) and with it (@mcp-b/global wraps Chromium's own
+``document.modelContext``); either way our adapter sees the ``document.modelContext`` shape.
+
+Covered: the tools as our adapter registered them (names, descriptions, input schemas; MCP-B
+forwards the MCP hints only, not ``consequentialHint``), an ok write and read, bad input (MCP-B's
+MCP server checks the input schema itself; what the schema cannot say reaches us, and our typed
+INVALID_INPUT payload reaches the client), a tool appearing and disappearing with
+``notifications/tools/list_changed`` when the page's archive opens and closes, an unknown tool, a
+consequential call that waits for the person's trusted click (approved, then denied with our
+CONFIRMATION_INVALID), and per-call p50 through MCP-B against the page's own ``executeTool``.
 """
 
 from __future__ import annotations
@@ -214,6 +220,34 @@ def test_mcp_client_over_mcp_b_lists_and_calls_our_tools(
     )
     assert ARCHIVED in json.dumps(gone), gone
     assert gone.get("error") or gone["result"].get("isError") is True, gone
+
+    # ---- a consequential call: the MCP client's call waits for the person, whose trusted click
+    # on the page's dialog decides it (a script's click does not)
+    start_clear = """(name) => {
+      window.clearCall = window.mcpB.callTool(name, {}).then(
+        (result) => ({result}), (error) => ({error: String(error)}));
+    }"""
+    page.evaluate(start_clear, CLEAR)
+    page.wait_for_selector("#agent-surface-confirm-approve:not([disabled])")
+    assert "view:notes.list.clear" in page.inner_text("#confirm-summary")
+    page.evaluate("() => document.getElementById('agent-surface-confirm-approve').click()")
+    page.wait_for_function("() => JSON.parse(window.notesPage.state()).untrusted === 1")
+    assert json.loads(page.evaluate("() => window.notesPage.state()"))["notes"] == ["buy milk"]
+    page.click("#agent-surface-confirm-approve")
+    approved = page.evaluate("() => window.clearCall")
+    assert not approved["result"].get("isError"), approved
+    assert payload(approved["result"]) == 1
+    assert json.loads(page.evaluate("() => window.notesPage.state()"))["notes"] == []
+
+    mcp(page, "mcpB.callTool(a, b)", ADD, {"text": "keep me"})
+    page.evaluate(start_clear, CLEAR)
+    page.wait_for_selector("#agent-surface-confirm-deny:not([disabled])")
+    page.click("#agent-surface-confirm-deny")
+    denied = page.evaluate("() => window.clearCall")["result"]
+    assert denied["isError"] is True, denied
+    refusal = payload(denied)
+    assert refusal["code"] == "CONFIRMATION_INVALID" and refusal["details"] == {"reason": "denied"}, refusal
+    assert json.loads(page.evaluate("() => window.notesPage.state()"))["notes"] == ["keep me"]
 
     # ---- per-call p50: through MCP-B's MCP server vs the page's own executeTool (Chromium's takes
     # the input as an object, the polyfill's as JSON text)
