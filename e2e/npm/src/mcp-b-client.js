@@ -10,6 +10,8 @@
 import { Client } from "@modelcontextprotocol/client";
 import { TabClientTransport } from "@mcp-b/transports";
 
+const CONNECT_TIMEOUT_MS = 20_000;
+
 let client = null;
 let listChanged = 0;
 
@@ -19,7 +21,20 @@ async function connect() {
     fresh.setNotificationHandler("notifications/tools/list_changed", () => {
       listChanged += 1;
     });
-    await fresh.connect(new TabClientTransport({ targetOrigin: window.location.origin }));
+    // Never hang a test: a server that never answers (not loaded, another origin) fails in time.
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      const error = new Error(`no MCP-B server answered within ${CONNECT_TIMEOUT_MS} ms`);
+      timer = setTimeout(() => reject(error), CONNECT_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([
+        fresh.connect(new TabClientTransport({ targetOrigin: window.location.origin })),
+        timeout,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
     client = fresh;
   }
   return {
