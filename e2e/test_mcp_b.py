@@ -5,7 +5,8 @@ page) listing and calling the tools our ``WebMCPAdapter`` registered into it.
 The page (e2e/pages/mcp-b.html) loads @mcp-b/global's IIFE from the e2e npm tools (e2e/npm,
 installed by scripts/test.sh), then the notes page of the agent-client tests
 (e2e/pages/agent-client.py) under our runtime, then the client: e2e/npm/src/mcp-b-client.js with the
-official MCP SDK client (``@modelcontextprotocol/client``), bundled here by esbuild (pinned in
+official MCP SDK's client (``@modelcontextprotocol/sdk`` 1.x, and ``@modelcontextprotocol/client``
+2.x, the line @mcp-b 5.x is built on), bundled here by esbuild (pinned in
 e2e/npm/package.json) into e2e/npm/dist/ (ignored by git). Twice: in Chromium without the WebMCP
 flag (@mcp-b/global installs its polyfill) and with it (@mcp-b/global wraps Chromium's own
 ``document.modelContext``); either way our adapter sees the ``document.modelContext`` shape.
@@ -124,14 +125,16 @@ def p50_ms(page: Page, call: str, n: int = 20) -> float:
 
 
 @pytest.mark.parametrize(
-    "variant",
+    ("variant", "sdk"),
     [
-        pytest.param("plain", id="polyfilled"),  # no WebMCP flag: @mcp-b/global installs its polyfill
-        pytest.param("webmcp", id="over-native"),  # @mcp-b/global wraps Chromium's document.modelContext
+        # no WebMCP flag: @mcp-b/global installs its polyfill; the client is @modelcontextprotocol/sdk 1.x
+        pytest.param("plain", "sdk", id="polyfilled-sdk1"),
+        # @mcp-b/global wraps Chromium's document.modelContext; the client is the SDK's v2 line
+        pytest.param("webmcp", "v2", id="over-native-client2"),
     ],
 )
 def test_mcp_client_over_mcp_b_lists_and_calls_our_tools(
-    open_page: Any, mcp_b_client_bundle: Path, record_timing: Any, variant: str
+    open_page: Any, mcp_b_client_bundle: Path, record_timing: Any, variant: str, sdk: str
 ) -> None:
     run = open_page(PAGE, variant=variant)
     timings = run.wait_ready()
@@ -142,7 +145,7 @@ def test_mcp_client_over_mcp_b_lists_and_calls_our_tools(
     assert page.evaluate("() => typeof document.modelContext.listTools") == "function"  # MCP-B's server
 
     started = time.perf_counter()
-    info = mcp(page, "mcpB.connect()")
+    info = mcp(page, "mcpB.connect(a)", sdk)
     connect_ms = (time.perf_counter() - started) * 1000
     assert info["capabilities"]["tools"]["listChanged"] is True, info
 
@@ -270,5 +273,5 @@ def test_mcp_client_over_mcp_b_lists_and_calls_our_tools(
             "callMs": round(call_ms),
             "listChangedMs": round(list_changed_ms),
         },
-        label=f"MCP-B {variant} (in-page MCP client over @mcp-b/transports)",
+        label=f"MCP-B {variant}, SDK {sdk} (in-page MCP client over @mcp-b/transports)",
     )

@@ -1,26 +1,45 @@
-// The MCP-B extension path, in the page: an MCP client (the official SDK's) over @mcp-b/transports'
-// TabClientTransport, talking to the MCP server that @mcp-b/global runs behind
-// document.modelContext. Bundled at test time by esbuild (e2e/test_mcp_b.py) into e2e/npm/dist/ (ignored).
+// The MCP-B extension path, in the page: an MCP client (the official TypeScript SDK's) over
+// @mcp-b/transports' TabClientTransport, talking to the MCP server that @mcp-b/global runs behind
+// document.modelContext. Bundled at test time by esbuild (e2e/test_mcp_b.py) into e2e/npm/dist/
+// (ignored). Two lines of the SDK: "sdk" is @modelcontextprotocol/sdk 1.x (what MCP clients ship
+// today), "v2" is @modelcontextprotocol/client 2.x (the line @mcp-b 5.x itself is built on).
 //
 // window.mcpB:
-//   connect()              -> the server's name, version and capabilities
+//   connect(line)          -> the server's name, version and capabilities
 //   listTools()            -> tools/list's tools
 //   callTool(name, args)   -> tools/call's result (content, isError, ...)
 //   listChanges()          -> how many notifications/tools/list_changed arrived so far
-import { Client } from "@modelcontextprotocol/client";
+import { Client as ClientV2 } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { TabClientTransport } from "@mcp-b/transports";
 
 const CONNECT_TIMEOUT_MS = 20_000;
+const INFO = { name: "agent-surface-e2e-mcp-b", version: "0.1.0" };
 
 let client = null;
 let listChanged = 0;
 
-async function connect() {
+function newClient(line) {
+  const counted = () => {
+    listChanged += 1;
+  };
+  if (line === "sdk") {
+    const made = new ClientV1(INFO);
+    made.setNotificationHandler(ToolListChangedNotificationSchema, counted);
+    return made;
+  }
+  if (line === "v2") {
+    const made = new ClientV2(INFO);
+    made.setNotificationHandler("notifications/tools/list_changed", counted);
+    return made;
+  }
+  throw new Error(`unknown MCP SDK line ${line}: "sdk" or "v2"`);
+}
+
+async function connect(line) {
   if (client === null) {
-    const fresh = new Client({ name: "agent-surface-e2e-mcp-b", version: "0.1.0" });
-    fresh.setNotificationHandler("notifications/tools/list_changed", () => {
-      listChanged += 1;
-    });
+    const fresh = newClient(line);
     // Never hang a test: a server that never answers (not loaded, another origin) fails in time.
     let timer;
     const timeout = new Promise((_, reject) => {
