@@ -29,7 +29,7 @@ if [ -f scripts/build_web.py ]; then
 fi
 
 if [ -f e2e/npm/package.json ]; then
-  echo "== installing the e2e suite's npm tools (chrome-devtools-mcp)"
+  echo "== installing the e2e suite's npm tools (chrome-devtools-mcp, MCP-B, esbuild)"
   npm ci --prefix e2e/npm --no-audit --no-fund --loglevel=error
 fi
 
