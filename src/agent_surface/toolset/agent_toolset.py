@@ -62,7 +62,7 @@ class AgentToolset:
             raise ValueError(f"mode must be 'direct' or 'meta', got {mode!r}")
         if topology is None and confirmations is None:
             raise ValueError(
-                "create_agent_toolset: declare topology ('embedded' | 'remote') or confirmations "
+                "AgentToolset: declare topology ('embedded' | 'remote') or confirmations "
                 "('wait' | 'two-phase'); embedded loops wait for the host's confirmation, remote "
                 "loops return CONFIRMATION_REQUIRED to the model"
             )
