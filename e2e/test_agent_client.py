@@ -29,17 +29,10 @@ from agent_surface.testing import (
     WebMCPAgent,
     with_webmcp,
 )
+from notes_page import ADD, ARCHIVED, CLEAR, LIST, NOTES, WAIT
 
 NATIVE = "/e2e/pages/agent-client.html"
 POLYFILL = "/e2e/pages/agent-client-polyfill.html"
-NOTES, ADD, CLEAR, WAIT = (
-    "view_notes__list__notes",
-    "view_notes__list__add",
-    "view_notes__list__clear",
-    "view_notes__list__wait",
-)
-ARCHIVED = "view_notes__archive__archived"
-LIST = sorted([NOTES, ADD, CLEAR, WAIT])
 
 
 def open_notes(open_page: Any, path: str, variant: str) -> tuple[Any, WebMCPAgent]:

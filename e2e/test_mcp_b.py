@@ -31,19 +31,13 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
+from notes_page import ADD, ARCHIVED, CLEAR, LIST, NOTES
+
 NPM = Path(__file__).resolve().parent / "npm"
 ENTRY = NPM / "src" / "mcp-b-client.js"
 BUNDLE = NPM / "dist" / "mcp-b-client.js"
 PAGE = "/e2e/pages/mcp-b.html"
 
-NOTES, ADD, CLEAR, WAIT = (
-    "view_notes__list__notes",
-    "view_notes__list__add",
-    "view_notes__list__clear",
-    "view_notes__list__wait",
-)
-ARCHIVED = "view_notes__archive__archived"
-LIST = sorted([NOTES, ADD, CLEAR, WAIT])
 MCP_HINTS = {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
 
 

@@ -16,5 +16,6 @@ page_transport: Callable[[], Any] | None = None
 """Returns a new ``bridge.transport.Transport`` for the page (``pyfetch``)."""
 
 
-def provide(*, model_context_detector: Callable[[], Any], page_transport: Callable[[], Any]) -> None:
-    globals().update(model_context_detector=model_context_detector, page_transport=page_transport)
+def provide(*, detector: Callable[[], Any], transport: Callable[[], Any]) -> None:
+    global model_context_detector, page_transport
+    model_context_detector, page_transport = detector, transport

@@ -33,7 +33,7 @@ def _pyfetch_transport() -> Transport:
 
 
 if sys.platform == "emscripten":  # under CPython only jsvalues is importable: nothing to provide
-    page_services.provide(model_context_detector=_detect, page_transport=_pyfetch_transport)
+    page_services.provide(detector=_detect, transport=_pyfetch_transport)
 
 
 def __getattr__(name: str) -> Any:

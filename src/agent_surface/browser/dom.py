@@ -10,9 +10,7 @@ from typing import Any
 import js
 
 from .convert import to_js_object
-from .jsvalues import attribute as attribute
-from .jsvalues import closest as closest
-from .jsvalues import js_get
+from .jsvalues import attribute, js_get
 from .proxies import destroy, make_proxy
 
 Cancel = Callable[[], None]

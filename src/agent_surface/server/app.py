@@ -58,6 +58,7 @@ from .errors import (
     not_authorized,
     not_found,
     rate_limited,
+    refusal_response,
     retry_after_header,
     sanitized,
 )
@@ -167,7 +168,7 @@ class ProcedureServer:
         except Exception:
             log.warning("readiness: the store does not answer", exc_info=True)
             refusal = Refusal(execution_failed(transient=True), status=503)
-            return JSONResponse(error_body(refusal.error), 503, headers=retry_after_header(refusal.error))
+            return refusal_response(refusal)
         return JSONResponse({"ok": True, "store": "ready"}, headers={"Cache-Control": "no-store"})
 
     async def _call(self, request: Request) -> Response:
