@@ -45,6 +45,10 @@ def to_json_value(value: Any, *, max_depth: int = 64, _path: str = "$", _depth: 
     Accepts dicts with str keys, lists/tuples, str, bool, finite int/float, None.
     Cycles are caught by the depth cap.
     """
+    if _depth == 0:
+        copied = _plain_copy(value, max_depth, 0)
+        if copied is not _NOT_PLAIN:
+            return copied  # type: ignore[no-any-return]
     if _depth > max_depth:
         raise NotJsonError(_path, f"nested deeper than {max_depth} levels")
     if value is None or isinstance(value, (bool, str)):
@@ -78,6 +82,47 @@ def to_json_value(value: Any, *, max_depth: int = 64, _path: str = "$", _depth: 
     raise NotJsonError(_path, f"{type(value).__name__} is not a JSON value")
 
 
+_NOT_PLAIN: Any = object()
+
+
+def _plain_copy(value: Any, max_depth: int, depth: int) -> Any:
+    """The copy :func:`to_json_value` makes, for values built only of the exact JSON types
+    (most values: no paths to track, no ABC checks); ``_NOT_PLAIN`` sends anything else, and
+    every failure, down the careful path that names where it is."""
+    if depth > max_depth:
+        return _NOT_PLAIN
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else _NOT_PLAIN
+    if kind is dict:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                return _NOT_PLAIN
+            if type(item) is str and depth < max_depth:
+                out[key] = item
+                continue
+            copied = _plain_copy(item, max_depth, depth + 1)
+            if copied is _NOT_PLAIN:
+                return _NOT_PLAIN
+            out[key] = copied
+        return out
+    if kind is list or kind is tuple:
+        items: list[Any] = []
+        for item in value:
+            if type(item) is str and depth < max_depth:
+                items.append(item)
+                continue
+            copied = _plain_copy(item, max_depth, depth + 1)
+            if copied is _NOT_PLAIN:
+                return _NOT_PLAIN
+            items.append(copied)
+        return items
+    return _NOT_PLAIN
+
+
 def canonical_json(value: Any) -> str:
     """Deterministic JSON, the same text JavaScript's ``JSON.stringify`` gives for the value.
 
@@ -89,8 +134,10 @@ def canonical_json(value: Any) -> str:
     """
     text = _encode_plain(value) if _encodes_alike(value, 0) else _written(value)
     # Surrogates survive string encoding untouched; no JSON punctuation is one, so fixing
-    # them once over the whole text treats each string on its own.
-    return text if _SURROGATE_RE.search(text) is None else _escape_lone_surrogates(text)
+    # them once over the whole text treats each string on its own. (``isascii`` reads a flag.)
+    if text.isascii() or _SURROGATE_RE.search(text) is None:
+        return text
+    return _escape_lone_surrogates(text)
 
 
 _encode_string = json.encoder.encode_basestring  # C-accelerated; ``ensure_ascii=False`` form
@@ -103,6 +150,8 @@ _encode_plain = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
 ).encode
 _MAX_PLAIN_DEPTH = 64
+# ``json.dumps`` with options builds a new encoder on every call; this one is built once.
+_encode_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def _encodes_alike(value: Any, depth: int) -> bool:
@@ -259,7 +308,9 @@ def digest(value: Any) -> str:
 
 def json_size(value: Any) -> int:
     """Size in bytes of the compact JSON encoding (UTF-8; a lone surrogate counts as its escape)."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    text = _encode_compact(value)
+    if text.isascii():
+        return len(text)
     if _SURROGATE_RE.search(text) is not None:
         text = _escape_lone_surrogates(text)
     return len(text.encode("utf-8"))

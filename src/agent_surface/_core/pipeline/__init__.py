@@ -111,14 +111,15 @@ async def invoke(
 
 
 async def _run(call: Call) -> InvocationResult:
-    call.pipeline.emit(
-        make_event(
-            "invocation-started",
-            invocationId=call.invocation_id,
-            capabilityId=str(call.request.capability_id),
-            consumerId=call.consumer.id,
+    if call.pipeline.events.active:
+        call.pipeline.emit(
+            make_event(
+                "invocation-started",
+                invocationId=call.invocation_id,
+                capabilityId=str(call.request.capability_id),
+                consumerId=call.consumer.id,
+            )
         )
-    )
     output: JsonValue = None
     err: ErrorPayload | None = None
     try:

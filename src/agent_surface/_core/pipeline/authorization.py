@@ -25,15 +25,17 @@ def authorize(call: Call) -> Awaitable[None] | None:
 
 async def _authorize(call: Call) -> None:
     target = call.target
+    ctx = target.policy
+    assert ctx is not None  # resolution builds it for a capability with policies
     for policy, _scope in target.entry.policies:
-        await run_hook(policy.on_authorize, target.policy, policy.name)
+        await run_hook(policy.on_authorize, ctx, policy.name)
 
 
 async def run_hook(hook: Hook, ctx: PolicyContext, name: str) -> None:
     """Run one policy hook; a typed refusal passes through, anything else fails closed."""
     try:
         outcome = hook(ctx)
-        if inspect.isawaitable(outcome):
+        if outcome is not None and inspect.isawaitable(outcome):  # None: most hooks, no ABC check
             await outcome
     except CapabilityFailure as exc:
         raise PhaseRefusal(exc.error) from None

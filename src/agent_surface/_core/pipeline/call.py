@@ -42,7 +42,7 @@ class CallTarget:
 
     reg: Registration
     entry: CapabilityEntry
-    policy: PolicyContext  # with the invocation id, without agent input
+    policy: PolicyContext | None  # with the invocation id, without agent input; None: no policies
     discovery: Decision  # the policies' discovery vote, taken once at resolution
 
 

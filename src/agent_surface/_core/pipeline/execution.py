@@ -32,22 +32,41 @@ class _HandlerCancelled(Exception):
     """The handler's own task ended cancelled without the pipeline asking."""
 
 
-async def execute(call: Call) -> None:
+def execute(call: Call) -> Awaitable[None] | None:
+    """Run the handler. A synchronous handler's result settles here, without a coroutine or a
+    timer (nothing can interrupt it); an awaitable one runs under the call's timeout."""
     pipeline = call.pipeline
     registry = pipeline.registry
-    timeout = call.timeout or call.target.entry.timeout(registry.limits)
-    cancel_timer = registry.clock.call_later(timeout, lambda: call.settle.abort("timeout"))
     pipeline.active.add(call.settle)
     begun = registry.now()
     try:
         if call.signal.aborted:
             raise PhaseRefusal(abort_error(call, call.signal.reason or "cancelled", during_execution=False))
-        call.raw_output = await _call_handler(call)
+        outcome = _started(call)
+    except BaseException:
+        _finished(call, begun)
+        raise
+    if outcome is None or type(outcome) is dict or not inspect.isawaitable(outcome):  # the common results first
+        call.raw_output = outcome
+        _finished(call, begun)
+        return None
+    return _execute_awaitable(call, outcome, begun)
+
+
+async def _execute_awaitable(call: Call, outcome: Awaitable[Any], begun: float) -> None:
+    timeout = call.timeout or call.target.entry.timeout(call.pipeline.registry.limits)
+    cancel_timer = call.pipeline.registry.clock.call_later(timeout, lambda: call.settle.abort("timeout"))
+    try:
+        call.raw_output = await _guarded_async(call, outcome)
     finally:
         cancel_timer()
-        pipeline.active.discard(call.settle)
-        call.untrack()
-        call.execution_ms = round((registry.now() - begun) * 1000, 3)
+        _finished(call, begun)
+
+
+def _finished(call: Call, begun: float) -> None:
+    call.pipeline.active.discard(call.settle)
+    call.untrack()
+    call.execution_ms = round((call.pipeline.registry.now() - begun) * 1000, 3)
 
 
 def _start(call: Call) -> Any:
@@ -73,23 +92,44 @@ def _start(call: Call) -> Any:
             return executor(entry.capability_id, call.effective, ctx)
 
 
-async def _call_handler(call: Call) -> Any:
+def _started(call: Call) -> Any:
+    """:func:`_start` with the handler's failures settled as typed refusals."""
     try:
-        outcome = _start(call)
-        if not inspect.isawaitable(outcome):
-            return outcome
+        return _start(call)
+    except PhaseRefusal:
+        raise
+    except BaseException as exc:
+        refusal = _refusal(call, exc)
+        if refusal is None:
+            raise
+        raise refusal from None
+
+
+async def _guarded_async(call: Call, outcome: Awaitable[Any]) -> Any:
+    """Await the handler's awaitable, its failures settled as in :func:`_started`."""
+    try:
         return await _await_or_abort(call, outcome)
     except PhaseRefusal:
         raise
-    except CapabilityFailure as exc:
-        raise PhaseRefusal(exc.error) from None
-    except asyncio.CancelledError:
+    except BaseException as exc:
+        refusal = _refusal(call, exc)
+        if refusal is None:
+            raise
+        raise refusal from None
+
+
+def _refusal(call: Call, exc: BaseException) -> PhaseRefusal | None:
+    """The refusal a handler's exception settles as; ``None``: let it propagate."""
+    if isinstance(exc, CapabilityFailure):
+        return PhaseRefusal(exc.error)
+    if isinstance(exc, asyncio.CancelledError):
         current = asyncio.current_task()
         if current is not None and current.cancelling():  # our caller was cancelled
-            raise
-        raise PhaseRefusal(_handler_failed(call)) from None  # a sync handler cancelled itself
-    except Exception:
-        raise PhaseRefusal(_handler_failed(call)) from None
+            return None
+        return PhaseRefusal(_handler_failed(call))  # the handler cancelled itself
+    if isinstance(exc, Exception):
+        return PhaseRefusal(_handler_failed(call))
+    return None
 
 
 def _handler_failed(call: Call) -> ErrorPayload:

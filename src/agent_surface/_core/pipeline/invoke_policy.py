@@ -3,12 +3,11 @@ effective input, then the confirmation floor or a policy's escalation."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Awaitable
 
 from ..jsonvalue import JsonValue, canonical_json
-from ..policies.base import Policy
+from ..policies.base import Policy, PolicyContext
 from . import failures
 from .authorization import run_hook
 from .call import Call
@@ -31,7 +30,8 @@ def decide(call: Call) -> Awaitable[None] | None:
 
 async def _decide_with_policies(call: Call) -> None:
     target = call.target
-    ctx = dataclasses.replace(target.policy, effective_input=call.effective)
+    assert target.policy is not None  # resolution builds it for a capability with policies
+    ctx = with_effective_input(target.policy, call.effective)
     call.invoke_ctx = ctx
     for policy, _scope in target.entry.policies:
         await run_hook(policy.on_invoke, ctx, policy.name)
@@ -49,6 +49,27 @@ async def _decide_with_policies(call: Call) -> None:
         return  # observations are never confirmed
     if escalating or target.entry.confirmation == "required":
         _confirm(call, escalating)
+
+
+def with_effective_input(ctx: PolicyContext, value: JsonValue) -> PolicyContext:
+    """``ctx`` with the effective input: every field by hand, twice as fast as
+    ``dataclasses.replace`` (a test pins that no field is left behind)."""
+    return PolicyContext(
+        consumer=ctx.consumer,
+        capability_id=ctx.capability_id,
+        kind=ctx.kind,
+        effect=ctx.effect,
+        component_type=ctx.component_type,
+        instance_id=ctx.instance_id,
+        registration_id=ctx.registration_id,
+        origin=ctx.origin,
+        host=ctx.host,
+        now=ctx.now,
+        internal=ctx.internal,
+        effective_input=value,
+        invocation_id=ctx.invocation_id,
+        environment=ctx.environment,
+    )
 
 
 def _confirm(call: Call, escalating: list[Policy] | tuple[()]) -> None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 from ..contracts.kinds import VERSION_GUARDED_EFFECTS
 from ..errors import CapabilityFailure
 from ..jsonvalue import JsonValue
-from ..policies.base import Decision, as_decision
+from ..policies.base import EXPOSE, Decision, PolicyContext, as_decision
 from ..registrations.registration import Registration
 from . import failures
 from .availability import discovery, policy_context
@@ -24,7 +24,7 @@ from .failures import PhaseRefusal
 log = logging.getLogger("agent_surface")
 
 
-async def resolve(call: Call) -> None:
+def resolve(call: Call) -> Awaitable[None] | None:
     registry = call.pipeline.registry
     req = call.request
     cid = req.capability_id
@@ -33,25 +33,33 @@ async def resolve(call: Call) -> None:
     if req.surface_id is not None and req.surface_id != registry.surface_id:
         raise PhaseRefusal(failures.page_reloaded())
     host = call.host
-
-    def host_context() -> Mapping[str, Any]:
-        return host
-
-    visible: list[tuple[Registration, Decision]] = []
+    consumer = call.consumer
+    visible: list[tuple[Registration, Decision, PolicyContext | None]] = []
     hidden: list[Registration] = []
     # The registry indexes holders by capability, already in snapshot order (AMBIGUOUS_INSTANCE
     # lists them in that order): no scan or sort of every live registration per call.
+    # A call naming only an instance can concern only that instance's holders (_pick and the
+    # gate refusal filter the same way); one naming a registration sees them all.
+    instance = req.instance_id if req.registration_id is None else None
     for reg in registry._holding(cid):
-        decision = discovery(reg, reg.capabilities[cid], call.consumer, host_context, registry.now)
+        if instance is not None and reg.binding.instance_id != instance:
+            continue
+        held = reg.capabilities[cid]
+        if not held.policies:
+            visible.append((reg, EXPOSE, None))
+            continue
+        # One policy context per holder serves its discovery vote and, if picked, the call.
+        ctx = policy_context(reg, held, consumer, host, registry.now, call.invocation_id)
+        decision = discovery(reg, held, consumer, _unused_host, registry.now, ctx)
         if decision.outcome == "hide":
             hidden.append(reg)
         else:
-            visible.append((reg, decision))
+            visible.append((reg, decision, ctx))
     try:
-        reg, decision = _pick(call, visible)
+        reg, decision, policy = _pick(call, visible)
     except PhaseRefusal as refusal:
         if refusal.err.code == "CAPABILITY_NOT_FOUND" and hidden:
-            await _gate_refusal(call, hidden)
+            return _gate_refusal(call, hidden, refusal)
         raise
     entry = reg.capabilities[cid]
     if (
@@ -60,11 +68,11 @@ async def resolve(call: Call) -> None:
         and entry.effect in VERSION_GUARDED_EFFECTS
     ):
         raise PhaseRefusal(failures.surface_version_mismatch(reg.registration_id))
-    policy = policy_context(reg, entry, call.consumer, host, registry.now, call.invocation_id)
     call.resolved = CallTarget(reg, entry, policy, decision)
+    return None
 
 
-async def _gate_refusal(call: Call, hidden: list[Registration]) -> None:
+async def _gate_refusal(call: Call, hidden: list[Registration], not_found: PhaseRefusal) -> None:
     """Let a gate that hid the target refuse with its own typed error.
 
     Built-in gates (authenticated, has_permission, tenant_boundary) hide at discovery and
@@ -92,22 +100,31 @@ async def _gate_refusal(call: Call, hidden: list[Registration]) -> None:
                 raise PhaseRefusal(exc.error) from None
             except Exception:
                 log.warning("policy %s failed while refusing a hidden call", policy.name, exc_info=True)
-        return
+        break
+    raise not_found
 
 
-def _pick(call: Call, visible: list[tuple[Registration, Decision]]) -> tuple[Registration, Decision]:
+Visible = tuple[Registration, Decision, "PolicyContext | None"]
+
+
+def _unused_host() -> Mapping[str, Any]:
+    raise AssertionError("discovery was given its policy context")
+
+
+def _pick(call: Call, visible: list[Visible]) -> Visible:
     req = call.request
     registry = call.pipeline.registry
     if req.registration_id is not None:
-        for reg, decision in visible:
+        for picked in visible:
+            reg = picked[0]
             if reg.registration_id == req.registration_id:
                 if req.instance_id is not None and req.instance_id != reg.instance_id:
                     raise PhaseRefusal(failures.not_found(req.capability_id))
-                return reg, decision
+                return picked
         tomb = registry.tombstone(req.registration_id)
         same_instance = [
             r
-            for r, _ in visible
+            for r, _, _ in visible
             if req.instance_id in (None, r.instance_id)
             and (tomb is None or (r.component_type, r.instance_id) == (tomb.component_type, tomb.instance_id))
         ]
@@ -119,7 +136,7 @@ def _pick(call: Call, visible: list[tuple[Registration, Decision]]) -> tuple[Reg
             raise PhaseRefusal(failures.registration_unknown(same_instance[0].registration_id))
         raise PhaseRefusal(failures.not_found(req.capability_id))
     candidates = (
-        visible if req.instance_id is None else [(r, d) for r, d in visible if r.instance_id == req.instance_id]
+        visible if req.instance_id is None else [v for v in visible if v[0].instance_id == req.instance_id]
     )
     if len(candidates) == 1:
         return candidates[0]
@@ -127,7 +144,7 @@ def _pick(call: Call, visible: list[tuple[Registration, Decision]]) -> tuple[Reg
         if registry._tombstone_holding(req.capability_id, req.instance_id) is not None:
             raise PhaseRefusal(failures.unmounted())
         raise PhaseRefusal(failures.not_found(req.capability_id))
-    raise PhaseRefusal(failures.ambiguous([_instance(req.capability_id, reg) for reg, _ in candidates]))
+    raise PhaseRefusal(failures.ambiguous([_instance(req.capability_id, reg) for reg, _, _ in candidates]))
 
 
 def _instance(capability_id: str, reg: Registration) -> JsonValue:

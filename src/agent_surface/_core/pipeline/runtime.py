@@ -10,7 +10,7 @@ from typing import Any
 from ..audit import AuditEvent, AuditSink
 from ..clock import iso
 from ..contracts.context import ActionContext, CancelSignal
-from ..events import SurfaceEvent
+from ..events import EventBus
 from ..ids import random_id
 from ..jsonvalue import JsonValue
 from .confirmation import ConfirmationController
@@ -26,9 +26,11 @@ ProcedureExecutor = Callable[[str, JsonValue, ActionContext], Awaitable[JsonValu
 class Pipeline:
     """Runs invocations for one registry (created on its first use)."""
 
-    def __init__(self, registry: RegistryView, emit: Callable[[SurfaceEvent], None], audit: AuditSink) -> None:
+    def __init__(self, registry: RegistryView, events: EventBus, audit: AuditSink) -> None:
         self.registry = registry
-        self.emit = emit
+        # Phases build an event only when ``events.active``: most registries have no listener.
+        self.events = events
+        self.emit = emit = events.emit
         self.audit_sink = audit
         limits = registry.limits
         self.dedupe = DedupeCache(limits.dedupe_cache_size, limits.dedupe_cache_ttl, registry.now)

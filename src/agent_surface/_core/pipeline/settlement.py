@@ -81,17 +81,18 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
     call.settled = True
     now = pipeline.registry.now()
     duration = round((now - call.started) * 1000, 3)
-    pipeline.emit(
-        make_event(
-            "invocation-settled",
-            invocationId=call.invocation_id,
-            capabilityId=settled_result.capability_id,
-            status=settled_result.status,
-            code=settled_result.code,
-            durationMs=duration,
-            confirmationId=_confirmation_of(call.request, err),
+    if pipeline.events.active:
+        pipeline.emit(
+            make_event(
+                "invocation-settled",
+                invocationId=call.invocation_id,
+                capabilityId=settled_result.capability_id,
+                status=settled_result.status,
+                code=settled_result.code,
+                durationMs=duration,
+                confirmationId=_confirmation_of(call.request, err),
+            )
         )
-    )
     entry = None if call.resolved is None else call.resolved.entry
     level = "metadata" if entry is None else entry.audit
     if level == "none" and not call.settling_policies:

@@ -381,7 +381,7 @@ class AgentSurfaceRegistry:
     def _invoker(self) -> Pipeline:
         """The invocation pipeline's state (queues, confirmations, executor)."""
         if self._pipeline is None:  # created on first use: a registry that only lists stays cheap
-            self._pipeline = Pipeline(self, self._events.emit, self.audit_sink)
+            self._pipeline = Pipeline(self, self._events, self.audit_sink)
         return self._pipeline
 
     @property
