@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import math
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -85,9 +86,12 @@ class ManualClock:
         return sum(1 for _, seq, _ in self._timers if seq not in self._cancelled)
 
 
+_SYSTEM_CLOCK = SystemClock()  # stateless: one serves every registry on wall time
+
+
 def as_clock(value: Clock | Callable[[], float] | None) -> Clock:
     if value is None:
-        return SystemClock()
+        return _SYSTEM_CLOCK
     if isinstance(value, Clock):
         return value
     if callable(value):
@@ -95,8 +99,22 @@ def as_clock(value: Clock | Callable[[], float] | None) -> Clock:
     raise TypeError(f"clock must be a Clock or a callable returning seconds, got {value!r}")
 
 
+_second_text: tuple[int, str] = (0, "1970-01-01T00:00:00")
+
+
 def iso(epoch_seconds: float) -> str:
-    """Epoch seconds as the wire's timestamp: ISO 8601, UTC, milliseconds, ``Z``."""
-    return (
-        datetime.fromtimestamp(epoch_seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    )
+    """Epoch seconds as the wire's timestamp: ISO 8601, UTC, milliseconds, ``Z``.
+
+    What ``datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")`` writes (the
+    microseconds rounded half to even, then truncated to milliseconds), with the text of the
+    whole second kept from the last call: audit and events stamp many records a second."""
+    global _second_text
+    second = math.floor(epoch_seconds)
+    micros = round((epoch_seconds - second) * 1_000_000)
+    if micros >= 1_000_000:
+        second, micros = second + 1, micros - 1_000_000
+    cached_second, text = _second_text
+    if cached_second != second:
+        text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _second_text = (second, text)
+    return f"{text}.{micros // 1000:03d}Z"

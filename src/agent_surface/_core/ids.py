@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import string
+import threading
 from dataclasses import dataclass
 from typing import Literal
 
@@ -223,10 +224,37 @@ _TO_BASE62 = bytes(_BASE62[b % 62] for b in range(256))
 _UNEVEN_TAIL = bytes(range(248, 256))
 
 
+_POOL_BYTES = 4096
+# Uniformly random base62 characters; those before ``_taken`` were handed out. Threads share it
+# (the server runs procedures in worker threads): the lock keeps every id drawn once.
+_pool = b""
+_taken = 0
+_pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    global _pool, _taken, _pool_lock
+    _pool, _taken, _pool_lock = b"", 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # a forked worker must never hand out its parent's ids
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def random_id(prefix: str, length: int = 22) -> str:
-    """``prefix`` + ``length`` uniformly random base62 characters from the OS CSPRNG."""
-    chars = b""
-    while len(chars) < length:  # one draw almost always suffices (3 % of bytes are dropped)
-        # os.urandom is what secrets.token_bytes returns (importing secrets costs ~11 ms in the page)
-        chars += os.urandom(length + 8).translate(_TO_BASE62, _UNEVEN_TAIL)
-    return prefix + chars[:length].decode("ascii")
+    """``prefix`` + ``length`` uniformly random base62 characters from the OS CSPRNG.
+
+    The characters come from a pool filled 4 kB at a time (one system call serves a few
+    hundred ids); each is handed out once."""
+    global _pool, _taken
+    with _pool_lock:
+        if len(_pool) - _taken < length:
+            fresh = b""
+            while len(fresh) < length:
+                # os.urandom is what secrets.token_bytes returns (importing secrets costs ~11 ms in the page)
+                fresh += os.urandom(_POOL_BYTES).translate(_TO_BASE62, _UNEVEN_TAIL)
+            _pool, _taken = fresh, 0
+        start = _taken
+        _taken = start + length
+        chars = _pool[start : start + length]
+    return prefix + chars.decode("ascii")

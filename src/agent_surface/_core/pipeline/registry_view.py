@@ -12,13 +12,15 @@ from ..registrations.registration import Registration, Tombstone
 
 
 class RegistryView(Protocol):
-    """The registry as the pipeline sees it. Events go through the ``emit`` callable the
-    registry hands the pipeline, so nothing here can change the registry."""
+    """The registry as the pipeline sees it. Events go through the event bus the registry
+    hands the pipeline, so nothing here can change the registry."""
 
-    surface_id: str
     limits: Limits
     clock: Clock
     now: Callable[[], float]
+
+    @property
+    def surface_id(self) -> str: ...
 
     @property
     def revision(self) -> int:

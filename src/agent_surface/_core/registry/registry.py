@@ -69,12 +69,15 @@ class AgentSurfaceRegistry:
             raise ValueError("on_duplicate_instance must be 'reject' or 'replace'")
         if duplicate_suffix_policy not in ("off", "warn", "error"):
             raise ValueError("duplicate_suffix_policy must be 'off', 'warn' or 'error'")
-        check_options(policies, limits, context=context, on_register=on_register, route=route)
+        # The defaults need no checking (creating a registry is on the hot path of some hosts).
+        plain = type(policies) is tuple and not policies and limits is None
+        if not plain or context is not None or on_register is not None or route is not None:
+            check_options(policies, limits, context=context, on_register=on_register, route=route)
         self.environment: Environment = environment
         self.limits = limits or DEFAULT_LIMITS
         self.clock: Clock = as_clock(clock)
         self.now: Callable[[], float] = self.clock.now
-        self.surface_id = random_id("srf_")
+        self._surface_id: str | None = None  # drawn when first asked (most registries never are)
         self._context = context
         self._policies = tuple(policies)
         self._on_register = on_register
@@ -104,6 +107,13 @@ class AgentSurfaceRegistry:
     def version(self) -> str:
         """The surface version: a decimal string, bumped by every surface-affecting mutation."""
         return str(self._version)
+
+    @property
+    def surface_id(self) -> str:
+        """This registry's identity on the wire (a page reload gives a new one)."""
+        if self._surface_id is None:
+            self._surface_id = random_id("srf_")
+        return self._surface_id
 
     @property
     def revision(self) -> int:
