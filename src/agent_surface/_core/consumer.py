@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 ConsumerKind: TypeAlias = Literal["embedded", "webmcp", "mcp-bridge", "test", "other"]
@@ -14,6 +14,7 @@ class Consumer:
     id: str
     kind: ConsumerKind = "embedded"
     grants: tuple[str, ...] = ()
+    _key: str = field(init=False, repr=False, compare=False)  # ``key``, built once
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -26,11 +27,12 @@ class Consumer:
         if not all(isinstance(g, str) for g in self.grants):
             raise TypeError(f"consumer grants must be strings, got {self.grants!r}")
         object.__setattr__(self, "grants", tuple(self.grants))
+        object.__setattr__(self, "_key", f"{self.kind}:{self.id}")
 
     @property
     def key(self) -> str:
         """Normalized identity used for policy and idempotency: ``kind:id``."""
-        return f"{self.kind}:{self.id}"
+        return self._key
 
 
 ANONYMOUS = Consumer("anonymous", "embedded")

@@ -28,12 +28,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Admitted:
-    """A fresh call: its dedupe key, its request's fingerprint, and the future joiners await."""
+    """A fresh call: its dedupe key, its request's fingerprint, and the future joiners await
+    (``None`` for an id the pipeline minted: nobody can join it)."""
 
     invocation_id: str
     key: str
     fingerprint: str
-    future: asyncio.Future[InvocationResult]
+    future: asyncio.Future[InvocationResult] | None
 
 
 @dataclass(frozen=True, slots=True)

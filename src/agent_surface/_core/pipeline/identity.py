@@ -30,7 +30,8 @@ def enter(
     pipeline: Pipeline, req: Invocation, consumer: Consumer
 ) -> Admitted | InvocationResult | asyncio.Future[InvocationResult]:
     """Admit a fresh call, or answer now (refused or cached), or hand back the call to join."""
-    invocation_id = req.invocation_id or random_id("inv_", 16)
+    minted = not req.invocation_id
+    invocation_id = random_id("inv_", 16) if minted else req.invocation_id
     if not isinstance(invocation_id, str) or not invocation_id or len(invocation_id) > 256:
         return result(pipeline, req, "invalid", failures.bad_invocation_id())
     malformed = _malformed_envelope(req)
@@ -42,6 +43,10 @@ def enter(
     except (TypeError, ValueError, RecursionError):
         return result(pipeline, req, invocation_id, failures.not_plain_json())
     key = f"{consumer.key} {invocation_id}"
+    if minted:
+        # Nobody knows a fresh id until its result names it: nothing to find, nobody to join.
+        # Its result is still cached below, for a caller that retries with that id.
+        return Admitted(invocation_id, key, fingerprint, None)
     state, found = pipeline.dedupe.lookup(key, fingerprint)
     if state == "conflict":
         return result(pipeline, req, invocation_id, failures.invocation_conflict())

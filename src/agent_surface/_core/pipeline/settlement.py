@@ -126,5 +126,5 @@ def remember(pipeline: Pipeline, admitted: Admitted, settled_result: InvocationR
     """Cache the terminal result for its (consumer, invocation id) and answer joined callers."""
     cacheable = settled_result.ok or (settled_result.error is not None and settled_result.error.cacheable)
     pipeline.dedupe.finish(admitted.key, admitted.fingerprint, settled_result, cacheable)
-    if not admitted.future.done():
+    if admitted.future is not None and not admitted.future.done():
         admitted.future.set_result(settled_result)

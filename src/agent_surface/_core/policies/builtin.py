@@ -116,7 +116,9 @@ class RateLimitPolicy(Policy):
     def on_authorize(self, ctx: PolicyContext) -> None:
         now = ctx.now()
         key = (ctx.consumer.key, ctx.capability_id)
-        calls = self._calls.setdefault(key, deque())
+        calls = self._calls.get(key)
+        if calls is None:
+            calls = self._calls[key] = deque()
         while calls and now - calls[0] >= self.window:
             calls.popleft()
         if len(calls) >= self.limit:
