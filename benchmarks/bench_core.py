@@ -4,9 +4,9 @@ Run: ``.venv/bin/python benchmarks/bench_core.py [--min-time 0.5] [--cpu]``.
 
 Each row is timed with ``time.perf_counter``: a warm-up, then a calibration that sizes one
 batch to roughly ``--batch-ms`` milliseconds, then several batches; the figure is the median
-per-operation time over the batches. The reference columns are the TypeScript implementation's
-figures recorded in BENCHMARKS.md (Node 20, runs A / B / C, same kind of machine); the ratio is
-ours over run C (issue 11's target: at most 1.5x). The reference was not re-run in this session.
+per-operation time over the batches. Ratios to the TypeScript reference come only from a run
+beside it on the same machine: ``python3 ../shared/tools/perf_side_by_side.py`` runs the
+reference's bench and these scripts back to back (figures from another day do not compare).
 
 Workload ``definition(i)``: component type ``bench.widget``, instance ``w{i}``, observation
 ``readState`` (output ``{n: number}``, read returns ``{n: i}``) and action ``poke`` (input
@@ -27,12 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from workload import (
     AUTHORITY,
-    TARGET_RATIO,
+    SIDE_BY_SIDE,
     add_clock_option,
     definition,
     median_ms,
     populated,
-    ratio,
     use_clock,
 )
 
@@ -63,15 +62,6 @@ def snapshot_of(registry: AgentSurfaceRegistry) -> Callable[[], None]:
     return run
 
 
-REFERENCE_MS = {  # BENCHMARKS.md, run A / run B / run C
-    "create registry": (0.0029, 0.0037, 0.0042),
-    "register+unregister 10": (0.42, 0.31, 0.67),
-    "register+unregister 100": (3.35, 2.81, 4.7),
-    "register+unregister 1000": (34.7, 35.3, 57.0),
-    "snapshot at 100": (0.29, 0.16, 0.32),
-}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--min-time", type=float, default=0.5, help="seconds of timed batches per row")
@@ -91,19 +81,10 @@ def main() -> None:
     print(
         f"agent-surface core benchmark — Python {sys.version.split()[0]}, median ms/op over batches ({clock})"
     )
-    print(f"{'workload':<26} {'ours ms/op':>11} {'ref A / B / C ms/op':>24} {'ours/C':>8}")
+    print(f"{'workload':<26} {'ours ms/op':>11}")
     for name, fn in rows:
-        ours = median_ms(fn, args.min_time)
-        ref_a, ref_b, ref_c = REFERENCE_MS[name]
-        print(
-            f"{name:<26} {ours:>11.4f} {ref_a:>7.4g} / {ref_b:<6.4g} / {ref_c:<6.4g} "
-            f"{ratio(name, ours, REFERENCE_MS):>7.2f}x"
-        )
-    print(
-        f"ratio = ours / ref C (target <= {TARGET_RATIO}x); the reference (TypeScript, Node 20) was "
-        "recorded in BENCHMARKS.md, not re-run in this session."
-    )
-
+        print(f"{name:<26} {median_ms(fn, args.min_time):>11.4f}")
+    print(SIDE_BY_SIDE)
 
 if __name__ == "__main__":
     main()

@@ -4,9 +4,8 @@
 
 Each row: warm up, then time batches with ``time.perf_counter`` until at least ``--min-time``
 seconds and 10 batches are collected; the figure is the median ms/op over batches. The
-reference figures are the TypeScript implementation's (Node 20, vitest bench) as recorded in
-../shared/BENCHMARKS.md, runs A / B / C; the ratio is ours over run C (issue 11's target: at most
-1.5x). Those figures come from another run, so read the ratio as a guide, not a precise comparison.
+ratio to the TypeScript reference comes only from a run beside it:
+``python3 ../shared/tools/perf_side_by_side.py``.
 """
 
 from __future__ import annotations
@@ -18,18 +17,10 @@ import json
 import sys
 from typing import Any
 
-from workload import add_clock_option, median_ms_async, populated, ratio, use_clock
+from workload import SIDE_BY_SIDE, add_clock_option, median_ms_async, populated, use_clock
 
 from agent_surface import authenticated, rate_limit
 from agent_surface._core.jsonvalue import canonical_json, digest
-
-# ms/op, run A / run B / run C (BENCHMARKS.md); the ratio is ours / run C
-REFERENCE: dict[str, tuple[float, float, float]] = {
-    "action invoke": (0.112, 0.090, 0.125),
-    "action invoke, 2 policies": (0.121, 0.134, 0.149),
-    "observation invoke": (0.067, 0.048, 0.066),
-    "request digest at ~32 kB": (3.67, 4.25, 4.49),
-}
 
 
 def digest_payload() -> dict[str, Any]:
@@ -116,20 +107,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     clock = use_clock(args.cpu)
     rows = asyncio.run(run(args.min_time))
-    for row in rows:
-        row["reference"] = list(REFERENCE[row["row"]])
-        row["ratio"] = ratio(row["row"], row["ms"], REFERENCE)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     print(f"Python {sys.version.split()[0]} ({sys.implementation.name}), median of batches, ms/op ({clock})")
-    print(f"{'workload':<28} {'ours':>10} {'reference A / B / C':>23} {'ours/C':>7}")
+    print(f"{'workload':<28} {'ours':>10}")
     for row in rows:
-        ref_a, ref_b, ref_c = row["reference"]
         note = f"  ({row['chars']:,} chars)" if "chars" in row else ""
-        print(
-            f"{row['row']:<28} {row['ms']:>10.4f} {ref_a:>6.3f} / {ref_b:<6.3f}/ {ref_c:<6.3f} {row['ratio']:>6.2f}x{note}"
-        )
+        print(f"{row['row']:<28} {row['ms']:>10.4f}{note}")
+    print(SIDE_BY_SIDE)
     return 0
 
 

@@ -11,9 +11,9 @@ Rows:
   (``populated(5)`` and ``populated(500)``), next to the direct catalog of the same surface.
 
 Timing: warm up, then batches of about 20 ms timed with ``time.perf_counter`` until at least
-``--min-time`` seconds and 10 batches; the figure is the median ms/op over batches. Reference
-figures are the TypeScript implementation's from ../shared/BENCHMARKS.md (runs A / B / C, another
-session); the ratio is ours over run C (issue 11's target: at most 1.5x), so read it as a guide.
+``--min-time`` seconds and 10 batches; the figure is the median ms/op over batches. The ratio
+to the TypeScript reference comes only from a run beside it:
+``python3 ../shared/tools/perf_side_by_side.py``.
 """
 
 from __future__ import annotations
@@ -23,16 +23,10 @@ import json
 import sys
 from typing import Any
 
-from workload import add_clock_option, median_ms, populated, ratio, use_clock
+from workload import SIDE_BY_SIDE, add_clock_option, median_ms, populated, use_clock
 
 from agent_surface import AgentSurfaceRegistry, Consumer
 from agent_surface.toolset import AgentTool, AgentToolset
-
-# ms/op, run A / run B / run C (BENCHMARKS.md); the ratio is ours / run C
-REFERENCE: dict[str, tuple[float, float, float]] = {
-    "direct tools at 40": (0.30, 0.34, 0.45),
-    "direct tools at 300": (2.35, 2.54, 2.72),
-}
 
 CONSUMER = Consumer("bench", "embedded")
 
@@ -93,21 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     clock = use_clock(args.cpu)
     timed = direct_rows(args.min_time)
-    for row in timed:
-        row["reference"] = list(REFERENCE[row["row"]])
-        row["ratio"] = ratio(row["row"], row["ms"], REFERENCE)
     sizes = size_rows()
     if args.json:
         print(json.dumps({"timed": timed, "sizes": sizes}, indent=2))
         return 0
     print(f"Python {sys.version.split()[0]} ({sys.implementation.name}), median of batches, ms/op ({clock})")
-    print(f"{'workload':<24} {'ours':>10} {'reference A / B / C':>23} {'ours/C':>7}")
+    print(f"{'workload':<24} {'ours':>10}")
     for row in timed:
-        ref_a, ref_b, ref_c = row["reference"]
         note = f"  ({row['tools']} tools, {row['suffixed']} _at_w-suffixed)"
-        print(
-            f"{row['row']:<24} {row['ms']:>10.4f} {ref_a:>6.3f} / {ref_b:<6.3f}/ {ref_c:<6.3f} {row['ratio']:>6.2f}x{note}"
-        )
+        print(f"{row['row']:<24} {row['ms']:>10.4f}{note}")
+    print(SIDE_BY_SIDE)
     print()
     print(f"{'tool block (bytes)':<38} {'meta':>8} {'direct':>10}")
     for row in sizes:

@@ -7,11 +7,10 @@ approved by the authority, as a compiled contract is; binding it to ``w{i}`` is 
 
 Timing: warm up, size batches to about 20 ms, then time batches with ``time.perf_counter`` (or
 ``time.process_time`` with ``--cpu``; garbage collection paused inside a synchronous batch) until
-``min_time`` seconds and 10 batches; the figure is the median ms/op. Reference figures are the TypeScript implementation's, recorded in BENCHMARKS.md:
-runs A and B (another session) and run C, measured on the same machine minutes before the CPython
-figures issue 11 compares against. The printed ratio is ``ours / C``; issue 11's target is
-at most 1.5x on every row. Absolute times vary 20-80 % between runs on a shared machine, so read
-the ratio as a guide, not a precise comparison.
+``min_time`` seconds and 10 batches; the figure is the median ms/op. The scripts print our
+figures only: absolute times vary 20-80 % between runs on a shared machine, so a ratio to the
+TypeScript reference means something only when both ran in the same run
+(``../shared/tools/perf_side_by_side.py``).
 """
 
 from __future__ import annotations
@@ -85,13 +84,10 @@ def populated(n: int, **options: Any) -> AgentSurfaceRegistry:
     return registry
 
 
-# What issue 11 asks for: every row at most this many times the reference's run C.
-TARGET_RATIO = 1.5
-
-
-def ratio(name: str, ours_ms: float, reference: dict[str, tuple[float, float, float]]) -> float:
-    """``ours / run C`` (the reference figure measured beside the issue's CPython figures)."""
-    return ours_ms / reference[name][2]
+SIDE_BY_SIDE = (
+    "ratios to the reference: python3 ../shared/tools/perf_side_by_side.py "
+    "(runs the reference's bench beside these scripts, in one run)"
+)
 
 
 def median_ms(op: Callable[[], Any], min_time: float) -> float:
