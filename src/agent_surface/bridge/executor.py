@@ -19,9 +19,17 @@ from .._core.errors import AgentSurfaceError
 from .._core.ids import random_id
 from .._core.jsonvalue import JsonValue
 from .agreement import BackendContractError, ContractDisagreement, compare, procedure_contracts
-from .responses import Presence, ServerChallenge, failure, output_of, server_challenge, transport_failed
+from .responses import (
+    Presence,
+    ServerChallenge,
+    failure,
+    minted_challenge,
+    output_of,
+    server_challenge,
+    transport_failed,
+)
 from .transport import Transport, TransportError, default_transport
-from .wire import ServedProcedureInfo, call_url, manifest_url, parse_manifest
+from .wire import ServedProcedureInfo, call_url, challenge_url, manifest_url, parse_manifest
 
 log = logging.getLogger("agent_surface.bridge")
 
@@ -153,12 +161,21 @@ class BackendBridge:
         envelope: dict[str, Any] = {"invocationId": ctx.invocation_id, "input": effective_input}
         if ctx.confirmation:
             envelope["confirmation"] = {k: ctx.confirmation[k] for k in ("id", "approvedAt") if k in ctx.confirmation}
+        served = None if self.served is None else self.served.get(procedure_id)
+        if ctx.confirmation and served is not None and served.requires_confirmation:
+            # The person approved this exact call in the page; the server wants that approval
+            # to answer a challenge it mints for this caller, procedure and input. The
+            # challenge goes back to the server only: the agent never sees it.
+            asked = await self._post(procedure_id, envelope, ctx, challenge_url(self.base_url, procedure_id))
+            if asked.status != 200:
+                return output_of(asked)  # refused before any challenge (auth, rate limit, input): typed
+            challenge = minted_challenge(asked)
+            if challenge is not None:
+                envelope["confirmation"] = await self._answer(procedure_id, effective_input, ctx, challenge)
         response = await self._post(procedure_id, envelope, ctx)
         challenge = server_challenge(response) if ctx.confirmation else None
-        if challenge is not None:
-            # The person approved this exact call in the page; the server asks for that approval
-            # to answer its own challenge, minted for this caller, procedure and input. The
-            # challenge goes back to the server only: the agent never sees it.
+        if challenge is not None and "challenge" not in envelope.get("confirmation", {}):
+            # A server that asks for approval the manifest did not announce: answer it once.
             envelope["confirmation"] = await self._answer(procedure_id, effective_input, ctx, challenge)
             response = await self._post(procedure_id, envelope, ctx)
         return output_of(response)
@@ -180,12 +197,14 @@ class BackendBridge:
             evidence["webauthn"] = await self._presence(procedure_id, effective_input, challenge)
         return evidence
 
-    async def _post(self, procedure_id: str, envelope: dict[str, Any], ctx: ActionContext) -> Any:
+    async def _post(
+        self, procedure_id: str, envelope: dict[str, Any], ctx: ActionContext, url: str | None = None
+    ) -> Any:
         try:
             body = json.dumps(envelope, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
         except (TypeError, ValueError):
             raise failure("INVALID_INPUT", "The input is not plain JSON.", issues=[{"path": "/", "message": "not JSON"}]) from None
-        send = asyncio.ensure_future(self._send("POST", call_url(self.base_url, procedure_id), body))
+        send = asyncio.ensure_future(self._send("POST", url or call_url(self.base_url, procedure_id), body))
         def stop(_reason: str) -> None:
             send.cancel()
 

@@ -184,8 +184,22 @@ def server_challenge(response: TransportResponse) -> ServerChallenge | None:
     if not isinstance(body, Mapping) or body.get("ok") is not False:
         return None
     error = body.get("error")
-    raw = body.get("challenge")
-    if not isinstance(error, Mapping) or error.get("code") != "CONFIRMATION_REQUIRED" or not isinstance(raw, Mapping):
+    if not isinstance(error, Mapping) or error.get("code") != "CONFIRMATION_REQUIRED":
+        return None
+    return _challenge(body.get("challenge"))
+
+
+def minted_challenge(response: TransportResponse) -> ServerChallenge | None:
+    """The challenge of the server's answer to ``POST <base>/challenges/<path>``; None when it
+    minted none (the call then meets the server's own refusal, typed as usual)."""
+    body = _body(response) if response.status == 200 else None
+    if not isinstance(body, Mapping) or body.get("ok") is not True:
+        return None
+    return _challenge(body.get("challenge"))
+
+
+def _challenge(raw: Any) -> ServerChallenge | None:
+    if not isinstance(raw, Mapping):
         return None
     ident, procedure, level = raw.get("id"), raw.get("procedure"), raw.get("level")
     expires, nonce = raw.get("expiresAt"), raw.get("nonce")

@@ -41,6 +41,7 @@ from .. import CapabilityFailure, DefinitionError
 from .._core.jsonvalue import canonical_json, digest, to_json_value
 from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
+    CHALLENGES_PREFIX,
     DOMAIN_PREFIX,
     MANIFEST_PATH,
     MAX_INVOCATION_ID,
@@ -147,11 +148,14 @@ class ProcedureServer:
         self.manifest = manifest_json([p.info() for p in self.procedures.values()])
         calls = Route(PROCEDURES_PREFIX + "{path:path}", self._call, methods=["POST"])
         calls.path_regex = re.compile(calls.path_regex.pattern, re.DOTALL)  # %0A in a name: typed 404
+        asks = Route(CHALLENGES_PREFIX + "{path:path}", self._ask_challenge, methods=["POST"])
+        asks.path_regex = re.compile(asks.path_regex.pattern, re.DOTALL)
         self.app = Starlette(
             routes=[
                 Route(MANIFEST_PATH, self._manifest, methods=["GET"]),
                 Route(READY_PATH, self._ready, methods=["GET"]),
                 calls,
+                asks,
             ],
             exception_handlers={HTTPException: self._http_error, Exception: self._internal_error},
         )
@@ -323,11 +327,32 @@ class ProcedureServer:
             )
         return result.value
 
+    async def _ask_challenge(self, request: Request) -> Response:
+        """``POST <base>/challenges/<path>``: the approval challenge for the call in the body (the
+        same envelope, the same steps 1-5), minted without a refusal on the way."""
+        call = _Call(DOMAIN_PREFIX + str(request.path_params["path"]))
+        self._upkeep.maybe_start()
+        try:
+            served = await self._admit(request, call)
+            await self._read_input(request, call, served)
+            minted = await self._mint(call, served) if served.require_confirmation else None
+        except Refusal as refusal:
+            await self._audit_refusal(call, refusal)
+            return JSONResponse(error_body(refusal.error, call.invocation_id), refusal.status,
+                                headers=retry_after_header(refusal.error))
+        return JSONResponse(
+            {"ok": True, "challenge": None if minted is None else minted.to_wire()},
+            headers={"Cache-Control": "no-store"},
+        )
+
     async def _challenge_if_needed(self, call: _Call, served: ServedProcedure) -> None:
         """Step 6a: evidence that answers no server-minted challenge gets one (and is refused)."""
         evidence = call.confirmation
         if not served.require_confirmation or (evidence is not None and evidence.challenge is not None):
             return
+        raise challenges.required(served, await self._mint(call, served))
+
+    async def _mint(self, call: _Call, served: ServedProcedure) -> challenges.Challenge:
         caller = call.caller
         assert caller is not None and call.input is not None
         minted = challenges.mint(served, caller, call.input, self._clock(), self.limits.challenge_ttl)
@@ -340,7 +365,7 @@ class ProcedureServer:
         except Exception:
             log.exception("could not store an approval challenge")
             raise Refusal(execution_failed(transient=False)) from None
-        raise challenges.required(served, minted)
+        return minted
 
     def _apply(self, call: _Call, served: ServedProcedure, value: Any) -> Settlement:
         """Step 7 (in a worker thread): run once, in one transaction with the record and audit."""
