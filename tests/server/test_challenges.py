@@ -39,6 +39,10 @@ from .postgres import PostgresServer
 from .store_app import insert_note, mark, rows, setup_notes
 
 
+# It starts a real PostgreSQL (the session's): with the store conformance suite, not the unit run.
+pytestmark = pytest.mark.integration
+
+
 class NoteInput(BaseModel):
     text: str = Field(min_length=1, max_length=200)
 
