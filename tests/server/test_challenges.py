@@ -38,7 +38,6 @@ from .helpers import challenge_of, error_of, new_id, post_raw
 from .postgres import PostgresServer
 from .store_app import insert_note, mark, rows, setup_notes
 
-
 # It starts a real PostgreSQL (the session's): with the store conformance suite, not the unit run.
 pytestmark = pytest.mark.integration
 
