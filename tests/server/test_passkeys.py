@@ -357,3 +357,39 @@ async def test_a_refused_registration_stores_nothing(client: httpx.AsyncClient, 
     assert error_of(malformed)["details"]["reason"] == "passkey-malformed"
     extra = await call(client, PROCEDURE_REGISTER, {"credential": made, "more": 1}, token="tok-bob")
     assert error_of(extra)["code"] == "INVALID_INPUT"
+
+
+# ---------------------------------------------------------------------------------- the server's hook
+
+
+class MintedChallenge:
+    """What the procedure server's verify_presence hook receives: the raw nonce it minted."""
+
+    def __init__(self, nonce: bytes) -> None:
+        self.nonce = nonce
+
+
+def test_verify_presence_answers_the_servers_hook(passkeys: Passkeys) -> None:
+    authenticator = registered(passkeys)
+    minted = MintedChallenge(challenge())
+    options = {**passkeys.request_options(ALICE_AGENT), "challenge": b64(minted.nonce)}
+    assert "challenge" not in passkeys.request_options(ALICE_AGENT)
+    assertion = authenticator.get(options)
+    assert passkeys.verify_presence(ALICE_AGENT, minted, None) == "presence-required"
+    assert passkeys.verify_presence(ALICE_AGENT, MintedChallenge(challenge()), assertion) == "passkey-challenge-mismatch"
+    assert passkeys.verify_presence(BOB, minted, assertion) == "passkey-foreign-credential"
+    assert passkeys.verify_presence(ALICE_AGENT, minted, assertion) is None
+    assert passkeys.verify_presence(ALICE_AGENT, minted, assertion) == "passkey-counter"
+
+
+async def test_the_persons_request_options_through_the_procedure_server(
+    client: httpx.AsyncClient, passkeys: Passkeys
+) -> None:
+    authenticator = registered(passkeys)
+    answer = await call(client, "domain:passkeys.assertionOptions", {}, token="tok-agent")
+    assert answer.status_code == 200, answer.text
+    options = answer.json()["output"]["publicKey"]
+    assert options["rpId"] == "devices.example" and "challenge" not in options
+    assert [c["id"] for c in options["allowCredentials"]] == [b64(authenticator.credentials[0].credential_id)]
+    nobody = await call(client, "domain:passkeys.assertionOptions", {}, token="tok-bob")
+    assert nobody.json()["output"]["publicKey"]["allowCredentials"] == []

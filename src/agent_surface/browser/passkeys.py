@@ -18,12 +18,14 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import js
 from pyodide.ffi import JsException, JsProxy
 
+from .. import CapabilityFailure
+from .._core.errors import error
 from ..bridge.transport import TransportError
 from ..bridge.wire import call_url
 from .convert import error_kind, js_to_json, to_js_object
@@ -31,11 +33,13 @@ from .fetch import PyfetchTransport
 from .jsvalues import is_nullish, js_get, js_or_none
 
 __all__ = [
+    "PROCEDURE_ASSERTION_OPTIONS",
     "PROCEDURE_OPTIONS",
     "PROCEDURE_REGISTER",
     "PasskeyError",
     "assert_presence",
     "create_credential",
+    "passkey_presence",
     "passkeys_supported",
     "register_passkey",
 ]
@@ -43,6 +47,7 @@ __all__ = [
 # The server's registration procedures (agent_surface.server.passkeys; the page never imports it).
 PROCEDURE_OPTIONS = "domain:passkeys.registrationOptions"
 PROCEDURE_REGISTER = "domain:passkeys.register"
+PROCEDURE_ASSERTION_OPTIONS = "domain:passkeys.assertionOptions"
 MAX_ANSWER_BYTES = 65_536
 
 
@@ -254,3 +259,37 @@ async def register_passkey(
     credential = await create_credential(public_key, signal=signal)
     registered = await _procedure(base_url, PROCEDURE_REGISTER, {"credential": credential}, sent)
     return dict(registered) if isinstance(registered, dict) else {}
+
+
+def passkey_presence(
+    base_url: str, *, headers: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None
+) -> Callable[[str, Any, Any], Awaitable[dict[str, Any]]]:
+    """The bridge's ``presence`` hook for a server challenge of level ``webauthn``: asks the
+    server for the person's passkeys (``passkeys.assertionOptions``), then has the person answer
+    the challenge's nonce with their authenticator (:func:`assert_presence`). When the person
+    cancels (or there is no authenticator), the call fails with CONFIRMATION_INVALID, reason
+    ``passkey-denied``::
+
+        bridge = BackendBridge("/api/agent", headers=auth, presence=passkey_presence("/api/agent", headers=auth))
+    """
+
+    async def presence(_procedure_id: str, _input: Any, challenge: Any) -> dict[str, Any]:
+        sent = dict(headers() if callable(headers) else (headers or {}))
+        options = await _procedure(base_url, PROCEDURE_ASSERTION_OPTIONS, {}, sent)
+        public_key = options.get("publicKey") if isinstance(options, dict) else None
+        if not isinstance(public_key, dict):
+            raise PasskeyError("NetworkError", "the server sent no passkey options")
+        try:
+            return await assert_presence({**public_key, "challenge": str(challenge.nonce)})
+        except PasskeyError as refused:
+            # The person cancelled, timed out or has no such authenticator here: nothing to send.
+            raise CapabilityFailure(
+                error(
+                    "CONFIRMATION_INVALID",
+                    "The user did not approve this call with their passkey; ask them again if it is still wanted.",
+                    "with-confirmation",
+                    reason="passkey-denied",
+                )
+            ) from refused
+
+    return presence

@@ -109,6 +109,7 @@ RegistrationReason: TypeAlias = Literal[
 
 PROCEDURE_OPTIONS = "domain:passkeys.registrationOptions"
 PROCEDURE_REGISTER = "domain:passkeys.register"
+PROCEDURE_ASSERTION_OPTIONS = "domain:passkeys.assertionOptions"
 MAX_CREDENTIAL_ID = 1023  # bytes of a credential id (WebAuthn: at most 1023)
 
 
@@ -204,6 +205,16 @@ REGISTER = ProcedureContract(
     },
 )
 
+ASSERTION_OPTIONS = ProcedureContract(
+    id=PROCEDURE_ASSERTION_OPTIONS,
+    description=(
+        "The calling person's passkeys for navigator.credentials.get() (rpId, allowCredentials, "
+        "userVerification); the page adds the server's challenge."
+    ),
+    effect="server-query",
+    input=_NoInput,
+)
+
 
 def _now_iso(now: datetime) -> str:
     return now.astimezone(UTC).isoformat(timespec="seconds")
@@ -265,8 +276,8 @@ class Passkeys:
         return "webauthn" if self.has_passkey(caller) else "confirm"
 
     def procedures(self) -> list[ServedProcedure]:
-        """The registration procedures (``passkeys.registrationOptions``, ``passkeys.register``)
-        to serve beside the app's own."""
+        """The passkey procedures (``passkeys.registrationOptions``, ``passkeys.register``,
+        ``passkeys.assertionOptions``) to serve beside the app's own."""
         return passkey_procedures(self)
 
     def _in(self, db: Any, work: Callable[[Any], Any]) -> Any:
@@ -456,6 +467,26 @@ class Passkeys:
         result: AssertionReason | None = self._in(db, check)
         return result
 
+    def request_options(self, caller: Caller, db: Any = None) -> dict[str, Any]:
+        """What the page needs besides the challenge for ``navigator.credentials.get()``: the RP
+        id, the person's credentials, user verification and timeout (no challenge)."""
+        options = self.authentication_options(caller, b"\x00" * 16, db)
+        options.pop("challenge", None)
+        return options
+
+    def verify_presence(self, caller: Caller, challenge: Any, payload: Mapping[str, Any] | None, db: Any = None) -> str | None:
+        """The procedure server's ``verify_presence`` hook: ``payload`` (the approval's
+        ``webauthn`` member) must be an assertion by the caller's person over ``challenge.nonce``
+        (the raw bytes the server minted). ``None`` accepts; a refusal's reason is
+        ``passkey-<reason>`` (:data:`AssertionReason`), or ``presence-required`` without one."""
+        if payload is None:
+            return "presence-required"
+        nonce = getattr(challenge, "nonce", None)
+        if not isinstance(nonce, bytes | bytearray) or not nonce:
+            return "presence-required"
+        reason = self.verify_assertion(caller, bytes(nonce), payload, db)
+        return None if reason is None else f"passkey-{reason}"
+
 
 def _transports(names: tuple[str, ...]) -> list[AuthenticatorTransport] | None:
     known = []
@@ -534,7 +565,8 @@ def _registration_precheck(parsed: Any, challenge: bytes, config: PasskeyConfig)
 
 
 def passkey_procedures(passkeys: Passkeys) -> list[ServedProcedure]:
-    """The two registration procedures, to serve beside the app's own."""
+    """The passkey procedures to serve beside the app's own: the two steps of registration and
+    the person's request options (the page's ``passkey_presence`` reads them)."""
 
     def options(call: ProcedureCall, _value: Any) -> dict[str, Any]:
         return {"publicKey": _refusing(lambda: passkeys.registration_options(call.caller, call.db))}
@@ -546,7 +578,14 @@ def passkey_procedures(passkeys: Passkeys) -> list[ServedProcedure]:
         registered = _refusing(lambda: passkeys.register(call.caller, credential, call.db))
         return {"credentialId": registered.credential_id, "createdAt": registered.created_at}
 
-    return [serve(REGISTRATION_OPTIONS, options), serve(REGISTER, register)]
+    def assertion_options(call: ProcedureCall, _value: Any) -> dict[str, Any]:
+        return {"publicKey": passkeys.request_options(call.caller, call.db)}
+
+    return [
+        serve(REGISTRATION_OPTIONS, options),
+        serve(REGISTER, register),
+        serve(ASSERTION_OPTIONS, assertion_options),
+    ]
 
 
 def _refusing(work: Callable[[], Any]) -> Any:
@@ -571,6 +610,8 @@ def _failure(refused: RegistrationRefused) -> Exception:
 
 
 __all__ = [
+    "ASSERTION_OPTIONS",
+    "PROCEDURE_ASSERTION_OPTIONS",
     "PROCEDURE_OPTIONS",
     "PROCEDURE_REGISTER",
     "REGISTER",
