@@ -21,16 +21,14 @@ import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import js
-from pyodide.ffi import JsException, JsProxy
-
 from .. import CapabilityFailure
 from .._core.errors import error
 from ..bridge.transport import TransportError
 from ..bridge.wire import call_url
-from .convert import error_kind, js_to_json, to_js_object
-from .fetch import PyfetchTransport
 from .jsvalues import is_nullish, js_get, js_or_none
+
+# The page's modules (js, pyodide) load on first use: this module imports under CPython too,
+# where only its names and the base64url helpers are usable.
 
 __all__ = [
     "PROCEDURE_ASSERTION_OPTIONS",
@@ -79,6 +77,8 @@ def b64url_decode(text: str) -> bytes:
 
 def _buffer(text: str) -> Any:
     """A base64url string as a fresh JS ``ArrayBuffer``."""
+    import js
+
     raw = b64url_decode(text)
     array = js.Uint8Array.new(len(raw))
     array.assign(raw)
@@ -87,6 +87,8 @@ def _buffer(text: str) -> Any:
 
 def _bytes(buffer: Any) -> bytes:
     """A JS ``ArrayBuffer`` (or view) as Python bytes."""
+    import js
+
     return bytes(js.Uint8Array.new(buffer).to_bytes())
 
 
@@ -98,6 +100,8 @@ def _b64_of(buffer: Any) -> str | None:
 
 
 def _descriptors(items: Any) -> list[Any]:
+    from .convert import to_js_object
+
     listed = []
     for item in items or []:
         entry = {**item, "id": _buffer(item["id"])}
@@ -107,6 +111,8 @@ def _descriptors(items: Any) -> list[Any]:
 
 def creation_options_to_js(options: Mapping[str, Any]) -> Any:
     """WebAuthn's JSON creation options as ``PublicKeyCredentialCreationOptions``."""
+    from .convert import to_js_object
+
     converted = dict(options)
     converted["challenge"] = _buffer(options["challenge"])
     converted["user"] = to_js_object({**options["user"], "id": _buffer(options["user"]["id"])})
@@ -116,6 +122,8 @@ def creation_options_to_js(options: Mapping[str, Any]) -> Any:
 
 def request_options_to_js(options: Mapping[str, Any]) -> Any:
     """WebAuthn's JSON request options as ``PublicKeyCredentialRequestOptions``."""
+    from .convert import to_js_object
+
     converted = dict(options)
     converted["challenge"] = _buffer(options["challenge"])
     converted["allowCredentials"] = _descriptors(options.get("allowCredentials"))
@@ -126,6 +134,8 @@ def request_options_to_js(options: Mapping[str, Any]) -> Any:
 
 
 def _common(credential: Any) -> dict[str, Any]:
+    from .convert import js_to_json
+
     extensions = credential.getClientExtensionResults()
     attachment = js_or_none(js_get(credential, "authenticatorAttachment"))
     return {
@@ -169,7 +179,11 @@ def assertion_to_json(credential: Any) -> dict[str, Any]:
 
 
 def passkeys_supported() -> bool:
-    """Whether this page can use passkeys (a secure context with WebAuthn)."""
+    """Whether this page can use passkeys (a secure context with WebAuthn); False under CPython."""
+    try:
+        import js
+    except ImportError:
+        return False
     return (
         js_get(js, "PublicKeyCredential") is not None
         and js_get(js.navigator, "credentials") is not None
@@ -184,6 +198,11 @@ def _require_support() -> None:
 
 async def _ceremony(kind: str, public_key: Any, signal: Any = None) -> Any:
     _require_support()
+    import js
+    from pyodide.ffi import JsException, JsProxy
+
+    from .convert import error_kind, to_js_object
+
     request: dict[str, Any] = {"publicKey": public_key}
     if signal is not None:
         request["signal"] = signal
@@ -201,6 +220,7 @@ async def _ceremony(kind: str, public_key: Any, signal: Any = None) -> Any:
 async def create_credential(options: Mapping[str, Any], *, signal: Any = None) -> dict[str, Any]:
     """``navigator.credentials.create()`` for the server's JSON creation options (the
     ``publicKey`` member); returns the new credential as WebAuthn JSON for the server."""
+    _require_support()
     credential = await _ceremony("create", creation_options_to_js(options), signal)
     return registration_to_json(credential)
 
@@ -210,11 +230,14 @@ async def assert_presence(options: Mapping[str, Any], *, signal: Any = None) -> 
     rpId, allowCredentials, userVerification): the person touches (and unlocks) their
     authenticator; returns the assertion as WebAuthn JSON for the server. ``signal``: a JS
     ``AbortSignal`` that cancels the ceremony (PasskeyError ``AbortError``)."""
+    _require_support()
     credential = await _ceremony("get", request_options_to_js(options), signal)
     return assertion_to_json(credential)
 
 
 async def _procedure(base_url: str, procedure: str, value: Any, headers: Mapping[str, str]) -> Any:
+    from .fetch import PyfetchTransport
+
     envelope = {"invocationId": f"passkey-{secrets.token_hex(12)}", "input": value}
     try:
         answer = await PyfetchTransport().request(
