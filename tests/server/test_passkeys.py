@@ -393,3 +393,17 @@ async def test_the_persons_request_options_through_the_procedure_server(
     assert [c["id"] for c in options["allowCredentials"]] == [b64(authenticator.credentials[0].credential_id)]
     nobody = await call(client, "domain:passkeys.assertionOptions", {}, token="tok-bob")
     assert nobody.json()["output"]["publicKey"]["allowCredentials"] == []
+
+
+def test_a_localhost_port_wildcard_for_development(store: Any) -> None:
+    with pytest.raises(PasskeyError):
+        config(origins=("https://devices.example:*",))
+    dev = Passkeys(store, config(rp_id="localhost", origins=("http://localhost:*",)))
+    authenticator = SoftAuthenticator("http://localhost:8123")
+    dev.register(ALICE, authenticator.create(dev.registration_options(ALICE)))
+    nonce = challenge()
+    options = dev.authentication_options(ALICE, nonce)
+    for elsewhere in ("http://localhost:81234", "http://localhost:", "http://localhost.evil:80",
+                      "http://127.0.0.1:8123", "https://localhost:8123"):
+        assert dev.verify_assertion(ALICE, nonce, authenticator.get(options, origin=elsewhere)) == "wrong-origin"
+    assert dev.verify_assertion(ALICE, nonce, authenticator.get(options, origin="http://localhost:9000")) is None

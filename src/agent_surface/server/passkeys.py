@@ -133,7 +133,8 @@ def _anyone(_caller: Caller) -> bool:
 class PasskeyConfig:
     """The relying party: ``rp_id`` (the site's registrable domain, ``localhost`` in development),
     ``rp_name`` (shown by the authenticator), the exact ``origins`` pages run on
-    (``https://app.example``; ``http://localhost:8000`` in development).
+    (``https://app.example``; ``http://localhost:8000`` in development, or ``http://localhost:*``
+    for any port of this machine: a port wildcard is accepted for ``localhost`` only).
 
     ``user_verification``: ``"required"`` refuses assertions without UV (a PIN or biometric, not
     only a touch); ``"preferred"`` asks for it without requiring it. ``person(caller)`` names whose
@@ -160,6 +161,8 @@ class PasskeyConfig:
         origins = (self.origins,) if isinstance(self.origins, str) else tuple(self.origins)
         if not origins or any(not isinstance(o, str) or "://" not in o or o.endswith("/") for o in origins):
             raise PasskeyError("origins are exact page origins like 'https://app.example' (no path, no slash)")
+        if any(o.endswith(":*") and not o.startswith(("http://localhost:", "https://localhost:")) for o in origins):
+            raise PasskeyError("a port wildcard (':*') is for http://localhost:* in development only")
         object.__setattr__(self, "origins", origins)
         if self.user_verification not in ("required", "preferred", "discouraged"):
             raise PasskeyError("user_verification is 'required', 'preferred' or 'discouraged'")
@@ -355,7 +358,7 @@ class Passkeys:
                     credential=parsed,
                     expected_challenge=base64url_to_bytes(pending.challenge),
                     expected_rp_id=config.rp_id,
-                    expected_origin=list(config.origins),
+                    expected_origin=_origins_for(config, parsed.response.client_data_json),
                     require_user_verification=config.user_verification == "required",
                 )
             except InvalidRegistrationResponse as exc:
@@ -447,7 +450,7 @@ class Passkeys:
                     credential=parsed,
                     expected_challenge=bytes(challenge),
                     expected_rp_id=config.rp_id,
-                    expected_origin=list(config.origins),
+                    expected_origin=_origins_for(config, parsed.response.client_data_json),
                     credential_public_key=base64url_to_bytes(stored.public_key),
                     credential_current_sign_count=stored.sign_count,
                     require_user_verification=config.user_verification == "required",
@@ -509,9 +512,32 @@ def _client_checks(
         return "wrong-type"
     if not secrets.compare_digest(client.challenge, challenge):
         return "challenge-mismatch"
-    if client.origin not in config.origins:
+    if not origin_allowed(config, client.origin):
         return "wrong-origin"
     return None
+
+
+def origin_allowed(config: PasskeyConfig, origin: str) -> bool:
+    """Whether a page at ``origin`` may use the app's passkeys (exact, or a localhost port wildcard)."""
+    for allowed in config.origins:
+        if allowed == origin:
+            return True
+        if allowed.endswith(":*"):
+            prefix = allowed[:-1]
+            port = origin[len(prefix):] if origin.startswith(prefix) else ""
+            if port.isascii() and port.isdigit() and not port.startswith("0") and int(port[:6]) <= 65535:
+                return True
+    return False
+
+
+def _origins_for(config: PasskeyConfig, client_data_json: bytes) -> list[str]:
+    """The origins to hand the library: the client's own once :func:`origin_allowed` said yes
+    (the library compares exactly), else the configured ones (and it refuses)."""
+    try:
+        origin = parse_client_data_json(client_data_json).origin
+    except Exception:
+        return list(config.origins)
+    return [origin] if origin_allowed(config, origin) else list(config.origins)
 
 
 def _rp_hash(config: PasskeyConfig) -> bytes:
