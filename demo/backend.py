@@ -43,6 +43,7 @@ from agent_surface.server import ProcedureServer, RateLimit, ServerLimits, refus
 from .api import DEFAULT_RATE_LIMIT, AuditLog, Authenticator
 from .db import MEMORY, Store, is_postgres
 from .errors import route_not_found
+from .passkeys import demo_passkeys
 from .procedures import SERVED
 from .seed import open_seeded_store
 
@@ -154,8 +155,9 @@ def create_app(
     authenticate = Authenticator(store)
     audit = AuditLog(monotonic)
     now = clock if clock is not None else _utc_now
+    passkeys = demo_passkeys(store.invocations)  # the passkey tables, created or migrated here
     procedures = ProcedureServer(
-        SERVED,
+        [*SERVED, *passkeys.procedures()],
         authenticate=authenticate,
         store=store.invocations,
         rate_limit=rate_limit,

@@ -26,6 +26,7 @@ from agent_surface.page import install_confirmation_dialog, install_surface_insp
 
 from .contracts import QUERY
 from .model import ConsoleState, Device
+from .passkey import offer_passkey
 from .session import SESSION
 from .surface import CONTRACTS, create_console_surface, reflecting
 from .ui import ConsoleUI
@@ -122,6 +123,8 @@ async def main() -> None:
         human_api,
     )
     await adapter.settled()  # ready means the attached components' tools are in the browser
+    # Once per person: the offer to register a passkey (destructive approvals then ask for it).
+    await offer_passkey(js_or_none(js.document.getElementById("passkey-slot")), person_bridge, PROCEDURES_URL, bearer, state)
     # Raw JSON Schemas are validated by jsonschema, imported on first use (~0.7 s in the page):
     # import it once the page is idle, not during the agent's first domain call.
     asyncio.get_running_loop().call_later(1.0, preload_validators)
