@@ -152,18 +152,16 @@ def test_register_from_the_page_then_approve_a_server_challenge_once(passkey_pag
     # At the counter: Chrome's authenticator counts, the server saw that count already.
     nonce = app.minted[fresh["challenge"]].nonce
     second = passkey_page.assertion(fresh["publicKey"])["assertion"]
-    counted = app.passkeys.passkeys(ALICE)
     assert app.passkeys.verify_assertion(AGENT, nonce, second) is None
     assert app.passkeys.verify_assertion(AGENT, nonce, second) == "counter"
     # Another origin's server refuses what this origin's page signed.
     elsewhere = Passkeys(
         app.store, PasskeyConfig(rp_id="localhost", rp_name="x", origins=("https://devices.example",), person=person)
     )
-    third_nonce, third = secrets.token_bytes(32), None
+    third_nonce = secrets.token_bytes(32)
     third = passkey_page.assertion(app.passkeys.authentication_options(AGENT, third_nonce))["assertion"]
     assert elsewhere.verify_assertion(AGENT, third_nonce, third) == "wrong-origin"
     assert app.approvals() == 1
-    assert counted[0].credential_id == registered["credentialId"]
 
 
 def test_another_persons_credential_and_a_forgotten_one_are_refused(passkey_page: PasskeyPage, app: PasskeyApp) -> None:
