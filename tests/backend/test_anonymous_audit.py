@@ -62,9 +62,9 @@ def test_authenticated_refusals_are_still_audited_one_row_each(client: Client, s
         client.call("devices.disable", {"deviceIds": ["dev-0003"]}, token=VIEWER)
         client.call("devices.disable", {"deviceIds": ["dev-0999"]}, token=OPERATOR)
     rows = audit_rows(server)
-    assert len(rows) == 40
+    assert len(rows) == 60  # each operator call first asked for the server's approval challenge
     assert all(r["attempts"] == 1 for r in rows)
-    assert [r["outcome"] for r in rows] == ["NOT_AUTHORIZED", "PRECONDITION_FAILED"] * 20
+    assert [r["outcome"] for r in rows] == ["NOT_AUTHORIZED", "CONFIRMATION_REQUIRED", "PRECONDITION_FAILED"] * 20
 
 
 def test_a_users_rate_limit_refusals_are_counted_in_one_row_not_written_each(limited: DemoServer) -> None:

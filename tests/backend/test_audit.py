@@ -25,7 +25,12 @@ def test_every_call_is_audited(client: Client, server: DemoServer) -> None:
     ]
     for call in calls:
         call()
-    rows = audit_rows(server)
+    every = audit_rows(server)
+    # Each approved disable that reached the approval step first asked for the server's
+    # challenge (one refused call, audited), then sent the approval answering it.
+    asked = [r for r in every if r["outcome"] == "CONFIRMATION_REQUIRED"]
+    assert len(asked) == 3 and all(r["operation"] == "devices.disable" for r in asked)
+    rows = [r for r in every if r["outcome"] != "CONFIRMATION_REQUIRED"]
     assert [(r["operation"], r["outcome"]) for r in rows] == [
         ("session.describe", "ok"),
         ("devices.query", "ok"),

@@ -28,13 +28,30 @@ async def call(
     *,
     token: str | None = "tok-alice",
     invocation_id: str | None = None,
-    confirmation: dict[str, str] | None = None,
+    confirmation: dict[str, Any] | None = None,
     base: str = "",
+    answer: bool = True,
 ) -> httpx.Response:
+    """A call in the bridge's envelope. Like the bridge, evidence that names no challenge is
+    sent once, and the server's CONFIRMATION_REQUIRED challenge answered with it (unless
+    ``answer=False``)."""
     envelope: dict[str, Any] = {"invocationId": invocation_id or new_id(), "input": input}
     if confirmation is not None:
         envelope["confirmation"] = confirmation
-    return await post_raw(http, procedure, json.dumps(envelope).encode(), token=token, base=base)
+    response = await post_raw(http, procedure, json.dumps(envelope).encode(), token=token, base=base)
+    challenge = challenge_of(response)
+    if answer and confirmation is not None and "challenge" not in confirmation and challenge is not None:
+        envelope["confirmation"] = {**confirmation, "challenge": challenge["id"]}
+        response = await post_raw(http, procedure, json.dumps(envelope).encode(), token=token, base=base)
+    return response
+
+
+def challenge_of(response: httpx.Response) -> dict[str, Any] | None:
+    """The server-minted challenge of a CONFIRMATION_REQUIRED refusal, if it has one."""
+    if response.status_code != 428:
+        return None
+    found = response.json().get("challenge")
+    return dict(found) if isinstance(found, dict) else None
 
 
 async def post_raw(

@@ -130,7 +130,9 @@ async def test_forged_calls_are_refused_with_typed_errors_and_change_nothing(
     # within a minute is counted, not written (refusals at wire speed are not a write each);
     # no refusal wrote anything else.
     codes = [code for _, _, code in cases]
-    assert [row[2] for row in audit_rows(db_path)] == codes[:1] + codes[2:]
+    # The approved disable asked for the server's challenge first: refused with it, then applied.
+    audited = codes[:1] + codes[2:5] + ["CONFIRMATION_REQUIRED"] + codes[5:]
+    assert [row[2] for row in audit_rows(db_path)] == audited
 
 
 async def test_an_unauthenticated_caller_learns_nothing_about_which_procedures_exist(

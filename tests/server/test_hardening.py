@@ -214,10 +214,14 @@ def test_the_servers_approval_window_is_the_pages(app: Any) -> None:
     with safely_served(app) as (host, port):
         def disable(age: float) -> httpx.Response:
             at = (datetime.now(UTC) - timedelta(seconds=age)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            url, ident = f"http://{host}:{port}/procedures/devices.disable", new_id()
+            asked = httpx.post(url, content=envelope({"invocationId": ident, "input": {"deviceIds": ["acme-1"]}}),
+                               headers=headers)
+            assert asked.status_code == 428
+            evidence = {"id": "cnf_1", "approvedAt": at, "challenge": asked.json()["challenge"]["id"]}
             return httpx.post(
-                f"http://{host}:{port}/procedures/devices.disable",
-                content=envelope({"invocationId": new_id(), "input": {"deviceIds": ["acme-1"]},
-                                  "confirmation": {"id": "cnf_1", "approvedAt": at}}),
+                url,
+                content=envelope({"invocationId": ident, "input": {"deviceIds": ["acme-1"]}, "confirmation": evidence}),
                 headers=headers,
             )
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .agreement import BackendContractError, ContractDisagreement
 from .executor import BackendBridge, BackendUnavailableError, Headers
+from .responses import Presence, ServerChallenge
 from .transport import HttpxTransport, Transport, TransportError, TransportResponse, default_transport
 from .wire import CHANNEL_HEADER, MANIFEST_PATH, ManifestFormatError, ServedProcedureInfo
 
@@ -28,7 +29,9 @@ __all__ = [
     "Headers",
     "HttpxTransport",
     "ManifestFormatError",
+    "Presence",
     "ServedProcedureInfo",
+    "ServerChallenge",
     "Transport",
     "TransportError",
     "TransportResponse",

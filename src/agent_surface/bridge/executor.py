@@ -19,9 +19,17 @@ from .._core.errors import AgentSurfaceError
 from .._core.ids import random_id
 from .._core.jsonvalue import JsonValue
 from .agreement import BackendContractError, ContractDisagreement, compare, procedure_contracts
-from .responses import failure, output_of, transport_failed
+from .responses import (
+    Presence,
+    ServerChallenge,
+    failure,
+    minted_challenge,
+    output_of,
+    server_challenge,
+    transport_failed,
+)
 from .transport import Transport, TransportError, default_transport
-from .wire import ServedProcedureInfo, call_url, manifest_url, parse_manifest
+from .wire import ServedProcedureInfo, call_url, challenge_url, manifest_url, parse_manifest
 
 log = logging.getLogger("agent_surface.bridge")
 
@@ -38,6 +46,13 @@ class BackendBridge:
     ``headers`` (a mapping or a function returning one, e.g. the current bearer token) go with
     every request; in the page, same-origin cookies go too. ``timeout`` bounds each call in
     seconds (the registry's own procedure timeout usually fires first).
+
+    A procedure the server serves with ``require_confirmation`` answers the first attempt of an
+    approved call with a challenge it minted for this exact call; the bridge answers it with the
+    person's approval (one approval per call, given in the page's dialog) and retries once.
+    ``presence(procedure_id, input, challenge) -> dict`` proves a person for a challenge of
+    level ``webauthn`` (a passkey assertion over ``challenge.nonce``); without it, such a call
+    is refused.
     """
 
     def __init__(
@@ -48,6 +63,7 @@ class BackendBridge:
         headers: Headers | None = None,
         timeout: float = 30.0,
         max_response_bytes: int = 1_048_576,
+        presence: Presence | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url:
             raise ValueError("base_url must be the backend's URL")
@@ -58,6 +74,7 @@ class BackendBridge:
         self._headers = headers
         self.timeout = float(timeout)
         self.max_response_bytes = max_response_bytes
+        self._presence = presence
         self.served: dict[str, ServedProcedureInfo] | None = None
         self.unserved: tuple[ContractDisagreement, ...] = ()
 
@@ -144,17 +161,56 @@ class BackendBridge:
         envelope: dict[str, Any] = {"invocationId": ctx.invocation_id, "input": effective_input}
         if ctx.confirmation:
             envelope["confirmation"] = {k: ctx.confirmation[k] for k in ("id", "approvedAt") if k in ctx.confirmation}
+        served = None if self.served is None else self.served.get(procedure_id)
+        if ctx.confirmation and served is not None and served.requires_confirmation:
+            # The person approved this exact call in the page; the server wants that approval
+            # to answer a challenge it mints for this caller, procedure and input. The
+            # challenge goes back to the server only: the agent never sees it.
+            asked = await self._post(procedure_id, envelope, ctx, challenge_url(self.base_url, procedure_id))
+            if asked.status != 200:
+                return output_of(asked)  # refused before any challenge (auth, rate limit, input): typed
+            challenge = minted_challenge(asked)
+            if challenge is not None:
+                envelope["confirmation"] = await self._answer(procedure_id, effective_input, ctx, challenge)
+        response = await self._post(procedure_id, envelope, ctx)
+        challenge = server_challenge(response) if ctx.confirmation else None
+        if challenge is not None and "challenge" not in envelope.get("confirmation", {}):
+            # A server that asks for approval the manifest did not announce: answer it once.
+            envelope["confirmation"] = await self._answer(procedure_id, effective_input, ctx, challenge)
+            response = await self._post(procedure_id, envelope, ctx)
+        return output_of(response)
+
+    async def _answer(
+        self, procedure_id: str, effective_input: JsonValue, ctx: ActionContext, challenge: ServerChallenge
+    ) -> dict[str, Any]:
+        assert ctx.confirmation is not None
+        evidence: dict[str, Any] = {"challenge": challenge.id, "approvedAt": ctx.confirmation.get("approvedAt")}
+        if "id" in ctx.confirmation:
+            evidence["id"] = ctx.confirmation["id"]
+        if challenge.level == "webauthn":
+            if self._presence is None:
+                raise failure(
+                    "CONFIRMATION_REQUIRED",
+                    "The server requires a passkey approval for this call, which this page cannot ask for.",
+                    origin="server",
+                )
+            evidence["webauthn"] = await self._presence(procedure_id, effective_input, challenge)
+        return evidence
+
+    async def _post(
+        self, procedure_id: str, envelope: dict[str, Any], ctx: ActionContext, url: str | None = None
+    ) -> Any:
         try:
             body = json.dumps(envelope, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
         except (TypeError, ValueError):
             raise failure("INVALID_INPUT", "The input is not plain JSON.", issues=[{"path": "/", "message": "not JSON"}]) from None
-        send = asyncio.ensure_future(self._send("POST", call_url(self.base_url, procedure_id), body))
+        send = asyncio.ensure_future(self._send("POST", url or call_url(self.base_url, procedure_id), body))
         def stop(_reason: str) -> None:
             send.cancel()
 
         remove = ctx.signal.add_listener(stop)
         try:
-            response = await asyncio.wait_for(send, self.timeout)
+            return await asyncio.wait_for(send, self.timeout)
         except TimeoutError:
             raise failure(
                 "TIMEOUT",
@@ -173,7 +229,6 @@ class BackendBridge:
             raise transport_failed() from None
         finally:
             remove()
-        return output_of(response)
 
     async def _send(self, method: str, url: str, body: bytes | None) -> Any:
         headers = dict(self._headers() if callable(self._headers) else (self._headers or {}))

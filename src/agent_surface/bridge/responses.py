@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from .. import CapabilityFailure, ErrorPayload
 from .._core.errors import ERROR_MATRIX, ErrorCode, error
@@ -153,3 +154,64 @@ def output_of(response: TransportResponse) -> JsonValue:
     if 200 <= response.status < 300:
         raise failure("EXECUTION_FAILED", "The server answered in an unexpected form.", reason="transport")
     raise untyped_error(response)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerChallenge:
+    """A challenge the server minted for one call (read from a CONFIRMATION_REQUIRED refusal's
+    top-level ``challenge`` field; only the bridge and the page's presence hook see it)."""
+
+    id: str
+    procedure: str
+    level: str  # "confirm" or "webauthn"
+    expires_at: str
+    nonce: str  # base64url of the bytes a passkey assertion signs
+
+
+Presence: TypeAlias = Callable[[str, JsonValue, ServerChallenge], Awaitable[dict[str, Any]]]
+"""``presence(procedure_id, input, challenge) -> webauthn payload`` for a ``webauthn`` challenge."""
+
+_CHALLENGE_ID = re.compile(r"[\x21-\x7e]{1,256}")
+_NONCE = re.compile(r"[A-Za-z0-9_-]{16,200}")
+
+
+def server_challenge(response: TransportResponse) -> ServerChallenge | None:
+    """The challenge of a server's CONFIRMATION_REQUIRED refusal, or None (any other answer,
+    or a challenge not well formed)."""
+    if response.status != 428:
+        return None
+    body = _body(response)
+    if not isinstance(body, Mapping) or body.get("ok") is not False:
+        return None
+    error = body.get("error")
+    if not isinstance(error, Mapping) or error.get("code") != "CONFIRMATION_REQUIRED":
+        return None
+    return _challenge(body.get("challenge"))
+
+
+def minted_challenge(response: TransportResponse) -> ServerChallenge | None:
+    """The challenge of the server's answer to ``POST <base>/challenges/<path>``; None when it
+    minted none (the call then meets the server's own refusal, typed as usual)."""
+    body = _body(response) if response.status == 200 else None
+    if not isinstance(body, Mapping) or body.get("ok") is not True:
+        return None
+    return _challenge(body.get("challenge"))
+
+
+def _challenge(raw: Any) -> ServerChallenge | None:
+    if not isinstance(raw, Mapping):
+        return None
+    ident, procedure, level = raw.get("id"), raw.get("procedure"), raw.get("level")
+    expires, nonce = raw.get("expiresAt"), raw.get("nonce")
+    if not (
+        isinstance(ident, str)
+        and _CHALLENGE_ID.fullmatch(ident)
+        and isinstance(procedure, str)
+        and level in ("confirm", "webauthn")
+        and isinstance(expires, str)
+        and isinstance(nonce, str)
+        and _NONCE.fullmatch(nonce)
+    ):
+        return None
+    assert isinstance(level, str)
+    return ServerChallenge(ident, procedure[:MAX_TEXT], level, expires[:64], nonce)

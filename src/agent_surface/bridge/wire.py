@@ -7,6 +7,10 @@ page (Pyodide) and on the server alike.
 - ``GET  <base>/.well-known/agent-surface/procedures`` → the backend manifest
 - ``POST <base>/procedures/<path>`` with ``{"invocationId", "input", "confirmation"?}``
   → ``{"ok": true, "invocationId", "output"}`` or ``{"ok": false, "invocationId"?, "error"}``
+  (a CONFIRMATION_REQUIRED refusal of the server also carries ``"challenge"``)
+- ``POST <base>/challenges/<path>`` with the same envelope → ``{"ok": true, "challenge"}``: the
+  server's approval challenge for that exact call (the page's bridge asks it once the person
+  approved, so the happy path has no refusal in it)
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from .._core.jsonvalue import JsonValue
 
 MANIFEST_PATH: Final = "/.well-known/agent-surface/procedures"
 PROCEDURES_PREFIX: Final = "/procedures/"
+CHALLENGES_PREFIX: Final = "/challenges/"
 MANIFEST_FORMAT: Final = "agent-surface/backend-manifest"
 MANIFEST_VERSION: Final = 1
 DOMAIN_PREFIX: Final = "domain:"
@@ -85,6 +90,11 @@ def procedure_path(procedure_id: str) -> str:
 def call_url(base_url: str, procedure_id: str) -> str:
     # The path after ``domain:`` is opaque (it may hold '/', '?', '%'): encode all of it.
     return base_url.rstrip("/") + PROCEDURES_PREFIX + quote(procedure_path(procedure_id), safe="")
+
+
+def challenge_url(base_url: str, procedure_id: str) -> str:
+    """Where the bridge asks for the server's approval challenge for one exact call (same envelope)."""
+    return base_url.rstrip("/") + CHALLENGES_PREFIX + quote(procedure_path(procedure_id), safe="")
 
 
 def manifest_url(base_url: str) -> str:

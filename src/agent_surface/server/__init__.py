@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from ..bridge.wire import error_body
 from .app import READY_PATH, ProcedureServer
+from .challenges import ApprovalLevel, Challenge, VerifyPresence
 from .config import Audit, Authenticate, CallRecord, ServerLimits
 from .errors import (
     Refusal,
@@ -37,7 +38,15 @@ from .errors import (
     retry_after_header,
 )
 from .evidence import VerifyConfirmation
-from .procedures import Caller, ConfirmationEvidence, Implementation, ProcedureCall, ServedProcedure, serve
+from .procedures import (
+    Approval,
+    Caller,
+    ConfirmationEvidence,
+    Implementation,
+    ProcedureCall,
+    ServedProcedure,
+    serve,
+)
 from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
 from .running import run, server_config
 from .store import (
@@ -56,10 +65,13 @@ from .stores import StoreConfigError, describe_dsn, open_store, sqlite_path, sto
 __all__ = [
     "READY_PATH",
     "SCHEMA_VERSION",
+    "Approval",
+    "ApprovalLevel",
     "Audit",
     "Authenticate",
     "CallRecord",
     "Caller",
+    "Challenge",
     "ConfirmationEvidence",
     "Implementation",
     "InvocationKey",
@@ -80,6 +92,7 @@ __all__ = [
     "StoreUnavailable",
     "StoreVersionError",
     "VerifyConfirmation",
+    "VerifyPresence",
     "capability_error",
     "describe_dsn",
     "error_body",

@@ -9,8 +9,10 @@ Every call goes through the same steps and stops at the first refusal, answered 
 5. read the envelope (size, type, UTF-8, JSON, depth) and re-validate the input with the
    contract's own schema                                      → 400/413/415 INVALID_INPUT {issues}
 6. server-side approval, when the procedure requires it       → 428 CONFIRMATION_REQUIRED {origin: server}
-7. apply once per (caller, invocation id), in one transaction with its record
-                                                              → replay, or 409 INVOCATION_CONFLICT
+   with a server-minted challenge beside the error (challenges.py), or 403 CONFIRMATION_INVALID
+7. apply once per (caller, invocation id), in one transaction with its record; the approval's
+   challenge is spent in that same transaction              → replay, or 409 INVOCATION_CONFLICT,
+                                                              or 403 CONFIRMATION_INVALID
 
 Nothing the page asserts is trusted: the caller comes from the hook, the input is re-validated,
 the tenant is the caller's. Messages are agent-safe; internals are logged, never sent.
@@ -39,6 +41,7 @@ from .. import CapabilityFailure, DefinitionError
 from .._core.jsonvalue import canonical_json, digest, to_json_value
 from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
+    CHALLENGES_PREFIX,
     DOMAIN_PREFIX,
     MANIFEST_PATH,
     MAX_INVOCATION_ID,
@@ -47,6 +50,7 @@ from ..bridge.wire import (
     http_status,
     manifest_json,
 )
+from . import challenges
 from .body import check_content_type, parse_json, read_limited, safe_pointer, too_large
 from .config import Audit, Authenticate, CallRecord, ServerLimits
 from .errors import (
@@ -105,6 +109,7 @@ class ProcedureServer:
         limits: ServerLimits | None = None,
         audit: Audit | None = None,
         verify_confirmation: VerifyConfirmation | None = None,
+        verify_presence: challenges.VerifyPresence | None = None,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
         self.procedures: dict[str, ServedProcedure] = {}
@@ -128,16 +133,29 @@ class ProcedureServer:
         self._sampler = RefusalSampler()
         self._audit = audit
         self._verify_confirmation = verify_confirmation
+        self._verify_presence = verify_presence
+        if any(p.require_confirmation for p in self.procedures.values()) and not all(
+            callable(getattr(store, name, None))
+            for name in ("save_challenge", "claim_challenge", "spend_challenge")
+        ):
+            raise DefinitionError(
+                "INVALID_DEFINITION",
+                "a procedure requires approval but the store keeps no approval challenges "
+                "(save_challenge, claim_challenge, spend_challenge)",
+            )
         self._clock = clock
         self._upkeep = Upkeep(store, audit, self._sampler, self.limits, clock)
         self.manifest = manifest_json([p.info() for p in self.procedures.values()])
         calls = Route(PROCEDURES_PREFIX + "{path:path}", self._call, methods=["POST"])
         calls.path_regex = re.compile(calls.path_regex.pattern, re.DOTALL)  # %0A in a name: typed 404
+        asks = Route(CHALLENGES_PREFIX + "{path:path}", self._ask_challenge, methods=["POST"])
+        asks.path_regex = re.compile(asks.path_regex.pattern, re.DOTALL)
         self.app = Starlette(
             routes=[
                 Route(MANIFEST_PATH, self._manifest, methods=["GET"]),
                 Route(READY_PATH, self._ready, methods=["GET"]),
                 calls,
+                asks,
             ],
             exception_handlers={HTTPException: self._http_error, Exception: self._internal_error},
         )
@@ -178,6 +196,7 @@ class ProcedureServer:
             served = await self._admit(request, call)
             value = await self._read_input(request, call, served)
             limits = self.limits
+            await self._challenge_if_needed(call, served)
             check_evidence(
                 call.confirmation,
                 served,
@@ -190,7 +209,8 @@ class ProcedureServer:
             settlement = await run_in_threadpool(self._apply, call, served, value)
         except Refusal as refusal:
             await self._audit_refusal(call, refusal)
-            return JSONResponse(error_body(refusal.error, call.invocation_id), refusal.status, headers=retry_after_header(refusal.error))
+            body = {**refusal.extra, **error_body(refusal.error, call.invocation_id)}
+            return JSONResponse(body, refusal.status, headers=retry_after_header(refusal.error))
         if settlement.kind == "conflict":
             conflict = Refusal(
                 capability_error(
@@ -307,6 +327,46 @@ class ProcedureServer:
             )
         return result.value
 
+    async def _ask_challenge(self, request: Request) -> Response:
+        """``POST <base>/challenges/<path>``: the approval challenge for the call in the body (the
+        same envelope, the same steps 1-5), minted without a refusal on the way."""
+        call = _Call(DOMAIN_PREFIX + str(request.path_params["path"]))
+        self._upkeep.maybe_start()
+        try:
+            served = await self._admit(request, call)
+            await self._read_input(request, call, served)
+            minted = await self._mint(call, served) if served.require_confirmation else None
+        except Refusal as refusal:
+            await self._audit_refusal(call, refusal)
+            return JSONResponse(error_body(refusal.error, call.invocation_id), refusal.status,
+                                headers=retry_after_header(refusal.error))
+        return JSONResponse(
+            {"ok": True, "challenge": None if minted is None else minted.to_wire()},
+            headers={"Cache-Control": "no-store"},
+        )
+
+    async def _challenge_if_needed(self, call: _Call, served: ServedProcedure) -> None:
+        """Step 6a: evidence that answers no server-minted challenge gets one (and is refused)."""
+        evidence = call.confirmation
+        if not served.require_confirmation or (evidence is not None and evidence.challenge is not None):
+            return
+        raise challenges.required(served, await self._mint(call, served))
+
+    async def _mint(self, call: _Call, served: ServedProcedure) -> challenges.Challenge:
+        caller = call.caller
+        assert caller is not None and call.input is not None
+        minted = challenges.mint(served, caller, call.input, self._clock(), self.limits.challenge_ttl)
+        store: Any = self.store
+        try:
+            await run_in_threadpool(store.save_challenge, minted)
+        except self._transient:
+            log.warning("could not store an approval challenge: the store is busy", exc_info=True)
+            raise Refusal(execution_failed(transient=True)) from None
+        except Exception:
+            log.exception("could not store an approval challenge")
+            raise Refusal(execution_failed(transient=False)) from None
+        return minted
+
     def _apply(self, call: _Call, served: ServedProcedure, value: Any) -> Settlement:
         """Step 7 (in a worker thread): run once, in one transaction with the record and audit."""
         caller, invocation_id = call.caller, call.invocation_id
@@ -314,6 +374,22 @@ class ProcedureServer:
         recorded = served.contract.effect != "server-query"  # reads are safe to run again
 
         def work(db: Any) -> Outcome:
+            if served.require_confirmation:
+                assert call.confirmation is not None and call.input is not None
+                refused = challenges.settle(
+                    self.store,  # type: ignore[arg-type]  # checked when the server was built
+                    db,
+                    call.confirmation,
+                    caller,
+                    served.id,
+                    call.input,
+                    invocation_id,
+                    self._clock(),
+                    self._verify_presence,
+                )
+                if refused is not None:
+                    error = challenges.invalid(refused).error
+                    return Outcome(http_status(error), error_body(error, invocation_id), keep=False, record=False)
             ctx = ProcedureCall(served.id, caller, invocation_id, db, self._clock(), call.confirmation)
             try:
                 output = self._output(served, served.implementation(ctx, value))
@@ -414,6 +490,11 @@ class ProcedureServer:
     def prune_now(self) -> int:
         """Drop the invocation records past the retention now (returns how many)."""
         return self._upkeep.prune_now()
+
+    def forget_expired_challenges(self) -> int:
+        """Drop the approval challenges past their expiry now (the background upkeep does this
+        every ``prune_every`` seconds). Returns how many."""
+        return self._upkeep.forget_challenges()
 
     # ------------------------------------------------------------------ HTTP-level errors
 

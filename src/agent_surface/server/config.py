@@ -23,6 +23,8 @@ class ServerLimits:
     # Seconds an approval stays usable on the server: the page's own approval window, so an
     # approval the page still honours is never refused here, nor one it dropped accepted.
     confirmation_max_age: float = DEFAULT_LIMITS.confirmation_ttl
+    # Seconds a server-minted approval challenge stays usable (spent once, before this).
+    challenge_ttl: float = 120.0
     clock_skew: float = 30.0  # how far in the future an approval's time may be (clocks differ)
     # How long invocation records are kept for replay (None: for ever), pruned in the background.
     retention: timedelta | None = timedelta(days=1)

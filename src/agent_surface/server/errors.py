@@ -23,6 +23,9 @@ class Refusal(Exception):
         super().__init__(f"{error.code}: {error.message}")
         self.error = error
         self.status = status if status is not None else http_status(error)
+        # Top-level fields of the refusal body beside ``error`` (a server-minted challenge, for
+        # the page's bridge: the bridge strips them before anything reaches the agent).
+        self.extra: dict[str, JsonValue] = {}
 
 
 def capability_error(code: ErrorCode, message: str, retry: str | None = None, **details: JsonValue) -> ErrorPayload:

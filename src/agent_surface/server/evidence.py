@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, TypeAlias
 
+from .._core.jsonvalue import canonical_json
 from ..bridge.wire import MAX_CONFIRMATION_ID
 from .errors import Refusal, capability_error
 from .procedures import Caller, ConfirmationEvidence, ServedProcedure
@@ -19,29 +20,51 @@ VerifyConfirmation: TypeAlias = Callable[[Caller, str, ConfirmationEvidence], bo
 PRINTABLE_ID = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no whitespace
 
 
+MAX_WEBAUTHN_BYTES = 16_384  # the opaque proof-of-presence payload, as canonical JSON
+EVIDENCE_KEYS = frozenset({"id", "approvedAt", "challenge", "webauthn"})
+
+
+def _malformed() -> Refusal:
+    return Refusal(
+        capability_error(
+            "CONFIRMATION_INVALID",
+            "The confirmation evidence is malformed; ask the user to confirm again.",
+            "with-confirmation",
+            reason="malformed",
+        )
+    )
+
+
+def _printable_id(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= MAX_CONFIRMATION_ID and PRINTABLE_ID.fullmatch(value) is not None
+
+
 def parse_evidence(value: Any) -> ConfirmationEvidence | None:
-    """The envelope's ``confirmation`` field, or ``None`` when absent; malformed is refused."""
+    """The envelope's ``confirmation`` field, or ``None`` when absent; malformed is refused.
+
+    ``{"approvedAt", "challenge"?, "id"?, "webauthn"?}``: at least one of ``challenge`` (the
+    server-minted challenge it answers) and ``id`` (the page's own record)."""
     if value is None:
         return None
-    ident = value.get("id") if isinstance(value, dict) else None
-    approved = value.get("approvedAt") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or set(value) - EVIDENCE_KEYS:
+        raise _malformed()
+    ident, challenge, approved = value.get("id"), value.get("challenge"), value.get("approvedAt")
     when = _parse_instant(approved) if isinstance(approved, str) else None
-    if (
-        not isinstance(ident, str)
-        or len(ident) > MAX_CONFIRMATION_ID
-        or not PRINTABLE_ID.fullmatch(ident)
-        or when is None
-        or set(value) - {"id", "approvedAt"}
-    ):
-        raise Refusal(
-            capability_error(
-                "CONFIRMATION_INVALID",
-                "The confirmation evidence is malformed; ask the user to confirm again.",
-                "with-confirmation",
-                reason="malformed",
-            )
-        )
-    return ConfirmationEvidence(ident, when)
+    if when is None or (ident is None and challenge is None):
+        raise _malformed()
+    if (ident is not None and not _printable_id(ident)) or (challenge is not None and not _printable_id(challenge)):
+        raise _malformed()
+    webauthn = value.get("webauthn")
+    if webauthn is not None:
+        if not isinstance(webauthn, dict):
+            raise _malformed()
+        try:
+            size = len(canonical_json(webauthn).encode("utf-8"))
+        except (TypeError, ValueError):
+            raise _malformed() from None
+        if size > MAX_WEBAUTHN_BYTES:
+            raise _malformed()
+    return ConfirmationEvidence(str(ident if ident is not None else challenge), when, challenge, webauthn)
 
 
 def check_evidence(
@@ -53,7 +76,10 @@ def check_evidence(
     clock_skew: float,
     verify: VerifyConfirmation | None,
 ) -> None:
-    """A procedure that requires approval needs fresh evidence of it (step 6 of the server)."""
+    """A procedure that requires approval needs fresh evidence of it (step 6 of the server).
+
+    Evidence that names no server-minted challenge is answered by the server with a challenge
+    (app.py) before this runs; the challenge itself is spent in the call's transaction."""
     if not served.require_confirmation:
         return
     if evidence is None:

@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from .. import DefinitionError, ProcedureContract
 from ..bridge.wire import ServedProcedureInfo, schema_hash
@@ -37,11 +37,17 @@ class Caller:
 
 @dataclass(frozen=True, slots=True)
 class ConfirmationEvidence:
-    """The page's record that a person approved this call (well-formed; the server cannot
-    prove the approval, only require it and bind it to the call in its audit)."""
+    """The page's record that a person approved this call.
+
+    ``challenge`` names the server-minted challenge it answers (required by a procedure that
+    requires approval: the server spends it once, for this caller, procedure and input);
+    ``id`` is the page's own record (the challenge id when the page sent none); ``webauthn``
+    is the opaque proof-of-presence payload for the ``verify_presence`` hook."""
 
     id: str
     approved_at: datetime
+    challenge: str | None = None
+    webauthn: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +63,8 @@ class ProcedureCall:
 
 
 Implementation = Callable[[ProcedureCall, Any], Any]
+Approval: TypeAlias = "Literal['confirm', 'webauthn'] | Callable[[Caller], str]"
+APPROVAL_LEVELS = ("confirm", "webauthn")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +73,9 @@ class ServedProcedure:
     implementation: Implementation
     permissions: frozenset[str] = field(default_factory=frozenset)
     require_confirmation: bool = False
+    # What an approval must prove: "confirm" (a server-minted challenge, spent once) or
+    # "webauthn" (that challenge signed by the person's passkey); a function decides per caller.
+    approval: Approval = "confirm"
 
     @property
     def id(self) -> str:
@@ -87,12 +98,17 @@ def serve(
     *,
     permissions: Iterable[str] = (),
     require_confirmation: bool = False,
+    approval: Approval | None = None,
 ) -> ServedProcedure:
     """Serve ``contract`` with ``implementation(call, input) -> output``.
 
     ``permissions``: every one must be in the caller's permissions. ``require_confirmation``:
     refuse with CONFIRMATION_REQUIRED (origin ``server``) unless the page sends its confirmation
-    evidence. The implementation is synchronous (it runs in a worker thread, inside the
+    evidence answering a challenge the server minted for this caller, procedure and input
+    (spent once). ``approval``: ``"confirm"`` (the default) or ``"webauthn"`` (the challenge
+    signed by the person's passkey, checked by the server's ``verify_presence`` hook), or a
+    function ``approval(caller) -> "confirm" | "webauthn"`` deciding per caller; giving it
+    implies ``require_confirmation``. The implementation is synchronous (it runs in a worker thread, inside the
     transaction); it refuses by raising ``CapabilityFailure``.
     """
     if not isinstance(contract, ProcedureContract):
@@ -110,4 +126,12 @@ def serve(
         raise DefinitionError("INVALID_DEFINITION", "permissions must be non-empty strings", path=contract.id)
     if not isinstance(require_confirmation, bool):
         raise DefinitionError("INVALID_DEFINITION", "require_confirmation must be a bool", path=contract.id)
-    return ServedProcedure(contract, implementation, perms, require_confirmation)
+    if approval is None:
+        approval = "confirm"
+    elif not (callable(approval) or approval in APPROVAL_LEVELS):
+        raise DefinitionError(
+            "INVALID_DEFINITION", 'approval must be "confirm", "webauthn" or a function of the caller', path=contract.id
+        )
+    else:
+        require_confirmation = True
+    return ServedProcedure(contract, implementation, perms, require_confirmation, approval)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 from .._core.errors import AgentSurfaceError
+from .challenges import Challenge
 from .ratelimit import RateLimit
 
 T = TypeVar("T")
@@ -86,7 +87,7 @@ class StoreVersionError(AgentSurfaceError, RuntimeError):
 
 # The version of the store's own tables (invocation records, rate-limit buckets), recorded in
 # ``agent_surface_schema_version`` so a later release can migrate what an earlier one created.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 MIGRATIONS: dict[int, str] = {
@@ -108,6 +109,21 @@ CREATE TABLE IF NOT EXISTS agent_surface_rate_limits (
     at      REAL NOT NULL,
     allowed INTEGER NOT NULL
 ) WITHOUT ROWID;
+""",
+    # Server-minted approval challenges (challenges.py): spent once, in the call's transaction.
+    2: """
+CREATE TABLE IF NOT EXISTS agent_surface_challenges (
+    id            TEXT PRIMARY KEY,
+    scope         TEXT NOT NULL,
+    procedure_id  TEXT NOT NULL,
+    digest        TEXT NOT NULL,
+    level         TEXT NOT NULL,
+    nonce         BLOB NOT NULL,
+    expires_at    REAL NOT NULL,
+    spent_at      REAL,
+    spent_by      TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS agent_surface_challenges_by_expiry ON agent_surface_challenges (expires_at);
 """,
 }
 assert max(MIGRATIONS) == SCHEMA_VERSION
@@ -344,3 +360,61 @@ class SqliteInvocationStore:
             return int(db.execute("DELETE FROM agent_surface_invocations WHERE recorded_at < ?", (cutoff,)).rowcount)
 
         return self.run(delete)
+
+    # ------------------------------------------------------------------ approval challenges
+
+    def save_challenge(self, challenge: Challenge) -> None:
+        """Keep a minted challenge (its own short transaction)."""
+        self.run(
+            lambda db: db.execute(
+                "INSERT INTO agent_surface_challenges"
+                " (id, scope, procedure_id, digest, level, nonce, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    challenge.id,
+                    challenge.caller,
+                    challenge.procedure,
+                    challenge.digest,
+                    challenge.level,
+                    challenge.nonce,
+                    challenge.expires_at.timestamp(),
+                ),
+            )
+        )
+
+    def claim_challenge(self, db: sqlite3.Connection, challenge_id: str) -> tuple[Challenge, bool] | None:
+        """Inside the call's transaction (SQLite: one writer at a time, so it is locked)."""
+        row = db.execute(
+            "SELECT id, scope, procedure_id, digest, level, nonce, expires_at, spent_at"
+            " FROM agent_surface_challenges WHERE id = ?",
+            (challenge_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return _challenge(tuple(row)), row[7] is not None
+
+    def spend_challenge(self, db: sqlite3.Connection, challenge_id: str, invocation_id: str, at: datetime) -> bool:
+        cur = db.execute(
+            "UPDATE agent_surface_challenges SET spent_at = ?, spent_by = ? WHERE id = ? AND spent_at IS NULL",
+            (at.timestamp(), invocation_id, challenge_id),
+        )
+        return cur.rowcount == 1
+
+    def forget_challenges_before(self, moment: datetime) -> int:
+        """Drop challenges that expired before ``moment`` (spent or not); returns how many."""
+        cutoff = moment.timestamp()
+        return self.run(
+            lambda db: int(db.execute("DELETE FROM agent_surface_challenges WHERE expires_at < ?", (cutoff,)).rowcount)
+        )
+
+
+def _challenge(row: tuple[Any, ...]) -> Challenge:
+    ident, scope, procedure, digest, level, nonce, expires = row[:7]
+    return Challenge(
+        id=str(ident),
+        caller=str(scope),
+        procedure=str(procedure),
+        digest=str(digest),
+        expires_at=datetime.fromtimestamp(float(expires), UTC),
+        level=level,
+        nonce=bytes(nonce),
+    )

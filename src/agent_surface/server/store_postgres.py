@@ -28,6 +28,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import RowFactory, dict_row, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from .challenges import Challenge
 from .ratelimit import RateLimit
 from .store import (
     SCHEMA_VERSION,
@@ -64,6 +65,21 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             at      DOUBLE PRECISION NOT NULL,
             allowed BOOLEAN NOT NULL
         )""",
+    ),
+    # Server-minted approval challenges (challenges.py): spent once, in the call's transaction.
+    2: (
+        """CREATE TABLE IF NOT EXISTS agent_surface_challenges (
+            id            TEXT PRIMARY KEY,
+            scope         TEXT NOT NULL,
+            procedure_id  TEXT NOT NULL,
+            digest        TEXT NOT NULL,
+            level         TEXT NOT NULL,
+            nonce         BYTEA NOT NULL,
+            expires_at    TIMESTAMPTZ NOT NULL,
+            spent_at      TIMESTAMPTZ,
+            spent_by      TEXT
+        )""",
+        "CREATE INDEX IF NOT EXISTS agent_surface_challenges_by_expiry ON agent_surface_challenges (expires_at)",
     ),
 }
 assert max(MIGRATIONS) == SCHEMA_VERSION
@@ -308,6 +324,64 @@ class PostgresInvocationStore:
                 "DELETE FROM agent_surface_rate_limits"
                 " WHERE at < extract(epoch FROM clock_timestamp()) - %s",
                 (float(idle_seconds),),
+            ).rowcount
+
+        return self.run(delete)
+
+    # ------------------------------------------------------------------ approval challenges
+
+    def save_challenge(self, challenge: Challenge) -> None:
+        """Keep a minted challenge (one short statement)."""
+        with self._pool.connection() as db:
+            db.execute(
+                "INSERT INTO agent_surface_challenges"
+                " (id, scope, procedure_id, digest, level, nonce, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (
+                    challenge.id,
+                    challenge.caller,
+                    challenge.procedure,
+                    challenge.digest,
+                    challenge.level,
+                    challenge.nonce,
+                    challenge.expires_at.astimezone(UTC),
+                ),
+            )
+
+    def claim_challenge(self, db: psycopg.Connection[Any], challenge_id: str) -> tuple[Challenge, bool] | None:
+        """Inside the call's transaction: the row is locked (FOR UPDATE) until it ends, so a
+        concurrent call spending the same challenge waits, then sees it spent."""
+        with db.cursor(row_factory=tuple_row) as cur:
+            row = cur.execute(
+                "SELECT id, scope, procedure_id, digest, level, nonce, expires_at, spent_at"
+                " FROM agent_surface_challenges WHERE id = %s FOR UPDATE",
+                (challenge_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        challenge = Challenge(
+            id=str(row[0]),
+            caller=str(row[1]),
+            procedure=str(row[2]),
+            digest=str(row[3]),
+            expires_at=row[6],
+            level=row[4],
+            nonce=bytes(row[5]),
+        )
+        return challenge, row[7] is not None
+
+    def spend_challenge(self, db: psycopg.Connection[Any], challenge_id: str, invocation_id: str, at: datetime) -> bool:
+        cur = db.execute(
+            "UPDATE agent_surface_challenges SET spent_at = %s, spent_by = %s WHERE id = %s AND spent_at IS NULL",
+            (at.astimezone(UTC), invocation_id, challenge_id),
+        )
+        return cur.rowcount == 1
+
+    def forget_challenges_before(self, moment: datetime) -> int:
+        """Drop challenges that expired before ``moment`` (spent or not); returns how many."""
+
+        def delete(db: psycopg.Connection[Any]) -> int:
+            return db.execute(
+                "DELETE FROM agent_surface_challenges WHERE expires_at < %s", (moment.astimezone(UTC),)
             ).rowcount
 
         return self.run(delete)

@@ -1,6 +1,6 @@
 """The server's background upkeep, off every request's path and one run at a time: the refusals
-held back by sampling written to the audit, invocation records past the retention dropped, and
-idle rate-limit buckets forgotten."""
+held back by sampling written to the audit, invocation records past the retention dropped,
+expired approval challenges dropped, and idle rate-limit buckets forgotten."""
 
 from __future__ import annotations
 
@@ -82,6 +82,7 @@ class Upkeep:
                 dropped = forget(cutoff)
                 if dropped:
                     log.info("dropped %d invocation records older than %s", dropped, cutoff.isoformat())
+            self.forget_challenges()
             idle = getattr(self.store, "forget_idle_buckets", None)
             if callable(idle):
                 idle(3600.0)
@@ -89,6 +90,16 @@ class Upkeep:
             log.warning("background upkeep failed (prune, refusal counts)", exc_info=True)
         finally:
             self._lock.release()
+
+    def forget_challenges(self) -> int:
+        """Drop approval challenges past their expiry (they can never be spent any more)."""
+        forget = getattr(self.store, "forget_challenges_before", None)
+        if not callable(forget):
+            return 0
+        dropped = int(forget(self._clock()))
+        if dropped:
+            log.info("dropped %d expired approval challenges", dropped)
+        return dropped
 
     def prune_now(self) -> int:
         """Drop the invocation records past the retention now (returns how many)."""
