@@ -1,12 +1,16 @@
 """The demo's passkeys (the server side): each person of the demo may register one passkey, from
 the console's "Register a passkey" button; their agent uses the person's passkeys, never
-registers one. WebAuthn needs a domain as relying party id, so passkeys work when the page is
+registers one. Once a person has one, the destructive ``devices.disable`` needs it: every
+approval of it (the person's or their agent's call) is an assertion of that passkey. WebAuthn needs a domain as relying party id, so passkeys work when the page is
 opened at ``http://localhost:PORT`` (any port), not at ``http://127.0.0.1:PORT``.
 """
 
 from __future__ import annotations
 
-from agent_surface.server import Caller, InvocationStore
+import dataclasses
+from collections.abc import Iterable
+
+from agent_surface.server import Caller, InvocationStore, ServedProcedure
 from agent_surface.server.passkeys import PasskeyConfig, Passkeys
 
 from .procedures import Session
@@ -49,3 +53,11 @@ def demo_passkeys(store: InvocationStore) -> Passkeys:
             may_register=person_only,
         ),
     )
+
+
+def with_passkey_approvals(served: Iterable[ServedProcedure], passkeys: Passkeys) -> list[ServedProcedure]:
+    """The procedures that require approval ask ``passkeys.level``: ``"webauthn"`` of a person
+    with a passkey (their own calls and their agent's), ``"confirm"`` of the others."""
+    return [
+        dataclasses.replace(p, approval=passkeys.level) if p.require_confirmation else p for p in served
+    ]

@@ -8,15 +8,26 @@ The console is opened at ``http://localhost:PORT``: the demo's relying party id 
 
 from __future__ import annotations
 
+import json
 import sys
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_surface.bridge import CHANNEL_HEADER
+from test_console import open_console as open_console_at
+from test_console import statuses
+from test_server_challenges import approve_milan, challenges
+
 ROOT = Path(__file__).resolve().parent.parent
 OPERATOR = "demo-acme-operator"
+MILAN_OFFLINE = ["dev-0003", "dev-0017", "dev-0026", "dev-0051", "dev-0079", "dev-0080", "dev-0112"]
 
 
 @pytest.fixture
@@ -92,3 +103,73 @@ def test_no_passkey_offer_where_passkeys_cannot_work(open_page: Any, console: tu
     run = open_console(open_page, base.replace("localhost", "127.0.0.1"))
     run.page.wait_for_timeout(300)
     assert run.page.locator("#passkey-slot").inner_text() == ""
+
+
+def post(base: str, path: str, envelope: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """A script holding the operator's token, calling as their agent (outside the page)."""
+    request = urllib.request.Request(
+        f"{base}/api/agent/{path}",
+        data=json.dumps(envelope).encode(),
+        headers={"Authorization": f"Bearer {OPERATOR}", "Content-Type": "application/json", CHANNEL_HEADER: "agent"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read())
+
+
+def reason_of(answer: tuple[int, dict[str, Any]]) -> str:
+    status, body = answer
+    assert status == 403 and body["error"]["code"] == "CONFIRMATION_INVALID", answer
+    return str(body["error"]["details"]["reason"])
+
+
+def register_from_console(run: Any) -> tuple[Any, str]:
+    cdp, authenticator = add_virtual_authenticator(run)
+    run.page.locator("#passkey-register").click()
+    run.page.wait_for_selector("#passkey-registered")
+    return cdp, authenticator
+
+
+def test_the_agents_disable_is_approved_with_the_persons_passkey(open_page: Any, console: tuple[Any, str]) -> None:
+    server, base = console
+    run = open_console_at(open_page, base)
+    cdp, authenticator = register_from_console(run)
+
+    sent: list[dict[str, Any]] = []
+    result = approve_milan(run, sent)  # the agent asks, the person approves in the dialog
+    assert result.ok, result.error
+    assert result.expect_ok()["disabled"] == 7
+    after = statuses(base)
+    assert all(after[i] == "disabled" for i in MILAN_OFFLINE)
+    # The approval the page sent: the server's webauthn challenge, signed by the authenticator.
+    (approved,) = [body for body in sent if "challenge" in (body.get("confirmation") or {})]
+    evidence = approved["confirmation"]
+    assert evidence["webauthn"]["type"] == "public-key"
+    assert [c["level"] for c in challenges(server)] == ["webauthn"]
+    held = cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"]
+    counted = server.store.invocations.run(
+        lambda db: db.execute("SELECT sign_count, last_used_at FROM agent_surface_passkeys").fetchall()
+    )
+    assert [tuple(row) for row in counted] == [(held[0]["signCount"], counted[0][1])]  # the server saw each use
+    assert counted[0][1] is not None and len([b for b in sent if "webauthn" in (b.get("confirmation") or {})]) == 1
+    assert "ch_" not in json.dumps(result.content)  # the agent never sees the challenge
+
+    # Replayed with a new invocation id: the challenge is spent.
+    replay = {**approved, "invocationId": f"inv-replay-{time.monotonic_ns()}"}
+    assert reason_of(post(base, "procedures/devices.disable", replay)) == "used"
+
+    # A script with the token mints a challenge for other devices and answers it itself: without
+    # the person's authenticator it has no assertion; the person's old one signs another nonce.
+    other = {"invocationId": f"inv-script-{time.monotonic_ns()}", "input": {"deviceIds": ["dev-0001", "dev-0002"],
+                                                                             "reason": "script"}}
+    status, minted = post(base, "challenges/devices.disable", other)
+    assert status == 200 and minted["challenge"]["level"] == "webauthn", minted
+    answer = {"challenge": minted["challenge"]["id"], "approvedAt": datetime.now(UTC).isoformat()}
+    assert reason_of(post(base, "procedures/devices.disable", {**other, "confirmation": answer})) == "presence-required"
+    stolen = {**answer, "webauthn": evidence["webauthn"]}
+    assert reason_of(post(base, "procedures/devices.disable", {**other, "confirmation": stolen})) == (
+        "passkey-challenge-mismatch"
+    )
+    assert statuses(base) == after  # nothing applied

@@ -22,6 +22,7 @@ from agent_surface import (
 from agent_surface.adapters.webmcp import WebMCPAdapter
 from agent_surface.bridge import CHANNEL_HEADER, BackendBridge, BackendContractError, BackendUnavailableError
 from agent_surface.browser.jsvalues import js_or_none
+from agent_surface.browser.passkeys import passkey_presence
 from agent_surface.page import install_confirmation_dialog, install_surface_inspector, preload_validators
 
 from .contracts import QUERY
@@ -42,8 +43,13 @@ def bearer() -> dict[str, str]:
 
 # The agent's calls and the person's own buttons reach the same procedures; the agent's are
 # marked so the server gives them their own rate-limit budget (it never starves the person).
-agent_bridge = BackendBridge(PROCEDURES_URL, headers=lambda: {**bearer(), CHANNEL_HEADER: "agent"})
-person_bridge = BackendBridge(PROCEDURES_URL, headers=bearer)
+# A destructive approval of a person with a passkey is signed by it: after the dialog's Approve,
+# the bridge answers the server's challenge with navigator.credentials.get().
+presence = passkey_presence(PROCEDURES_URL, headers=bearer)
+agent_bridge = BackendBridge(
+    PROCEDURES_URL, headers=lambda: {**bearer(), CHANNEL_HEADER: "agent"}, presence=presence
+)
+person_bridge = BackendBridge(PROCEDURES_URL, headers=bearer, presence=presence)
 
 
 LISTING_LIMIT = 200  # the whole tenant's list on screen (devices.query's largest page)
