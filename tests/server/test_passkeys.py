@@ -17,7 +17,7 @@ import httpx
 import pytest
 from starlette.requests import Request
 
-from agent_surface.server import Caller, ProcedureServer, StoreVersionError, open_store
+from agent_surface.server import SCHEMA_VERSION, Caller, ProcedureServer, StoreVersionError, open_store
 from agent_surface.server.passkey_store import PASSKEY_SCHEMA_VERSION, schema_version
 from agent_surface.server.passkeys import (
     PROCEDURE_OPTIONS,
@@ -114,7 +114,7 @@ def test_the_passkey_tables_are_versioned_apart_and_created_once(dsn: str, clock
         again = Passkeys(store, config(), clock=clock)  # a second worker, a restart: idempotent
         assert again.has_passkey(ALICE)
         assert store.run(schema_version) == PASSKEY_SCHEMA_VERSION == 1
-        assert store.schema_version() == 1  # type: ignore[attr-defined]  # the store's own component
+        assert store.schema_version() == SCHEMA_VERSION  # type: ignore[attr-defined]  # the store's own, apart
     finally:
         store.close()  # type: ignore[attr-defined]
 
