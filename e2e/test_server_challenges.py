@@ -17,9 +17,18 @@ from typing import Any
 
 import pytest
 
-from test_console import agent_for, open_console, select_offline_in_milan, start_disable, statuses
+from agent_surface.testing import WebMCPAgent
+from test_console import (
+    CONSOLE_DIALOG,
+    agent_for,
+    open_console,
+    select_offline_in_milan,
+    start_disable,
+    statuses,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
+POLYFILL = next((ROOT / "web" / "dist" / "polyfill").glob("webmcp-polyfill-*.iife.js"), None)
 MILAN_OFFLINE = ["dev-0003", "dev-0017", "dev-0026", "dev-0051", "dev-0079", "dev-0080", "dev-0112"]
 
 
@@ -65,11 +74,27 @@ def approve_milan(run: Any, sent: list[dict[str, Any]]) -> Any:
     return pending.result()
 
 
+def open_shape(open_page: Any, url: str, shape: str) -> Any:
+    """The console on Chromium's native WebMCP, or on a Chromium without it, with the vendored
+    polyfill installed before the page's scripts (the adapter's other shape)."""
+    if shape == "native":
+        return open_console(open_page, url)
+    assert POLYFILL is not None, "web/dist has no vendored WebMCP polyfill: run scripts/build_web.py"
+    run = open_page("/index.html", variant="plain", base=url,
+                    before_goto=lambda r: r.context.add_init_script(path=str(POLYFILL)))
+    run.page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    agent = WebMCPAgent(run.page, dialog=CONSOLE_DIALOG)
+    assert agent.shape != "native"
+    agent.wait_for_tool("view_devices__table__selectVisible")
+    return run
+
+
+@pytest.mark.parametrize("shape", ["native", "polyfill"])
 def test_the_persons_approval_answers_the_servers_challenge_and_applies_once(
-    open_page: Any, demo: tuple[Any, str]
+    open_page: Any, demo: tuple[Any, str], shape: str
 ) -> None:
     server, url = demo
-    run = open_console(open_page, url)
+    run = open_shape(open_page, url, shape)
     before = statuses(url)
     sent: list[dict[str, Any]] = []
     result = approve_milan(run, sent)

@@ -344,6 +344,18 @@ async def test_the_apps_verify_confirmation_hook_still_runs(store: Any, dsn: str
         assert (await send(http, ERASE.id, "x", approval(challenge, clock, id="cnf_ok"))).status_code == 200
 
 
+def test_a_failing_or_odd_approval_hook_asks_for_the_stronger_proof() -> None:
+    from agent_surface.server.challenges import approval_level
+
+    def broken(caller: Caller) -> str:
+        raise RuntimeError("directory down")
+
+    alice = CALLERS["tok-alice"]
+    assert approval_level(serve(ERASE, lambda c, v: None, approval=broken), alice) == "webauthn"
+    assert approval_level(serve(ERASE, lambda c, v: None, approval=lambda c: "none"), alice) == "webauthn"
+    assert approval_level(serve(ERASE, lambda c, v: None, approval=lambda c: "confirm"), alice) == "confirm"
+
+
 def test_approval_levels_are_checked_when_served() -> None:
     with pytest.raises(DefinitionError, match="approval"):
         serve(ERASE, lambda c, v: None, approval="fingerprint")  # type: ignore[arg-type]

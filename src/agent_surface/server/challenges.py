@@ -114,7 +114,11 @@ def input_digest(procedure_id: str, canonical_input: str) -> str:
 def approval_level(served: ServedProcedure, caller: Caller) -> ApprovalLevel:
     """The level ``served.approval`` asks of this caller (the server decides, never the page)."""
     approval = served.approval
-    level = approval(caller) if callable(approval) else approval
+    try:
+        level = approval(caller) if callable(approval) else approval
+    except Exception:  # a failing hook never lowers the proof asked for
+        log.exception("the approval hook of %s failed; asking for webauthn", served.id)
+        return "webauthn"
     if level not in LEVELS:
         log.error("the approval hook of %s returned %r; asking for webauthn", served.id, level)
         return "webauthn"  # fail towards the stronger proof
