@@ -1,6 +1,8 @@
 """The devices console's passkeys end to end in Chromium 156, with Chrome's virtual authenticator:
 the person registers a passkey once from the console's top bar (a real click), and from then on
-the server asks for it.
+the server asks for it: the agent's ``devices.disable`` (on Chromium's WebMCP and on the polyfill)
+is approved in the dialog, then signed by the authenticator over the server's challenge, and
+applied once; a replay and a token-holding script without the authenticator are refused.
 
 The console is opened at ``http://localhost:PORT``: the demo's relying party id is ``localhost``
 (WebAuthn refuses IP addresses), so on ``127.0.0.1`` the console offers no passkey at all.
@@ -21,9 +23,8 @@ from typing import Any
 import pytest
 
 from agent_surface.bridge import CHANNEL_HEADER
-from test_console import open_console as open_console_at
 from test_console import statuses
-from test_server_challenges import approve_milan, challenges
+from test_server_challenges import approve_milan, challenges, open_shape
 
 ROOT = Path(__file__).resolve().parent.parent
 OPERATOR = "demo-acme-operator"
@@ -132,9 +133,12 @@ def register_from_console(run: Any) -> tuple[Any, str]:
     return cdp, authenticator
 
 
-def test_the_agents_disable_is_approved_with_the_persons_passkey(open_page: Any, console: tuple[Any, str]) -> None:
+@pytest.mark.parametrize("shape", ["native", "polyfill"])
+def test_the_agents_disable_is_approved_with_the_persons_passkey(
+    open_page: Any, console: tuple[Any, str], shape: str
+) -> None:
     server, base = console
-    run = open_console_at(open_page, base)
+    run = open_shape(open_page, base, shape)  # Chromium's WebMCP, or the polyfill's shape
     cdp, authenticator = register_from_console(run)
 
     sent: list[dict[str, Any]] = []
