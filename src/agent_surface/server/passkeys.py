@@ -27,20 +27,23 @@ procedures beside its own, and verifies the approval's assertion with :meth:`Pas
 What a passkey proves: a person with this authenticator touched it (and unlocked it, with user
 verification) for this exact challenge on this origin. What it does not: that they read what they
 approved.
+
+Beside this module: the relying party's configuration and origin rule
+(:mod:`~agent_surface.server.passkey_config`), the checks over parsed WebAuthn data and their
+typed reasons (:mod:`~agent_surface.server.passkey_checks`), the served procedures
+(:mod:`~agent_surface.server.passkey_procedures`) and the tables (:mod:`~agent_surface.server.passkey_store`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
 from webauthn import (
     generate_authentication_options,
     generate_registration_options,
@@ -51,123 +54,42 @@ from webauthn.helpers import (
     base64url_to_bytes,
     bytes_to_base64url,
     options_to_json_dict,
-    parse_attestation_object,
     parse_authentication_credential_json,
-    parse_authenticator_data,
-    parse_client_data_json,
     parse_registration_credential_json,
 )
 from webauthn.helpers.exceptions import InvalidAuthenticationResponse, InvalidRegistrationResponse
 from webauthn.helpers.structs import (
     AuthenticatorSelectionCriteria,
     AuthenticatorTransport,
-    ClientDataType,
     PublicKeyCredentialDescriptor,
     ResidentKeyRequirement,
     UserVerificationRequirement,
 )
 
-from .. import CapabilityFailure, ProcedureContract
-from .._core.errors import AgentSurfaceError
 from . import passkey_store as db_
-from .errors import capability_error
-from .procedures import Caller, ProcedureCall, ServedProcedure, serve
+from .passkey_checks import (
+    AssertionReason,
+    RegistrationReason,
+    RegistrationRefused,
+    assertion_precheck,
+    credential_id_bytes,
+    origins_for,
+    registration_precheck,
+)
+from .passkey_config import PasskeyConfig, PasskeyError
+from .passkey_procedures import (
+    ASSERTION_OPTIONS,
+    PROCEDURE_ASSERTION_OPTIONS,
+    PROCEDURE_OPTIONS,
+    PROCEDURE_REGISTER,
+    REGISTER,
+    REGISTRATION_OPTIONS,
+    passkey_procedures,
+)
+from .procedures import Caller, ServedProcedure
 from .store import InvocationStore
 
 log = logging.getLogger("agent_surface.server.passkeys")
-
-UserVerification: TypeAlias = Literal["required", "preferred", "discouraged"]
-
-# Why an assertion was refused (the server's audit and tests; never the challenge itself).
-AssertionReason: TypeAlias = Literal[
-    "malformed",            # not a WebAuthn assertion (JSON shape, encodings, client data, authenticator data)
-    "unknown-credential",   # no passkey with this credential id is registered
-    "foreign-credential",   # the passkey is registered, to another person
-    "wrong-type",           # the client data is not a navigator.credentials.get() ceremony
-    "challenge-mismatch",   # signed over another challenge than the server's
-    "wrong-origin",         # made on an origin the app does not list
-    "wrong-rp",             # made for another relying party id
-    "user-not-present",     # the authenticator did not see a person (UP flag clear)
-    "user-not-verified",    # user verification required, not performed (UV flag clear)
-    "counter",              # the sign counter did not move forward: a replay or a cloned authenticator
-    "signature",            # the signature does not verify with the registered public key
-]
-RegistrationReason: TypeAlias = Literal[
-    "malformed",
-    "no-ceremony",          # no pending registration for this person (or it was already used)
-    "expired",              # the registration challenge expired
-    "challenge-mismatch",
-    "wrong-origin",
-    "wrong-rp",
-    "user-not-present",
-    "user-not-verified",
-    "already-registered",   # this credential id is registered already
-    "limit",                # the person holds max_per_person passkeys already
-    "not-allowed",          # may_register refused this caller
-    "rejected",             # the library refused the attestation for another reason
-]
-
-PROCEDURE_OPTIONS = "domain:passkeys.registrationOptions"
-PROCEDURE_REGISTER = "domain:passkeys.register"
-PROCEDURE_ASSERTION_OPTIONS = "domain:passkeys.assertionOptions"
-MAX_CREDENTIAL_ID = 1023  # bytes of a credential id (WebAuthn: at most 1023)
-
-
-class PasskeyError(AgentSurfaceError, ValueError):
-    """A passkey configuration the library cannot use (raised at construction)."""
-
-
-def _default_person(caller: Caller) -> str:
-    return caller.scope
-
-
-def _default_name(caller: Caller) -> str:
-    return caller.id
-
-
-def _anyone(_caller: Caller) -> bool:
-    return True
-
-
-@dataclass(frozen=True, slots=True)
-class PasskeyConfig:
-    """The relying party: ``rp_id`` (the site's registrable domain, ``localhost`` in development),
-    ``rp_name`` (shown by the authenticator), the exact ``origins`` pages run on
-    (``https://app.example``; ``http://localhost:8000`` in development, or ``http://localhost:*``
-    for any port of this machine: a port wildcard is accepted for ``localhost`` only).
-
-    ``user_verification``: ``"required"`` refuses assertions without UV (a PIN or biometric, not
-    only a touch); ``"preferred"`` asks for it without requiring it. ``person(caller)`` names whose
-    passkeys a caller uses (default: the caller's scope; an app whose agent is its own caller maps
-    it to its person); ``user_name(caller)`` is what the authenticator shows.
-    """
-
-    rp_id: str
-    rp_name: str
-    origins: tuple[str, ...]
-    user_verification: UserVerification = "preferred"
-    person: Callable[[Caller], str] = _default_person
-    user_name: Callable[[Caller], str] = _default_name
-    may_register: Callable[[Caller], bool] = _anyone
-    max_per_person: int = 1
-    ceremony_seconds: float = 300.0
-    timeout_ms: int = 120_000
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.rp_id, str) or not self.rp_id or "/" in self.rp_id or ":" in self.rp_id:
-            raise PasskeyError("rp_id is a host name without scheme or port, e.g. 'app.example' or 'localhost'")
-        if not isinstance(self.rp_name, str) or not self.rp_name:
-            raise PasskeyError("rp_name is the name the authenticator shows, a non-empty string")
-        origins = (self.origins,) if isinstance(self.origins, str) else tuple(self.origins)
-        if not origins or any(not isinstance(o, str) or "://" not in o or o.endswith("/") for o in origins):
-            raise PasskeyError("origins are exact page origins like 'https://app.example' (no path, no slash)")
-        if any(o.endswith(":*") and not o.startswith(("http://localhost:", "https://localhost:")) for o in origins):
-            raise PasskeyError("a port wildcard (':*') is for http://localhost:* in development only")
-        object.__setattr__(self, "origins", origins)
-        if self.user_verification not in ("required", "preferred", "discouraged"):
-            raise PasskeyError("user_verification is 'required', 'preferred' or 'discouraged'")
-        if not isinstance(self.max_per_person, int) or self.max_per_person < 1:
-            raise PasskeyError("max_per_person is a positive integer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,59 +99,8 @@ class RegisteredPasskey:
     transports: tuple[str, ...] = field(default_factory=tuple)
 
 
-class RegistrationRefused(AgentSurfaceError, ValueError):
-    def __init__(self, reason: RegistrationReason, message: str) -> None:
-        super().__init__(message)
-        self.reason: RegistrationReason = reason
-
-
-# ---------------------------------------------------------------------------------- the procedures
-
-
-class _NoInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-REGISTRATION_OPTIONS = ProcedureContract(
-    id=PROCEDURE_OPTIONS,
-    description="Start registering a passkey for the calling person: the options for navigator.credentials.create().",
-    effect="server-query",
-    input=_NoInput,
-)
-REGISTER = ProcedureContract(
-    id=PROCEDURE_REGISTER,
-    description="Finish registering a passkey: the authenticator's answer to navigator.credentials.create().",
-    effect="server-mutation",
-    input={
-        "type": "object",
-        "properties": {"credential": {"type": "object"}},
-        "required": ["credential"],
-        "additionalProperties": False,
-    },
-)
-
-ASSERTION_OPTIONS = ProcedureContract(
-    id=PROCEDURE_ASSERTION_OPTIONS,
-    description=(
-        "The calling person's passkeys for navigator.credentials.get() (rpId, allowCredentials, "
-        "userVerification); the page adds the server's challenge."
-    ),
-    effect="server-query",
-    input=_NoInput,
-)
-
-
 def _now_iso(now: datetime) -> str:
     return now.astimezone(UTC).isoformat(timespec="seconds")
-
-
-def _b64(text: Any) -> bytes | None:
-    if not isinstance(text, str) or not text or len(text) > 4 * MAX_CREDENTIAL_ID:
-        return None
-    try:
-        return base64url_to_bytes(text)
-    except (ValueError, TypeError):
-        return None
 
 
 class Passkeys:
@@ -350,7 +221,7 @@ class Passkeys:
                 raise RegistrationRefused("expired", "The passkey registration expired; start again.")
             if db_.count_passkeys(conn, person) >= config.max_per_person:
                 raise RegistrationRefused("limit", "A passkey is already registered for this person.")
-            reason = _registration_precheck(parsed, base64url_to_bytes(pending.challenge), config)
+            reason = registration_precheck(parsed, base64url_to_bytes(pending.challenge), config)
             if reason is not None:
                 raise RegistrationRefused(reason, f"The passkey registration was refused ({reason}).")
             try:
@@ -358,7 +229,7 @@ class Passkeys:
                     credential=parsed,
                     expected_challenge=base64url_to_bytes(pending.challenge),
                     expected_rp_id=config.rp_id,
-                    expected_origin=_origins_for(config, parsed.response.client_data_json),
+                    expected_origin=origins_for(config, parsed.response.client_data_json),
                     require_user_verification=config.user_verification == "required",
                 )
             except InvalidRegistrationResponse as exc:
@@ -432,9 +303,9 @@ class Passkeys:
         except Exception:
             return "malformed"
         credential_id = parsed.id if isinstance(parsed.id, str) else ""
-        if _b64(credential_id) is None or bytes_to_base64url(parsed.raw_id) != credential_id:
+        if credential_id_bytes(credential_id) is None or bytes_to_base64url(parsed.raw_id) != credential_id:
             return "malformed"
-        precheck = _assertion_precheck(parsed, bytes(challenge), config)
+        precheck = assertion_precheck(parsed, bytes(challenge), config)
         if precheck is not None:
             return precheck
         person = self.person(caller)
@@ -450,7 +321,7 @@ class Passkeys:
                     credential=parsed,
                     expected_challenge=bytes(challenge),
                     expected_rp_id=config.rp_id,
-                    expected_origin=_origins_for(config, parsed.response.client_data_json),
+                    expected_origin=origins_for(config, parsed.response.client_data_json),
                     credential_public_key=base64url_to_bytes(stored.public_key),
                     credential_current_sign_count=stored.sign_count,
                     require_user_verification=config.user_verification == "required",
@@ -500,139 +371,6 @@ def _transports(names: tuple[str, ...]) -> list[AuthenticatorTransport] | None:
             continue
     return known or None
 
-
-def _client_checks(
-    client_data_json: bytes, kind: ClientDataType, challenge: bytes, config: PasskeyConfig
-) -> Literal["malformed", "wrong-type", "challenge-mismatch", "wrong-origin"] | None:
-    try:
-        client = parse_client_data_json(client_data_json)
-    except Exception:
-        return "malformed"
-    if client.type != kind:
-        return "wrong-type"
-    if not secrets.compare_digest(client.challenge, challenge):
-        return "challenge-mismatch"
-    if not origin_allowed(config, client.origin):
-        return "wrong-origin"
-    return None
-
-
-def origin_allowed(config: PasskeyConfig, origin: str) -> bool:
-    """Whether a page at ``origin`` may use the app's passkeys (exact, or a localhost port wildcard)."""
-    for allowed in config.origins:
-        if allowed == origin:
-            return True
-        if allowed.endswith(":*"):
-            prefix = allowed[:-1]
-            port = origin[len(prefix):] if origin.startswith(prefix) else ""
-            if port.isascii() and port.isdigit() and not port.startswith("0") and int(port[:6]) <= 65535:
-                return True
-    return False
-
-
-def _origins_for(config: PasskeyConfig, client_data_json: bytes) -> list[str]:
-    """The origins to hand the library: the client's own once :func:`origin_allowed` said yes
-    (the library compares exactly), else the configured ones (and it refuses)."""
-    try:
-        origin = parse_client_data_json(client_data_json).origin
-    except Exception:
-        return list(config.origins)
-    return [origin] if origin_allowed(config, origin) else list(config.origins)
-
-
-def _rp_hash(config: PasskeyConfig) -> bytes:
-    return hashlib.sha256(config.rp_id.encode("utf-8")).digest()
-
-
-def _flag_checks(
-    authenticator_data: bytes, config: PasskeyConfig
-) -> Literal["malformed", "wrong-rp", "user-not-present", "user-not-verified"] | None:
-    try:
-        data = parse_authenticator_data(authenticator_data)
-    except Exception:
-        return "malformed"
-    if not secrets.compare_digest(data.rp_id_hash, _rp_hash(config)):
-        return "wrong-rp"
-    if not data.flags.up:
-        return "user-not-present"
-    if config.user_verification == "required" and not data.flags.uv:
-        return "user-not-verified"
-    return None
-
-
-def _assertion_precheck(parsed: Any, challenge: bytes, config: PasskeyConfig) -> AssertionReason | None:
-    """Typed reasons for what the library would refuse anyway (its exceptions carry only text)."""
-    response = parsed.response
-    reason = _client_checks(response.client_data_json, ClientDataType.WEBAUTHN_GET, challenge, config)
-    if reason is not None:
-        return reason
-    return _flag_checks(response.authenticator_data, config)
-
-
-def _registration_precheck(parsed: Any, challenge: bytes, config: PasskeyConfig) -> RegistrationReason | None:
-    response = parsed.response
-    reason = _client_checks(response.client_data_json, ClientDataType.WEBAUTHN_CREATE, challenge, config)
-    if reason is not None:
-        return "malformed" if reason == "wrong-type" else reason
-    try:
-        data = parse_attestation_object(response.attestation_object).auth_data
-    except Exception:
-        return "malformed"
-    if not secrets.compare_digest(data.rp_id_hash, _rp_hash(config)):
-        return "wrong-rp"
-    if not data.flags.up:
-        return "user-not-present"
-    if config.user_verification == "required" and not data.flags.uv:
-        return "user-not-verified"
-    return None
-
-
-# ---------------------------------------------------------------------------------- serving
-
-
-def passkey_procedures(passkeys: Passkeys) -> list[ServedProcedure]:
-    """The passkey procedures to serve beside the app's own: the two steps of registration and
-    the person's request options (the page's ``passkey_presence`` reads them)."""
-
-    def options(call: ProcedureCall, _value: Any) -> dict[str, Any]:
-        return {"publicKey": _refusing(lambda: passkeys.registration_options(call.caller, call.db))}
-
-    def register(call: ProcedureCall, value: Any) -> dict[str, Any]:
-        credential = value.get("credential") if isinstance(value, dict) else None
-        if not isinstance(credential, dict):
-            raise _failure(RegistrationRefused("malformed", "The credential must be an object."))
-        registered = _refusing(lambda: passkeys.register(call.caller, credential, call.db))
-        return {"credentialId": registered.credential_id, "createdAt": registered.created_at}
-
-    def assertion_options(call: ProcedureCall, _value: Any) -> dict[str, Any]:
-        return {"publicKey": passkeys.request_options(call.caller, call.db)}
-
-    return [
-        serve(REGISTRATION_OPTIONS, options),
-        serve(REGISTER, register),
-        serve(ASSERTION_OPTIONS, assertion_options),
-    ]
-
-
-def _refusing(work: Callable[[], Any]) -> Any:
-    try:
-        return work()
-    except RegistrationRefused as refused:
-        raise _failure(refused) from None
-
-
-def _failure(refused: RegistrationRefused) -> Exception:
-    if refused.reason == "not-allowed":
-        return CapabilityFailure(
-            capability_error("NOT_AUTHORIZED", "This caller may not register a passkey.", origin="server")
-        )
-    return CapabilityFailure(
-        capability_error(
-            "PRECONDITION_FAILED",
-            f"The passkey registration was refused ({refused.reason}). Start the registration again.",
-            reason=f"passkey-{refused.reason}",
-        )
-    )
 
 
 __all__ = [
