@@ -43,6 +43,7 @@ from agent_surface.server import ProcedureServer, RateLimit, ServerLimits, refus
 from .api import DEFAULT_RATE_LIMIT, AuditLog, Authenticator
 from .db import MEMORY, Store, is_postgres
 from .errors import route_not_found
+from .passkeys import demo_passkeys, with_passkey_approvals
 from .procedures import SERVED
 from .seed import open_seeded_store
 
@@ -154,13 +155,17 @@ def create_app(
     authenticate = Authenticator(store)
     audit = AuditLog(monotonic)
     now = clock if clock is not None else _utc_now
+    passkeys = demo_passkeys(store.invocations)  # the passkey tables, created or migrated here
     procedures = ProcedureServer(
-        SERVED,
+        # Approvals of devices.disable: a passkey assertion from every person who registered one,
+        # a server-minted challenge from the others (the server decides per person).
+        [*with_passkey_approvals(SERVED, passkeys), *passkeys.procedures()],
         authenticate=authenticate,
         store=store.invocations,
         rate_limit=rate_limit,
         limits=ServerLimits(max_body_bytes=MAX_BODY_BYTES),
         audit=audit.procedure_call,
+        verify_presence=passkeys.verify_presence,
         clock=now,
     )
     private = frozenset() if store.path == MEMORY or is_postgres(store.path) else frozenset({Path(store.path).resolve()})

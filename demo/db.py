@@ -436,7 +436,8 @@ def _drop_postgres_tables(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(
             "DROP TABLE IF EXISTS audit, meta, devices, users, tenants, agent_surface_invocations,"
-            " agent_surface_rate_limits, agent_surface_challenges, agent_surface_schema_version CASCADE"
+            " agent_surface_rate_limits, agent_surface_challenges, agent_surface_passkeys,"
+            " agent_surface_passkey_ceremonies, agent_surface_schema_version CASCADE"
         )
 
 

@@ -22,10 +22,12 @@ from agent_surface import (
 from agent_surface.adapters.webmcp import WebMCPAdapter
 from agent_surface.bridge import CHANNEL_HEADER, BackendBridge, BackendContractError, BackendUnavailableError
 from agent_surface.browser.jsvalues import js_or_none
+from agent_surface.browser.passkeys import passkey_presence
 from agent_surface.page import install_confirmation_dialog, install_surface_inspector, preload_validators
 
 from .contracts import QUERY
 from .model import ConsoleState, Device
+from .passkey import offer_passkey
 from .session import SESSION
 from .surface import CONTRACTS, create_console_surface, reflecting
 from .ui import ConsoleUI
@@ -41,8 +43,13 @@ def bearer() -> dict[str, str]:
 
 # The agent's calls and the person's own buttons reach the same procedures; the agent's are
 # marked so the server gives them their own rate-limit budget (it never starves the person).
-agent_bridge = BackendBridge(PROCEDURES_URL, headers=lambda: {**bearer(), CHANNEL_HEADER: "agent"})
-person_bridge = BackendBridge(PROCEDURES_URL, headers=bearer)
+# A destructive approval of a person with a passkey is signed by it: after the dialog's Approve,
+# the bridge answers the server's challenge with navigator.credentials.get().
+presence = passkey_presence(PROCEDURES_URL, headers=bearer)
+agent_bridge = BackendBridge(
+    PROCEDURES_URL, headers=lambda: {**bearer(), CHANNEL_HEADER: "agent"}, presence=presence
+)
+person_bridge = BackendBridge(PROCEDURES_URL, headers=bearer, presence=presence)
 
 
 LISTING_LIMIT = 200  # the whole tenant's list on screen (devices.query's largest page)
@@ -122,6 +129,8 @@ async def main() -> None:
         human_api,
     )
     await adapter.settled()  # ready means the attached components' tools are in the browser
+    # Once per person: the offer to register a passkey (destructive approvals then ask for it).
+    await offer_passkey(js_or_none(js.document.getElementById("passkey-slot")), person_bridge, PROCEDURES_URL, bearer, state)
     # Raw JSON Schemas are validated by jsonschema, imported on first use (~0.7 s in the page):
     # import it once the page is idle, not during the agent's first domain call.
     asyncio.get_running_loop().call_later(1.0, preload_validators)

@@ -171,6 +171,7 @@ class ConsoleUI:
                     {"class": "who"},
                     f"{user.get('name', '?')} · {self.session.get('tenant', '?')} · {user.get('role', '?')}",
                 ),
+                h("div", {"id": "passkey-slot", "class": "passkey"}),  # demo.app.passkey fills it
             ),
             h(
                 "main",

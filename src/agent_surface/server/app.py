@@ -355,15 +355,19 @@ class ProcedureServer:
     async def _mint(self, call: _Call, served: ServedProcedure) -> challenges.Challenge:
         caller = call.caller
         assert caller is not None and call.input is not None
-        minted = challenges.mint(served, caller, call.input, self._clock(), self.limits.challenge_ttl)
         store: Any = self.store
         try:
+            # In a worker thread: the approval level may ask the app's database (does this person
+            # have a passkey: agent_surface.server.passkeys).
+            minted = await run_in_threadpool(
+                challenges.mint, served, caller, call.input, self._clock(), self.limits.challenge_ttl
+            )
             await run_in_threadpool(store.save_challenge, minted)
         except self._transient:
-            log.warning("could not store an approval challenge: the store is busy", exc_info=True)
+            log.warning("could not mint or store an approval challenge: the store is busy", exc_info=True)
             raise Refusal(execution_failed(transient=True)) from None
         except Exception:
-            log.exception("could not store an approval challenge")
+            log.exception("could not mint or store an approval challenge")
             raise Refusal(execution_failed(transient=False)) from None
         return minted
 

@@ -23,6 +23,7 @@ its own reason (``verify_presence``, for WebAuthn).
 from __future__ import annotations
 
 import base64
+import inspect
 import logging
 import secrets
 from collections.abc import Callable
@@ -79,7 +80,9 @@ VerifyPresence: TypeAlias = Callable[[Caller, Challenge, "dict[str, Any] | None"
 for proof of a person (WebAuthn). It runs inside the call's transaction, after the challenge
 was found valid for this call and before it is spent; ``None`` accepts, a short reason string
 refuses with CONFIRMATION_INVALID and that reason (the challenge stays unspent). Without a
-hook, a challenge of level ``webauthn`` is refused (reason ``presence-required``)."""
+hook, a challenge of level ``webauthn`` is refused (reason ``presence-required``). A hook with a
+``db`` parameter gets the call's connection (``db=``), so what it writes (a passkey's sign
+counter: :meth:`agent_surface.server.passkeys.Passkeys.verify_presence`) commits with the call."""
 
 
 class ChallengeStore(Protocol):
@@ -194,7 +197,7 @@ def settle(
     if now >= challenge.expires_at:
         return "expired"
     if challenge.level == "webauthn" or evidence.webauthn is not None:
-        reason = _presence(verify_presence, caller, challenge, evidence.webauthn)
+        reason = _presence(verify_presence, caller, challenge, evidence.webauthn, db)
         if reason is not None:
             return reason
     if not store.spend_challenge(db, challenge_id, invocation_id, now):
@@ -202,13 +205,23 @@ def settle(
     return None
 
 
+def _takes_db(hook: Callable[..., Any]) -> bool:
+    try:
+        return "db" in inspect.signature(hook).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _presence(
-    hook: VerifyPresence | None, caller: Caller, challenge: Challenge, payload: dict[str, Any] | None
+    hook: VerifyPresence | None, caller: Caller, challenge: Challenge, payload: dict[str, Any] | None, db: Any
 ) -> str | None:
     if hook is None:
         return "presence-required" if challenge.level == "webauthn" else None
     try:
-        reason = hook(caller, challenge, payload)
+        if _takes_db(hook):
+            reason = hook(caller, challenge, payload, db=db)  # type: ignore[call-arg]
+        else:
+            reason = hook(caller, challenge, payload)
     except Exception:  # a failing hook never approves
         log.exception("the verify_presence hook failed")
         return "presence-rejected"

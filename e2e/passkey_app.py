@@ -1,0 +1,165 @@
+"""A small app for the passkey e2e tests: the library's procedure server with its passkey
+procedures and an approval procedure that verifies a WebAuthn assertion over a challenge the
+server minted, plus the repository's files (the test page and web/dist), on one origin served by
+uvicorn at ``http://localhost:PORT`` (WebAuthn refuses IP addresses as relying party ids).
+
+The approval procedures stand in for the server-minted challenges of the confirmation flow: a
+challenge is minted per caller, used once, and its assertion verified by
+:meth:`Passkeys.verify_assertion` in the call's own transaction, next to the effect it approves
+(a row in ``approvals``).
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from scripts.serve import MIME_TYPES
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
+
+from agent_surface import ProcedureContract
+from agent_surface.server import (
+    Caller,
+    ProcedureCall,
+    ProcedureServer,
+    open_store,
+    precondition_failed,
+    serve,
+    server_config,
+)
+from agent_surface.server.passkeys import PasskeyConfig, Passkeys
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKENS = {
+    "tok-alice": Caller("alice", "acme", frozenset({"approve"})),
+    "tok-alice-agent": Caller("alice~agent", "acme", frozenset({"approve"})),
+    "tok-bob": Caller("bob", "acme", frozenset({"approve"})),
+}
+
+APPROVAL_OPTIONS = ProcedureContract(
+    id="domain:e2e.approvalOptions",
+    description="Mint a challenge for the caller and the WebAuthn options to answer it.",
+    effect="server-query",
+)
+APPROVE = ProcedureContract(
+    id="domain:e2e.approve",
+    description="Apply one approved effect when the assertion answers the caller's challenge.",
+    effect="server-mutation",
+    input={
+        "type": "object",
+        "properties": {"challenge": {"type": "string", "maxLength": 64}, "webauthn": {"type": "object"}},
+        "required": ["challenge", "webauthn"],
+        "additionalProperties": False,
+    },
+)
+
+
+def person(caller: Caller) -> str:
+    return f"{caller.tenant}\x1f{caller.id.removesuffix('~agent')}"
+
+
+class Files(StaticFiles):
+    def file_response(self, full_path: Any, stat_result: Any, scope: Scope, status_code: int = 200) -> Response:
+        response = super().file_response(full_path, stat_result, scope, status_code)
+        media = MIME_TYPES.get(Path(str(full_path)).suffix.lower())
+        if media is not None:
+            response.headers["Content-Type"] = media
+        return response
+
+
+@dataclass
+class Minted:
+    scope: str
+    nonce: bytes
+
+
+class PasskeyApp:
+    def __init__(self, folder: Path, *, user_verification: str = "preferred") -> None:
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._socket.getsockname()[1])
+        self.url = f"http://localhost:{self.port}"
+        self.store = open_store(
+            f"sqlite:///{folder}/passkeys.sqlite3",
+            setup=lambda db: db.execute(
+                "CREATE TABLE IF NOT EXISTS approvals (id INTEGER PRIMARY KEY, caller TEXT NOT NULL)"
+            ),
+        )
+        self.config = PasskeyConfig(
+            rp_id="localhost",
+            rp_name="agent-surface e2e",
+            origins=(self.url,),
+            user_verification=user_verification,  # type: ignore[arg-type]
+            person=person,
+            may_register=lambda caller: not caller.id.endswith("~agent"),
+        )
+        self.passkeys = Passkeys(self.store, self.config)
+        self.minted: dict[str, Minted] = {}
+        self._lock = threading.Lock()
+        procedures = ProcedureServer(
+            [
+                *self.passkeys.procedures(),
+                serve(APPROVAL_OPTIONS, self._options, permissions={"approve"}),
+                serve(APPROVE, self._approve, permissions={"approve"}),
+            ],
+            authenticate=self._authenticate,
+            store=self.store,
+        )
+        app = Starlette(routes=[procedures.mount("/api/agent"), Mount("/", Files(directory=ROOT))])
+        self._server = uvicorn.Server(server_config(app, log_level="warning", access_log=False, lifespan="off"))
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the passkey e2e app did not start")
+            time.sleep(0.01)
+
+    @staticmethod
+    def _authenticate(request: Request) -> Caller | None:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        return TOKENS.get(token) if scheme == "Bearer" else None
+
+    def mint(self, caller: Caller, db: Any = None) -> tuple[str, bytes, dict[str, Any]]:
+        """A challenge for ``caller``: its id, nonce, and the options for the page."""
+        ident, nonce = f"chl_{secrets.token_hex(8)}", secrets.token_bytes(32)
+        with self._lock:
+            self.minted[ident] = Minted(caller.scope, nonce)
+        return ident, nonce, self.passkeys.authentication_options(caller, nonce, db)
+
+    def _options(self, call: ProcedureCall, _value: Any) -> dict[str, Any]:
+        ident, _nonce, options = self.mint(call.caller, call.db)
+        return {"challenge": ident, "publicKey": options}
+
+    def _approve(self, call: ProcedureCall, value: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            minted = self.minted.get(value["challenge"])
+        if minted is None or minted.scope != call.caller.scope:
+            raise precondition_failed("unknown", "No such challenge for this caller.")
+        reason = self.passkeys.verify_assertion(call.caller, minted.nonce, value["webauthn"], call.db)
+        if reason is not None:
+            raise precondition_failed(reason, f"The approval was refused ({reason}).")
+        with self._lock:
+            if self.minted.pop(value["challenge"], None) is None:  # used once
+                raise precondition_failed("used", "This challenge was used already.")
+        call.db.execute("INSERT INTO approvals (caller) VALUES (?)", (call.caller.id,))
+        return {"approved": True}
+
+    def approvals(self) -> int:
+        return int(self.store.run(lambda db: db.execute("SELECT COUNT(*) FROM approvals").fetchone()[0]))
+
+    def close(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        self._socket.close()
+        self.store.close()  # type: ignore[attr-defined]
