@@ -23,7 +23,6 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -38,21 +37,21 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from .. import CapabilityFailure, DefinitionError
-from .._core.jsonvalue import canonical_json, digest, to_json_value
+from .._core.jsonvalue import digest, to_json_value
 from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
     CHALLENGES_PREFIX,
     DOMAIN_PREFIX,
     MANIFEST_PATH,
-    MAX_INVOCATION_ID,
     PROCEDURES_PREFIX,
     error_body,
     http_status,
     manifest_json,
 )
 from . import challenges
-from .body import check_content_type, parse_json, read_limited, safe_pointer, too_large
-from .config import Audit, Authenticate, CallRecord, ServerLimits
+from .audit_trail import AuditTrail
+from .config import Audit, Authenticate, ServerLimits
+from .envelope import read_envelope
 from .errors import (
     Refusal,
     capability_error,
@@ -66,7 +65,7 @@ from .errors import (
     retry_after_header,
     sanitized,
 )
-from .evidence import PRINTABLE_ID, VerifyConfirmation, check_evidence, parse_evidence
+from .evidence import VerifyConfirmation, check_evidence
 from .procedures import Caller, ConfirmationEvidence, ProcedureCall, ServedProcedure
 from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
 from .store import InvocationKey, InvocationStore, Outcome, Settlement
@@ -75,7 +74,6 @@ from .upkeep import Upkeep
 
 log = logging.getLogger("agent_surface.server")
 
-ENVELOPE_KEYS = frozenset({"invocationId", "input", "confirmation"})
 READY_PATH = "/ready"
 
 
@@ -131,7 +129,7 @@ class ProcedureServer:
             self._limiter = SharedRateLimiter(rate_limit, store) if shared else RateLimiter(rate_limit)  # type: ignore[arg-type]
         self._transient: tuple[type[BaseException], ...] = tuple(getattr(store, "transient_errors", ()))
         self._sampler = RefusalSampler()
-        self._audit = audit
+        self._trail = AuditTrail(audit, store, self._sampler, clock)
         self._verify_confirmation = verify_confirmation
         self._verify_presence = verify_presence
         if any(p.require_confirmation for p in self.procedures.values()) and not all(
@@ -208,7 +206,7 @@ class ProcedureServer:
             )
             settlement = await run_in_threadpool(self._apply, call, served, value)
         except Refusal as refusal:
-            await self._audit_refusal(call, refusal)
+            await self._trail.refusal(call, refusal)
             body = {**refusal.extra, **error_body(refusal.error, call.invocation_id)}
             return JSONResponse(body, refusal.status, headers=retry_after_header(refusal.error))
         if settlement.kind == "conflict":
@@ -219,12 +217,12 @@ class ProcedureServer:
                     reason="input-mismatch",
                 )
             )
-            await self._audit_refusal(call, conflict)
+            await self._trail.refusal(call, conflict)
             return JSONResponse(error_body(conflict.error, call.invocation_id), conflict.status)
         outcome = settlement.outcome
         assert outcome is not None
         if settlement.kind == "replayed":
-            await self._audit_replay(call, outcome)
+            await self._trail.replay(call, outcome)
             return JSONResponse({**outcome.body, "replayed": True}, outcome.status)
         return JSONResponse(outcome.body, outcome.status)
 
@@ -279,53 +277,7 @@ class ProcedureServer:
 
     async def _read_input(self, request: Request, call: _Call, served: ServedProcedure) -> Any:
         """Step 5: the envelope, strictly parsed; the input re-validated by the contract."""
-        limit = self.limits.max_body_bytes
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise too_large(limit)
-        check_content_type(request.headers.get("content-type"))
-        envelope = parse_json(await read_limited(request.stream(), limit), max_depth=self.limits.max_depth)
-        if not isinstance(envelope, dict):
-            raise Refusal(invalid_input("The request body must be a JSON object.", [("/", "must be an object")]))
-        unknown = sorted(set(envelope) - ENVELOPE_KEYS)
-        if unknown:
-            # Plain names are repeated (a typo is easy to fix); anything else is not echoed.
-            named = [(safe_pointer(f"/{key}"), "unknown field") for key in unknown[:20]]
-            raise Refusal(
-                invalid_input(
-                    "The request envelope has unknown fields; only invocationId, input and confirmation are allowed.",
-                    [(path, text) for path, text in named if path != "/"] or [("/", "has unknown fields")],
-                )
-            )
-        invocation_id = envelope.get("invocationId")
-        if not (
-            isinstance(invocation_id, str)
-            and len(invocation_id) <= MAX_INVOCATION_ID
-            and PRINTABLE_ID.fullmatch(invocation_id)
-        ):
-            raise Refusal(
-                invalid_input(
-                    "invocationId must be 1 to 256 printable characters.",
-                    [("/invocationId", "must be 1 to 256 printable ASCII characters, no spaces")],
-                )
-            )
-        call.invocation_id = invocation_id
-        call.confirmation = parse_evidence(envelope.get("confirmation"))
-        if "input" not in envelope:
-            raise Refusal(invalid_input("The call has no input.", [("/input", "is required")]))
-        raw = envelope["input"]
-        call.input = canonical_json(raw)
-        result = served.contract.input.validate(raw)
-        if isinstance(result, Invalid):
-            issues = result.issues
-            listed = [(safe_pointer(i.path), i.message) for i in issues]
-            raise Refusal(
-                invalid_input(
-                    f"The input is invalid at {listed[0][0]}: {listed[0][1]}. Fix it and retry.",
-                    listed,
-                )
-            )
-        return result.value
+        return await read_envelope(request, self.limits, served, call)
 
     async def _ask_challenge(self, request: Request) -> Response:
         """``POST <base>/challenges/<path>``: the approval challenge for the call in the body (the
@@ -337,7 +289,7 @@ class ProcedureServer:
             await self._read_input(request, call, served)
             minted = await self._mint(call, served) if served.require_confirmation else None
         except Refusal as refusal:
-            await self._audit_refusal(call, refusal)
+            await self._trail.refusal(call, refusal)
             return JSONResponse(error_body(refusal.error, call.invocation_id), refusal.status,
                                 headers=retry_after_header(refusal.error))
         return JSONResponse(
@@ -405,7 +357,7 @@ class ProcedureServer:
             return Outcome(200, body, True, recorded)
 
         def finish(db: Any, outcome: Outcome) -> None:
-            self._write_audit(self._record(call, outcome), db)
+            self._trail.within(call, outcome, db)
 
         try:
             if recorded:
@@ -438,56 +390,10 @@ class ProcedureServer:
 
     # ------------------------------------------------------------------ audit
 
-    def _record(self, call: _Call, outcome: Outcome, *, replayed: bool = False) -> CallRecord:
-        error = outcome.body.get("error")
-        code = error.get("code") if isinstance(error, dict) else None
-        details = error.get("details") if isinstance(error, dict) else None
-        reason = details.get("reason") if isinstance(details, dict) else None
-        return CallRecord(
-            at=self._clock(),
-            procedure_id=call.procedure_id,
-            caller=call.caller,
-            invocation_id=call.invocation_id,
-            outcome=str(code) if code else "ok",
-            status=outcome.status,
-            replayed=replayed,
-            input=call.input,
-            confirmation_id=call.confirmation.id if call.confirmation else None,
-            reason=reason if isinstance(reason, str) else None,
-        )
-
-    def _write_audit(self, record: CallRecord, db: Any) -> None:
-        if self._audit is not None:
-            self._audit(record, db)  # inside the call's transaction: a failure undoes the call
-
-    async def _audit_refusal(self, call: _Call, refusal: Refusal) -> None:
-        if self._audit is None:
-            return
-        outcome = Outcome(refusal.status, error_body(refusal.error), keep=False, record=False)
-        record: CallRecord | None = self._record(call, outcome)
-        if refusal.error.code in RefusalSampler.CODES:
-            # Unknown and over-budget callers arrive at wire speed: not one audit row (one
-            # database write) each, but one per caller, code and window, counting the rest.
-            record = self._sampler.admit(refusal.error.code, call.limit_key, time.monotonic(), record)
-        if record is not None:
-            await self._audit_outside(record)
-
     def flush_refusals(self) -> int:
         """Audit the refusals held back by sampling now, one record per caller and code (the
         background upkeep does this every ``prune_every`` seconds). Returns how many records."""
         return self._upkeep.flush_refusals()
-
-    async def _audit_replay(self, call: _Call, outcome: Outcome) -> None:
-        await self._audit_outside(self._record(call, outcome, replayed=True))
-
-    async def _audit_outside(self, record: CallRecord) -> None:
-        audit = self._audit
-        if audit is None:
-            return
-        try:
-            await run_in_threadpool(self.store.run, lambda db: audit(record, db))
-        except Exception:
-            log.exception("could not audit a call to %s", record.procedure_id)
 
     # ------------------------------------------------------------------ retention
 
@@ -520,8 +426,5 @@ class ProcedureServer:
 
 class _InvalidOutput(Exception):
     pass
-
-
-
 
 __all__ = ["READY_PATH", "ProcedureServer"]
