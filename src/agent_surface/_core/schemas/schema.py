@@ -408,8 +408,15 @@ def schema_from_json(schema: Mapping[str, Any]) -> JsonSchemaSchema:
     return JsonSchemaSchema(schema)
 
 
-def schema_from_type(hint: Any, *, strict: bool = True) -> ModelSchema:
-    """A schema from a pydantic model or any type hint pydantic understands."""
+def schema_from_type(hint: Any, *, strict: bool = True) -> Schema:
+    """A schema from a pydantic model or any type hint pydantic understands (in the page, a
+    simple hint's schema is written without pydantic: ``simple_hints``)."""
+    from .simple_hints import SIMPLE_HINTS, simple_schema
+
+    if SIMPLE_HINTS and strict:
+        simple = simple_schema(hint)
+        if simple is not None:
+            return simple
     try:
         return ModelSchema(hint, strict=strict)
     except Exception as exc:  # pydantic raises several error types for unusable hints
