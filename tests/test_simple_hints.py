@@ -59,7 +59,10 @@ JSON = st.recursive(
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.sampled_from(["a", "b", "only", "", "\ud800"])
     | st.sampled_from([1, 2, 3]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["ids", "mode", "x", "z"]), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["ids", "mode", "x", "z"]), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 

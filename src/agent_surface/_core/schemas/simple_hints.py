@@ -96,10 +96,14 @@ def _plain_default(hint: Any, default: Any) -> bool:
     """A default pydantic writes and copies as it is: an immutable JSON scalar of the hint's type."""
     if default is None:
         return typing.get_origin(hint) in (Union, types.UnionType)
-    if type(default) not in (str, int, float, bool) or (type(default) is float and not math.isfinite(default)):
+    if type(default) not in (str, int, float, bool) or (
+        type(default) is float and not math.isfinite(default)
+    ):
         return False
     if typing.get_origin(hint) is Literal:
-        return default in typing.get_args(hint) and all(type(default) is type(v) for v in typing.get_args(hint))
+        return default in typing.get_args(hint) and all(
+            type(default) is type(v) for v in typing.get_args(hint)
+        )
     inner = hint
     if typing.get_origin(hint) in (Union, types.UnionType):
         (inner,) = [a for a in typing.get_args(hint) if a is not type(None)]
@@ -200,7 +204,9 @@ class SimpleParamsSchema(_Checked):
     """An action's input object made of simple parameters, as pydantic's ``create_model`` with
     ``extra="forbid"`` writes and validates it."""
 
-    def __init__(self, title: str, fields: Mapping[str, tuple[Any, Any]], json_schema: Mapping[str, Any]) -> None:
+    def __init__(
+        self, title: str, fields: Mapping[str, tuple[Any, Any]], json_schema: Mapping[str, Any]
+    ) -> None:
         super().__init__(json_schema)
         self._title = title
         self._fields = dict(fields)
