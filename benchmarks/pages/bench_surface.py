@@ -5,7 +5,7 @@ import gc
 import json
 
 import js
-from pyodide.ffi import create_proxy
+from pyodide.ffi import create_proxy, to_js
 
 from agent_surface import (
     ActionContract,
@@ -72,6 +72,40 @@ def python_heap(start=False):
     current, _peak = tracemalloc.get_traced_memory()
     return current
 
+
+# The floor per call: a Python function registered directly with the page's modelContext
+# through one proxy each, no library (the "bare Pyodide tool" rows of bench_browser.py).
+NULL_RESULT = json.dumps(None)
+
+
+def _result(text):
+    return to_js({"content": [{"type": "text", "text": text}]}, dict_converter=js.Object.fromEntries)
+
+
+def py_noop(tool_input, client=None):
+    return _result(NULL_RESULT)
+
+
+def py_read(tool_input, client=None):
+    return _result(json.dumps({"n": 0}))
+
+
+_model_context = getattr(js.document, "modelContext", None) or js.navigator.modelContext
+for _name, _fn, _schema in (
+    ("py_noop", py_noop, POKE),
+    ("py_read", py_read, {"type": "object", "properties": {}}),
+):
+    _model_context.registerTool(
+        to_js(
+            {
+                "name": _name,
+                "description": "A bare Pyodide tool.",
+                "inputSchema": _schema,
+                "execute": create_proxy(_fn),
+            },
+            dict_converter=js.Object.fromEntries,
+        )
+    )
 
 js.window.churn = create_proxy(churn)
 js.window.pythonHeap = create_proxy(python_heap)
