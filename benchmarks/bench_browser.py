@@ -5,7 +5,8 @@
 
 - startup: navigation -> first tool of ours (benchmarks/pages/webmcp.html: our loader, the
   library, the surface registered; raw JSON Schemas, so no pydantic on the way; and
-  pages/typed.html: the README's component, schemas from type hints, pydantic imported) next to
+  pages/typed.html: the README's component, schemas from simple type hints, written without
+  pydantic in the page: _core/schemas/simple_hints.py) next to
   navigation -> a bare ``loadPyodide`` (pages/bare.html),
   each on a cold profile (fresh) and warm (a second visit, same profile), alternating, medians of
   ``--rounds``; plus our loader's stages on those loads.
