@@ -163,3 +163,59 @@ def test_defaults_and_names_outside_the_simple_set_are_left_to_pydantic() -> Non
     assert SimpleParamsSchema.build("A", {"x": (str, None)}) is None  # None for a non-optional
     assert SimpleParamsSchema.build("A", {"x": (float, math.inf)}) is None  # not JSON
     assert SimpleParamsSchema.build("A", {"_x": (int, ...)}) is None
+
+
+def _readme_table() -> type:
+    from agent_surface import AgentComponent, action, observation
+
+    class DevicesTable(AgentComponent, type="devices.table", description="The devices table"):
+        def __init__(self, rows: list[str]) -> None:
+            self.rows, self.selected, self.zoomed = rows, [], []
+
+        @observation("Ids of the rows currently shown")
+        def visible_rows(self) -> list[str]:
+            return self.rows
+
+        @action("Select rows by id")
+        def select_rows(self, ids: list[str], mode: Literal["replace", "add"] = "replace") -> None:
+            self.selected = ids
+
+        @action("Zoom")
+        def zoom(self, factor: float, steps: int | None = None) -> float:
+            self.zoomed.append((factor, steps))
+            return factor
+
+    return DevicesTable
+
+
+def test_a_component_defined_the_pages_way_has_the_same_contract_and_gets_typed_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+
+    from agent_surface import (
+        AgentSurfaceRegistry,
+        Consumer,
+        Invocation,
+        compile_manifest,
+        create_capability_authority,
+    )
+    from agent_surface._core.schemas import simple_hints
+
+    with_pydantic = _readme_table()
+    monkeypatch.setattr(simple_hints, "SIMPLE_HINTS", True)
+    in_the_page = _readme_table()
+    contract = in_the_page.contract
+    assert contract.to_json() == with_pydantic.contract.to_json()  # the same digest, the same contract.json
+    assert isinstance(contract.actions["zoom"].input, SimpleParamsSchema)
+    assert isinstance(contract.observations["visibleRows"].output, SimpleHintSchema)
+
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([with_pydantic])))
+    table = in_the_page(["dev-1"])
+    registry.register(table)  # the reviewed manifest accepts the page's contract
+    consumer = Consumer("agent", "webmcp")
+    result = asyncio.run(
+        registry.invoke(Invocation("view:devices.table.zoom", {"factor": 2}), consumer=consumer)
+    )
+    assert result.ok, result
+    assert table.zoomed == [(2.0, None)] and type(table.zoomed[0][0]) is float

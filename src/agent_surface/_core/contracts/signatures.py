@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import DefinitionError
 from ..schemas.schema import Schema, schema_from_type
-from ..schemas.simple_hints import SIMPLE_HINTS, SimpleParamsSchema
+from ..schemas import simple_hints
 from ..schemas.type_hints import vet_hint
 from .context import ActionContext, ReadContext
 
@@ -64,8 +64,8 @@ class Signature:
     def input_schema(self, where: str) -> Schema:
         if self.model_param is not None:
             return schema_from_type(self.fields[self.model_param][0])
-        if SIMPLE_HINTS:  # in the page: simple parameters need no pydantic model
-            simple = SimpleParamsSchema.build(_model_name(where), self.fields)
+        if simple_hints.SIMPLE_HINTS:  # in the page: simple parameters need no pydantic model
+            simple = simple_hints.SimpleParamsSchema.build(_model_name(where), self.fields)
             if simple is not None:
                 return simple
         from pydantic import ConfigDict, create_model

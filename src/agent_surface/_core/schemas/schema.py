@@ -411,10 +411,10 @@ def schema_from_json(schema: Mapping[str, Any]) -> JsonSchemaSchema:
 def schema_from_type(hint: Any, *, strict: bool = True) -> Schema:
     """A schema from a pydantic model or any type hint pydantic understands (in the page, a
     simple hint's schema is written without pydantic: ``simple_hints``)."""
-    from .simple_hints import SIMPLE_HINTS, simple_schema
+    from . import simple_hints
 
-    if SIMPLE_HINTS and strict:
-        simple = simple_schema(hint)
+    if simple_hints.SIMPLE_HINTS and strict:
+        simple = simple_hints.simple_schema(hint)
         if simple is not None:
             return simple
     try:
