@@ -170,8 +170,22 @@ def _runs(values: list[float]) -> str:
 
 
 CALLS = (
-    ("no-op action", "view_bench__widget__poke", {"ids": ["a"]}, "js_noop", "py_noop"),
-    ("read observation", "view_bench__widget__readState", {}, "js_read", "py_read"),
+    (
+        "no-op action",
+        "view_bench__widget__poke",
+        {"ids": ["a"]},
+        "js_noop",
+        "py_noop",
+        "view:bench.widget.poke",
+    ),
+    (
+        "read observation",
+        "view_bench__widget__readState",
+        {},
+        "js_read",
+        "py_read",
+        "view:bench.widget.readState",
+    ),
 )
 
 
@@ -196,7 +210,7 @@ def calls(pw: Playwright, base: str, count: int) -> None:
                 return result
 
             print(f"  {label}")
-            for what, ours_name, tool_input, plain_name, bare_name in CALLS:
+            for what, ours_name, tool_input, plain_name, bare_name, capability in CALLS:
                 ours, plain = measure(ours_name, tool_input), measure(plain_name, tool_input)
                 bare = measure(bare_name, tool_input)
                 _row(f"{what}, ours", ours)
@@ -206,6 +220,16 @@ def calls(pw: Playwright, base: str, count: int) -> None:
                 over_bare_mean = statistics.median(ours["means"]) - statistics.median(bare["means"])
                 print(
                     f"    {what}: ours vs bare Pyodide tool p50 {over_bare:+.2f} ms, mean50 {over_bare_mean:+.3f} ms"
+                )
+                pipeline = float(
+                    page.evaluate(
+                        "(a) => window.timeInvoke(...a)", [capability, json.dumps(tool_input), count]
+                    )
+                )
+                layer = statistics.median(ours["means"]) - pipeline - statistics.median(bare["means"])
+                print(
+                    f"    {what}: of which registry.invoke in the page (no browser layer) {pipeline:.3f} ms/call;"
+                    f" the browser layer {layer:+.3f} ms over the bare tool (mean50)"
                 )
                 p50 = statistics.median(ours["single"]) - statistics.median(plain["single"])
                 mine, base_ms = statistics.median(ours["means"]), statistics.median(plain["means"])

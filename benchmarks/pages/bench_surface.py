@@ -12,6 +12,7 @@ from agent_surface import (
     AgentSurfaceRegistry,
     ComponentContract,
     Consumer,
+    Invocation,
     ObservationContract,
     compile_manifest,
     create_capability_authority,
@@ -48,7 +49,8 @@ def widget(i):
 
 registry.register(widget(0))
 adapter = WebMCPAdapter()
-await adapter.start(registry=registry, consumer=Consumer("bench-agent", "webmcp"))  # noqa: F704
+CONSUMER = Consumer("bench-agent", "webmcp")
+await adapter.start(registry=registry, consumer=CONSUMER)  # noqa: F704
 js.window.firstToolMs = js.performance.now()
 
 
@@ -107,6 +109,19 @@ for _name, _fn, _schema in (
         )
     )
 
+
+async def time_invoke(capability, tool_input, calls):
+    """Mean ms of ``registry.invoke`` in the page, without the browser layer (after a warm-up)."""
+    invocation = Invocation(capability, json.loads(tool_input))
+    for _ in range(50):
+        await registry.invoke(invocation, consumer=CONSUMER)
+    start = js.performance.now()
+    for _ in range(calls):
+        await registry.invoke(invocation, consumer=CONSUMER)
+    return (js.performance.now() - start) / calls
+
+
+js.window.timeInvoke = create_proxy(time_invoke)
 js.window.churn = create_proxy(churn)
 js.window.pythonHeap = create_proxy(python_heap)
 js.window.proxyCount = create_proxy(live_proxy_count)
