@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import DefinitionError
-from ..schemas.schema import Schema, schema_from_type
 from ..schemas import simple_hints
+from ..schemas.schema import Schema, schema_from_type
 from ..schemas.type_hints import vet_hint
 from .context import ActionContext, ReadContext
 

@@ -408,15 +408,8 @@ def schema_from_json(schema: Mapping[str, Any]) -> JsonSchemaSchema:
     return JsonSchemaSchema(schema)
 
 
-def schema_from_type(hint: Any, *, strict: bool = True) -> Schema:
-    """A schema from a pydantic model or any type hint pydantic understands (in the page, a
-    simple hint's schema is written without pydantic: ``simple_hints``)."""
-    from . import simple_hints
-
-    if simple_hints.SIMPLE_HINTS and strict:
-        simple = simple_hints.simple_schema(hint)
-        if simple is not None:
-            return simple
+def schema_from_type(hint: Any, *, strict: bool = True) -> ModelSchema:
+    """A schema from a pydantic model or any type hint pydantic understands."""
     try:
         return ModelSchema(hint, strict=strict)
     except Exception as exc:  # pydantic raises several error types for unusable hints

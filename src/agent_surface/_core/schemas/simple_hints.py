@@ -12,7 +12,8 @@ so an invalid value gets pydantic's own issues, as before. Under CPython (the se
 compiler, tests) ``schema_from_type`` keeps pydantic throughout; the unit tests hold the two
 side by side.
 
-Internal: used by ``schema_from_type`` and ``Signature.input_schema`` when ``SIMPLE_HINTS``.
+Internal: ``schema_for_hint`` (an ``AgentComponent``'s output hints) and ``Signature.input_schema``
+use it when ``SIMPLE_HINTS``; the public ``schema_from_type`` stays pydantic's.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Literal, Union
 
 from ..jsonvalue import FrozenDict, JsonValue, NotJsonError, find_lone_surrogate, freeze, to_json_value
 from .accept import Accept, compile_accept
-from .schema import Valid, ValidationResult
+from .schema import Schema, Valid, ValidationResult, schema_from_type
 
 # In the page only: the server and the compiler keep validating with pydantic.
 SIMPLE_HINTS = sys.platform == "emscripten"
@@ -263,6 +264,13 @@ class SimpleParamsSchema(_Checked):
         return result
 
 
+def schema_for_hint(hint: Any) -> Schema:
+    """A capability's schema from a type hint: in the page a simple hint's schema without
+    pydantic, anything else (and everything under CPython) ``schema_from_type``."""
+    simple = simple_schema(hint) if SIMPLE_HINTS else None
+    return simple if simple is not None else schema_from_type(hint)
+
+
 def simple_schema(hint: Any) -> SimpleHintSchema | None:
     """The pydantic-free schema of a simple hint, or None."""
     schema = simple_json_schema(hint)
@@ -275,6 +283,7 @@ __all__ = [
     "SimpleHintSchema",
     "SimpleParamsSchema",
     "convert",
+    "schema_for_hint",
     "simple_json_schema",
     "simple_schema",
 ]
