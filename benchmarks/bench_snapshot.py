@@ -5,10 +5,9 @@
 Makes a snapshot in Chromium (pages/snapshot-make.html: ``loadPyodide({_makeSnapshot: true})``,
 agent-surface imported from its zip, ``makeMemorySnapshot()``), then times navigation -> first
 tool of the type-hinted page booted from it (pages/snapshot-boot.html: ``_loadSnapshot``, the
-snapshot served at /snapshot.bin by the benchmark, fetched beside the runtime) next to the same
-page through our loader (pages/typed.html) and a bare ``loadPyodide`` (pages/bare.html), cold
-and warm (a second visit on the same profile; the snapshot is routed, never from the HTTP
-cache), medians of ``--rounds`` with every round printed. An experiment: the loader does not
+snapshot written to pages/snapshot.bin for the run, fetched beside the runtime) next to the
+same page through our loader (pages/typed.html) and a bare ``loadPyodide`` (pages/bare.html),
+cold and warm (a second visit on the same profile), medians of ``--rounds`` with every round printed. An experiment: the loader does not
 use snapshots. Needs web/dist and Debian's chromium. Never asserts a timing.
 """
 
@@ -21,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from playwright.sync_api import Playwright, Route, sync_playwright
+from playwright.sync_api import Playwright, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -29,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.bench_browser import WEBMCP, _runs, browser, visit  # noqa: E402
 from scripts.serve import start_server  # noqa: E402
 
+SNAPSHOT_FILE = ROOT / "benchmarks" / "pages" / "snapshot.bin"
 TO_BASE64 = """async () => {
   const blob = new Blob([window.snapshot.bytes]);
   const url = await new Promise((resolve) => {
@@ -58,9 +58,7 @@ def main() -> None:
             print(
                 f"snapshot: {len(snapshot) / 1e6:.1f} MB (agent-surface imported; the typed page's script not run)"
             )
-
-            def serve(route: Route) -> None:
-                route.fulfill(status=200, body=snapshot, headers={"content-type": "application/octet-stream"})
+            SNAPSHOT_FILE.write_bytes(snapshot)  # served beside the page (HTTP cache and all), removed after
 
             pages = {
                 "bare": (f"{base}/benchmarks/pages/bare.html", "window.bareReadyMs"),
@@ -73,7 +71,6 @@ def main() -> None:
                     with tempfile.TemporaryDirectory() as profile:
                         for visit_kind in ("cold", "warm"):
                             with browser(pw, WEBMCP, profile) as context:
-                                context.route("**/snapshot.bin", serve)
                                 page, ms = visit(context, url, ready)
                                 if kind != "bare":
                                     tools = page.evaluate(
@@ -99,6 +96,7 @@ def main() -> None:
                         f" (per-round {paired:.2f})"
                     )
     finally:
+        SNAPSHOT_FILE.unlink(missing_ok=True)
         server.shutdown()
         server.server_close()
 
