@@ -7,8 +7,8 @@ agent-surface imported from its zip, ``makeMemorySnapshot()``), then times navig
 tool of the type-hinted page booted from it (pages/snapshot-boot.html: ``_loadSnapshot``, the
 snapshot written to pages/snapshot.bin for the run, fetched beside the runtime) next to the
 same page through our loader (pages/typed.html) and a bare ``loadPyodide`` (pages/bare.html),
-cold and warm (a second visit on the same profile), medians of ``--rounds`` with every round printed. An experiment: the loader does not
-use snapshots. Needs web/dist and Debian's chromium. Never asserts a timing.
+cold and warm (a second visit on the same profile), medians of ``--rounds`` with every round
+printed. An experiment: the loader does not use snapshots. Needs web/dist and Debian's chromium. Never asserts a timing.
 """
 
 from __future__ import annotations
