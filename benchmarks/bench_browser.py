@@ -5,12 +5,14 @@
 
 - startup: navigation -> first tool of ours (benchmarks/pages/webmcp.html: our loader, the
   library, the surface registered; raw JSON Schemas, so no pydantic on the way; and
-  pages/typed.html: the README's component, schemas from type hints, pydantic imported) next to
+  pages/typed.html: the README's component, schemas from simple type hints, written without
+  pydantic in the page: _core/schemas/simple_hints.py) next to
   navigation -> a bare ``loadPyodide`` (pages/bare.html),
   each on a cold profile (fresh) and warm (a second visit, same profile), alternating, medians of
   ``--rounds``; plus our loader's stages on those loads.
 - calls: the executeTool round trip of a no-op action and of a read observation through our
-  stack, next to plain JS tools registered on the same page, on Chromium's document.modelContext
+  stack, next to a bare Pyodide tool (a Python function registered directly with the page's
+  modelContext through one proxy, no library) and plain JS tools registered on the same page, on Chromium's document.modelContext
   and on @mcp-b/webmcp-polyfill (navigator.modelContextTesting). Single-call p50/p95 (the
   page's clock has 0.1 ms steps without cross-origin isolation) and the p50 of 50-call means.
 - memory: JS heap (CDP Runtime.getHeapUsage after a collection), Python heap (tracemalloc after
@@ -132,7 +134,11 @@ def startup(pw: Playwright, base: str, rounds: int) -> None:
                             )
                             assert tools >= 1, "no tool listed"
                             stages.append(
-                                {"visit": visit_kind, "kind": kind, **page.evaluate("() => window.agentSurface.timings")}
+                                {
+                                    "visit": visit_kind,
+                                    "kind": kind,
+                                    **page.evaluate("() => window.agentSurface.timings"),
+                                }
                             )
                         runs.setdefault((kind, visit_kind), []).append(ms)
     print(f"startup: navigation -> ready, ms, median of {rounds} rounds (all runs in brackets)")
@@ -164,8 +170,22 @@ def _runs(values: list[float]) -> str:
 
 
 CALLS = (
-    ("no-op action", "view_bench__widget__poke", {"ids": ["a"]}, "js_noop"),
-    ("read observation", "view_bench__widget__readState", {}, "js_read"),
+    (
+        "no-op action",
+        "view_bench__widget__poke",
+        {"ids": ["a"]},
+        "js_noop",
+        "py_noop",
+        "view:bench.widget.poke",
+    ),
+    (
+        "read observation",
+        "view_bench__widget__readState",
+        {},
+        "js_read",
+        "py_read",
+        "view:bench.widget.readState",
+    ),
 )
 
 
@@ -190,10 +210,27 @@ def calls(pw: Playwright, base: str, count: int) -> None:
                 return result
 
             print(f"  {label}")
-            for what, ours_name, tool_input, plain_name in CALLS:
+            for what, ours_name, tool_input, plain_name, bare_name, capability in CALLS:
                 ours, plain = measure(ours_name, tool_input), measure(plain_name, tool_input)
+                bare = measure(bare_name, tool_input)
                 _row(f"{what}, ours", ours)
+                _row(f"{what}, bare Pyodide tool", bare)
                 _row(f"{what}, plain JS", plain)
+                over_bare = statistics.median(ours["single"]) - statistics.median(bare["single"])
+                over_bare_mean = statistics.median(ours["means"]) - statistics.median(bare["means"])
+                print(
+                    f"    {what}: ours vs bare Pyodide tool p50 {over_bare:+.2f} ms, mean50 {over_bare_mean:+.3f} ms"
+                )
+                pipeline = float(
+                    page.evaluate(
+                        "(a) => window.timeInvoke(...a)", [capability, json.dumps(tool_input), count]
+                    )
+                )
+                layer = statistics.median(ours["means"]) - pipeline - statistics.median(bare["means"])
+                print(
+                    f"    {what}: of which registry.invoke in the page (no browser layer) {pipeline:.3f} ms/call;"
+                    f" the browser layer {layer:+.3f} ms over the bare tool (mean50)"
+                )
                 p50 = statistics.median(ours["single"]) - statistics.median(plain["single"])
                 mine, base_ms = statistics.median(ours["means"]), statistics.median(plain["means"])
                 ratio = (
@@ -207,7 +244,7 @@ def calls(pw: Playwright, base: str, count: int) -> None:
 def _row(label: str, times: dict[str, list[float]]) -> None:
     single, means = times["single"], times["means"]
     print(
-        f"    {label:<28} p50 {statistics.median(single):5.2f}  p95 {pct(single, 0.95):5.2f}"
+        f"    {label:<36} p50 {statistics.median(single):5.2f}  p95 {pct(single, 0.95):5.2f}"
         f"  mean50 {statistics.median(means):6.3f}"
     )
 

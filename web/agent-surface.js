@@ -106,9 +106,9 @@ function bootPlan(lock, sources) {
   const deferredRoots = own.depends;
   const deferred = closure(lock, deferredRoots);
   const imported = new Set(sources.flatMap((source) => [...importedModules(source)]));
-  // Class-based components take their schemas from type hints, which pydantic turns into JSON
-  // Schema as the class is defined: load it with the runtime rather than on first import.
-  if (sources.some((source) => /\bAgentComponent\b/.test(source))) imported.add("pydantic");
+  // Class-based components with simple type hints (str, int, list[str]...) need no pydantic on
+  // the way to their first tool (agent_surface/_core/schemas/simple_hints.py): it loads with
+  // the rest in the background, or on first import where a script needs it sooner.
   const atBoot = [OWN_PACKAGE, ...extraPackages];
   const onImport = {};
   for (const name of deferred) {

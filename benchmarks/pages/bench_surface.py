@@ -5,13 +5,14 @@ import gc
 import json
 
 import js
-from pyodide.ffi import create_proxy
+from pyodide.ffi import create_proxy, to_js
 
 from agent_surface import (
     ActionContract,
     AgentSurfaceRegistry,
     ComponentContract,
     Consumer,
+    Invocation,
     ObservationContract,
     compile_manifest,
     create_capability_authority,
@@ -48,7 +49,8 @@ def widget(i):
 
 registry.register(widget(0))
 adapter = WebMCPAdapter()
-await adapter.start(registry=registry, consumer=Consumer("bench-agent", "webmcp"))  # noqa: F704
+CONSUMER = Consumer("bench-agent", "webmcp")
+await adapter.start(registry=registry, consumer=CONSUMER)  # noqa: F704
 js.window.firstToolMs = js.performance.now()
 
 
@@ -73,6 +75,53 @@ def python_heap(start=False):
     return current
 
 
+# The floor per call: a Python function registered directly with the page's modelContext
+# through one proxy each, no library (the "bare Pyodide tool" rows of bench_browser.py).
+NULL_RESULT = json.dumps(None)
+
+
+def _result(text):
+    return to_js({"content": [{"type": "text", "text": text}]}, dict_converter=js.Object.fromEntries)
+
+
+def py_noop(tool_input, client=None):
+    return _result(NULL_RESULT)
+
+
+def py_read(tool_input, client=None):
+    return _result(json.dumps({"n": 0}))
+
+
+_model_context = getattr(js.document, "modelContext", None) or js.navigator.modelContext
+for _name, _fn, _schema in (
+    ("py_noop", py_noop, POKE),
+    ("py_read", py_read, {"type": "object", "properties": {}}),
+):
+    _model_context.registerTool(
+        to_js(
+            {
+                "name": _name,
+                "description": "A bare Pyodide tool.",
+                "inputSchema": _schema,
+                "execute": create_proxy(_fn),
+            },
+            dict_converter=js.Object.fromEntries,
+        )
+    )
+
+
+async def time_invoke(capability, tool_input, calls):
+    """Mean ms of ``registry.invoke`` in the page, without the browser layer (after a warm-up)."""
+    invocation = Invocation(capability, json.loads(tool_input))
+    for _ in range(50):
+        await registry.invoke(invocation, consumer=CONSUMER)
+    start = js.performance.now()
+    for _ in range(calls):
+        await registry.invoke(invocation, consumer=CONSUMER)
+    return (js.performance.now() - start) / calls
+
+
+js.window.timeInvoke = create_proxy(time_invoke)
 js.window.churn = create_proxy(churn)
 js.window.pythonHeap = create_proxy(python_heap)
 js.window.proxyCount = create_proxy(live_proxy_count)

@@ -1,5 +1,5 @@
-"""The startup benchmark's type-hinted page: the README's component (schemas from type hints, so
-pydantic is imported on the path to the first tool), exposed over WebMCP."""
+"""The startup benchmark's type-hinted page: the README's component (schemas from type hints:
+simple ones, written and checked without pydantic in the page), exposed over WebMCP."""
 
 import js
 

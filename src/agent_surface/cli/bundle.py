@@ -2,8 +2,9 @@
 
     DIR/agent-surface.js          the embed script (boots Pyodide from ./dist)
     DIR/dist/pyodide/             Pyodide, with a pyodide-lock.json that also lists the app's wheel
-    DIR/dist/pyscript/            PyScript
+    DIR/dist/pyscript/            PyScript, when a bundled file mentions it
     DIR/dist/wheels/              agent-surface, its dependencies, and <app>-<version>-py3-none-any.whl
+                                  (only the lock's closure of what the pages load: bundle_prune)
     DIR/contract.json             the committed, reviewed contract (also inside the app's wheel,
                                   where the page reads it: authority_from_bundle())
     DIR/<files>                   the app's static files ([tool.agent-surface] files)
@@ -40,6 +41,7 @@ from .._runtime_build.source import cached_runtime
 from ..compiler.config import ProjectConfig
 from ..compiler.errors import CompileError
 from ..compiler.load import BUNDLED_CONTRACT
+from .bundle_prune import page_needs, runtime_filter
 from .commands import compile_at
 from .external import consent_failures, contributors_of
 from .page_check import missing_app_package, wrong_references
@@ -137,6 +139,21 @@ def _check_pages(config: ProjectConfig, log: TextIO) -> None:
         raise BundleError("; ".join(map(str, problems)))
 
 
+def _static_files(config: ProjectConfig) -> dict[str, bytes]:
+    """The app's static files that exist (a missing one is reported when it is copied)."""
+    return {
+        name: (config.root / name).read_bytes() for name in config.files if (config.root / name).is_file()
+    }
+
+
+def _zip_file(web: Path) -> str | None:
+    """The file name of agent-surface's zip in the runtime's wheels/, if it has one."""
+    info = web / "dist" / "pyodide" / "agent-surface-zip.json"
+    if not info.is_file():
+        return None
+    return str(json.loads(info.read_text()).get("file", "")).rsplit("/", 1)[-1] or None
+
+
 def _write_if_changed(path: Path, data: bytes) -> bool:
     if path.exists() and path.read_bytes() == data:
         return False
@@ -171,9 +188,13 @@ def bundle(
     _check_pages(config, log)  # before any work: a page that would 404 on the runtime fails now
     web = _runtime(runtime, cache, offline)
     out.mkdir(parents=True, exist_ok=True)
+    lock = json.loads((web / "dist" / "pyodide" / "pyodide-lock.json").read_text())
+    needs = page_needs(_static_files(config))
     try:
-        for part in RUNTIME_PARTS:
-            sync_tree(web / "dist" / part, out / "dist" / part, lambda p: p.name != "pyodide-lock.json")
+        for part in RUNTIME_PARTS:  # only what the pages load (bundle_prune)
+            keep = runtime_filter(part, needs, lock["packages"], config.name, _zip_file(web))
+            if keep is not None:
+                sync_tree(web / "dist" / part, out / "dist" / part, keep)
         sync_file(web / EMBED_SCRIPT, out / EMBED_SCRIPT)
     except BuildError as exc:
         raise BundleError(str(exc)) from None
@@ -186,7 +207,6 @@ def bundle(
     wheel_path = out / "dist" / "wheels" / wheel_name
     _write_if_changed(wheel_path, wheel)
 
-    lock = json.loads((web / "dist" / "pyodide" / "pyodide-lock.json").read_text())
     entry = lock_entry(wheel_path)
     if canonical(entry["name"]) in lock["packages"]:
         raise BundleError(

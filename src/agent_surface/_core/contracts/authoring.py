@@ -22,7 +22,8 @@ from typing import Any, ClassVar, Generic, TypeVar
 from ..errors import DefinitionError
 from ..ids import DEFAULT_INSTANCE_ID, validate_capability_name
 from ..policies.base import Policy
-from ..schemas.schema import Schema, as_schema, schema_from_type
+from ..schemas import simple_hints
+from ..schemas.schema import Schema, as_schema
 from ..schemas.type_hints import vet_hint
 from . import (
     ActionBinding,
@@ -201,7 +202,7 @@ def _output_schema(sig: Signature, explicit: Any, where: str, required: bool) ->
         hint = vet_hint(sig.returns, what="the return annotation", input=False)
     except DefinitionError as exc:
         raise exc.at(f"{where}.output") from None
-    return schema_from_type(hint)
+    return simple_hints.schema_for_hint(hint)  # in the page, a simple hint needs no pydantic
 
 
 class AgentComponent:

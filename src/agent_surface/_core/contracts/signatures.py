@@ -4,11 +4,13 @@ maps to keyword arguments, and the input schema its parameters make."""
 from __future__ import annotations
 
 import inspect
+import sys
 import typing
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import DefinitionError
+from ..schemas import simple_hints
 from ..schemas.schema import Schema, schema_from_type
 from ..schemas.type_hints import vet_hint
 from .context import ActionContext, ReadContext
@@ -62,6 +64,10 @@ class Signature:
     def input_schema(self, where: str) -> Schema:
         if self.model_param is not None:
             return schema_from_type(self.fields[self.model_param][0])
+        if simple_hints.SIMPLE_HINTS:  # in the page: simple parameters need no pydantic model
+            simple = simple_hints.SimpleParamsSchema.build(_model_name(where), self.fields)
+            if simple is not None:
+                return simple
         from pydantic import ConfigDict, create_model
 
         try:
@@ -92,6 +98,6 @@ def _model_name(where: str) -> str:
 
 
 def _is_model(hint: Any) -> bool:
-    from pydantic import BaseModel  # imported on first use: off the page's start-up path
-
-    return isinstance(hint, type) and issubclass(hint, BaseModel)
+    # Nothing is a pydantic model while pydantic is not imported (the page's start-up path).
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(hint, type) and issubclass(hint, pydantic.BaseModel)

@@ -1,0 +1,289 @@
+"""Simple type hints without pydantic: the page's way to its first tool.
+
+In the page (Pyodide), importing pydantic costs more than booting the runtime; most capability
+hints are simple (``str``, ``int``, ``float``, ``bool``, ``list[X]``, ``X | None``, a
+``Literal`` of strings or of integers, and an action's parameters made of those with plain
+defaults). For those, this module writes the very JSON Schema pydantic writes (so the contract's
+digest, the reviewed ``contract.json`` and the descriptors are unchanged) and checks a value with
+the compiled JSON-Schema acceptance check: a value it proves valid is converted to what pydantic
+would hand the handler (``float`` for a number field, the parameters' defaults filled in);
+anything it cannot prove valid goes to the pydantic schema itself (loaded then, on first use),
+so an invalid value gets pydantic's own issues, as before. Under CPython (the server, the
+compiler, tests) ``schema_from_type`` keeps pydantic throughout; the unit tests hold the two
+side by side.
+
+Internal: ``schema_for_hint`` (an ``AgentComponent``'s output hints) and ``Signature.input_schema``
+use it when ``SIMPLE_HINTS``; the public ``schema_from_type`` stays pydantic's.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import types
+import typing
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Any, Literal, Union
+
+from ..jsonvalue import FrozenDict, JsonValue, NotJsonError, find_lone_surrogate, freeze, to_json_value
+from .accept import Accept, compile_accept
+from .schema import Schema, Valid, ValidationResult, schema_from_type
+
+# In the page only: the server and the compiler keep validating with pydantic.
+SIMPLE_HINTS = sys.platform == "emscripten"
+
+_SCALARS: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+}
+_UNPROVEN: Any = object()
+
+
+def simple_json_schema(hint: Any) -> dict[str, Any] | None:
+    """pydantic's validation JSON Schema of a simple hint, or None when the hint is not simple."""
+    if hint in _SCALARS:
+        return dict(_SCALARS[hint])
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is list and len(args) == 1:
+        items = simple_json_schema(args[0])
+        return None if items is None else {"items": items, "type": "array"}
+    if origin is Literal and args:
+        kind = _literal_kind(args)
+        if kind is None:
+            return None
+        if len(args) == 1:
+            return {"const": args[0], "type": kind}
+        if len(set(args)) != len(args):
+            return None
+        return {"enum": list(args), "type": kind}
+    if origin in (Union, types.UnionType) and len(args) == 2 and type(None) in args:
+        (inner,) = [a for a in args if a is not type(None)]
+        if typing.get_origin(inner) in (Union, types.UnionType, Literal):
+            return None  # pydantic flattens or merges these: leave them to it
+        schema = simple_json_schema(inner)
+        return None if schema is None else {"anyOf": [schema, {"type": "null"}]}
+    return None
+
+
+def _literal_kind(values: tuple[Any, ...]) -> str | None:
+    if all(type(v) is str for v in values):
+        return "string"
+    if all(type(v) is int for v in values):
+        return "integer"
+    return None
+
+
+def convert(hint: Any, value: Any) -> Any:
+    """A plain JSON value the hint's schema accepted, as pydantic's strict JSON mode gives it."""
+    if hint is float:
+        return float(value)
+    origin = typing.get_origin(hint)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return [convert(item, v) for v in value]
+    if origin in (Union, types.UnionType):
+        if value is None:
+            return None
+        (inner,) = [a for a in typing.get_args(hint) if a is not type(None)]
+        return convert(inner, value)
+    return value
+
+
+def _plain_default(hint: Any, default: Any) -> bool:
+    """A default pydantic writes and copies as it is: an immutable JSON scalar of the hint's type."""
+    if default is None:
+        return typing.get_origin(hint) in (Union, types.UnionType)
+    if type(default) not in (str, int, float, bool) or (
+        type(default) is float and not math.isfinite(default)
+    ):
+        return False
+    if typing.get_origin(hint) is Literal:
+        return default in typing.get_args(hint) and all(
+            type(default) is type(v) for v in typing.get_args(hint)
+        )
+    inner = hint
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        (inner,) = [a for a in typing.get_args(hint) if a is not type(None)]
+    return inner in _SCALARS and type(default) is inner
+
+
+def field_title(name: str) -> str:
+    """pydantic's default title of a model field."""
+    return name.title().replace("_", " ").strip()
+
+
+class _Checked:
+    """The compiled acceptance check of a schema; pydantic's schema for anything it cannot prove."""
+
+    _fallback_hint: Any
+
+    def __init__(self, json_schema: Mapping[str, Any]) -> None:
+        self._json_schema = freeze(json_schema)
+
+    @property
+    def json_schema(self) -> FrozenDict:
+        return self._json_schema  # type: ignore[no-any-return]
+
+    @cached_property
+    def _accepts(self) -> Accept | None:
+        return compile_accept(self._json_schema)
+
+    @cached_property
+    def _pydantic(self) -> Any:
+        from .schema import ModelSchema  # pydantic is imported (in the page: loaded) here
+
+        return ModelSchema(self._fallback_hint)
+
+    def _proven(self, value: Any) -> Any:
+        """``value`` as plain JSON when the compiled check proves it valid, else ``_UNPROVEN``."""
+        try:
+            plain = to_json_value(value)
+        except (NotJsonError, TypeError, ValueError):
+            return _UNPROVEN
+        accepts = self._accepts
+        if accepts is None or not accepts(plain) or find_lone_surrogate(plain) is not None:
+            return _UNPROVEN
+        return plain
+
+
+class SimpleHintSchema(_Checked):
+    """The schema of one simple hint (an observation's or action's output, a hint in general)."""
+
+    def __init__(self, hint: Any, json_schema: Mapping[str, Any]) -> None:
+        super().__init__(json_schema)
+        self.hint = self._fallback_hint = hint
+
+    def validate(self, value: JsonValue) -> ValidationResult:
+        plain = self._proven(value)
+        if plain is _UNPROVEN:
+            result: ValidationResult = self._pydantic.validate(value)
+            return result
+        typed = convert(self.hint, plain)
+        return Valid(typed, typed)
+
+    def validate_output(self, value: Any) -> ValidationResult:
+        # Only plain JSON values of the hint's own types take the fast path: pydantic's lax
+        # output check would coerce others (a tuple, a numeric string), and it still does.
+        plain = self._proven(value) if _exact(self.hint, value) else _UNPROVEN
+        if plain is _UNPROVEN:
+            result: ValidationResult = self._pydantic.validate_output(value)
+            return result
+        typed = convert(self.hint, plain)
+        return Valid(typed, typed)
+
+
+def _exact(hint: Any, value: Any) -> bool:
+    if hint in _SCALARS:
+        return type(value) is hint or (hint is float and type(value) is int)
+    origin = typing.get_origin(hint)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return type(value) is list and all(_exact(item, v) for v in value)
+    if origin is Literal:
+        return any(type(value) is type(v) and value == v for v in typing.get_args(hint))
+    if origin in (Union, types.UnionType):
+        (inner,) = [a for a in typing.get_args(hint) if a is not type(None)]
+        return value is None or _exact(inner, value)
+    return False
+
+
+class Arguments:
+    """An action's validated parameters, read by name (as from the pydantic model it stands for)."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.__dict__.update(values)
+
+    def __repr__(self) -> str:
+        return f"Arguments({self.__dict__!r})"
+
+
+class SimpleParamsSchema(_Checked):
+    """An action's input object made of simple parameters, as pydantic's ``create_model`` with
+    ``extra="forbid"`` writes and validates it."""
+
+    def __init__(
+        self, title: str, fields: Mapping[str, tuple[Any, Any]], json_schema: Mapping[str, Any]
+    ) -> None:
+        super().__init__(json_schema)
+        self._title = title
+        self._fields = dict(fields)
+
+    @classmethod
+    def build(cls, title: str, fields: Mapping[str, tuple[Any, Any]]) -> SimpleParamsSchema | None:
+        """The schema of these parameters (name -> (hint, default or ...)), or None when one of
+        them is not simple."""
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for name, (hint, default) in fields.items():
+            schema = simple_json_schema(hint)
+            if schema is None or name.startswith("_"):
+                return None
+            if default is ...:
+                required.append(name)
+            elif _plain_default(hint, default):
+                schema["default"] = default
+            else:
+                return None
+            schema["title"] = field_title(name)
+            properties[name] = schema
+        json_schema: dict[str, Any] = {
+            "additionalProperties": False,
+            "properties": properties,
+            "title": title,
+            "type": "object",
+        }
+        if required:
+            json_schema["required"] = required
+        return cls(title, fields, json_schema)
+
+    @property
+    def _fallback_hint(self) -> Any:
+        from pydantic import ConfigDict, create_model
+
+        return create_model(  # type: ignore[call-overload]
+            self._title, __config__=ConfigDict(extra="forbid"), **self._fields
+        )
+
+    def validate(self, value: JsonValue) -> ValidationResult:
+        plain = self._proven(value)
+        if not isinstance(plain, dict):
+            result: ValidationResult = self._pydantic.validate(value)
+            return result
+        values = {
+            name: convert(hint, plain[name]) if name in plain else default
+            for name, (hint, default) in self._fields.items()
+        }
+        return Valid(Arguments(values), values)
+
+    def validate_output(self, value: Any) -> ValidationResult:
+        result: ValidationResult = self._pydantic.validate_output(value)
+        return result
+
+
+def schema_for_hint(hint: Any) -> Schema:
+    """A capability's schema from a type hint: in the page a simple hint's schema without
+    pydantic, anything else (and everything under CPython) ``schema_from_type``."""
+    simple = simple_schema(hint) if SIMPLE_HINTS else None
+    return simple if simple is not None else schema_from_type(hint)
+
+
+def simple_schema(hint: Any) -> SimpleHintSchema | None:
+    """The pydantic-free schema of a simple hint, or None."""
+    schema = simple_json_schema(hint)
+    return None if schema is None else SimpleHintSchema(hint, schema)
+
+
+__all__ = [
+    "SIMPLE_HINTS",
+    "Arguments",
+    "SimpleHintSchema",
+    "SimpleParamsSchema",
+    "convert",
+    "schema_for_hint",
+    "simple_json_schema",
+    "simple_schema",
+]

@@ -1,0 +1,93 @@
+"""What ``agent-surface bundle`` leaves out: files a bundled page never loads.
+
+- PyScript (``dist/pyscript/``, ~4.7 MB) unless a bundled file mentions it;
+- wheels outside the lock's closure of what the pages load (agent-surface, the app, every
+  ``data-packages`` name, and micropip for PyScript), e.g. micropip for a page without PyScript;
+- agent-surface as a zip to import in place, unless a page loads agent-surface alone (no
+  ``data-packages``): with the app's wheel to load, the loader installs our wheel instead
+  (``agent-surface-zip.json`` stays: the loader reads it first);
+- Pyodide's source maps and its UMD build (``pyodide.js``): the loader imports ``pyodide.mjs``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._runtime_build.lock import canonical
+
+_DATA_PACKAGES = re.compile(r"""data-packages\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
+_EMBED = re.compile(r"""<script[^>]*agent-surface\.js""", re.IGNORECASE)
+_PYODIDE_UNUSED = ("pyodide.js",)
+_PYODIDE_UNUSED_SUFFIXES = (".map",)
+
+
+@dataclass(frozen=True)
+class PageNeeds:
+    """What the bundled files load: PyScript or not, the packages named, a page without any."""
+
+    pyscript: bool
+    packages: frozenset[str]
+    agent_surface_alone: bool
+
+
+def page_needs(files: Mapping[str, bytes]) -> PageNeeds:
+    """Scan the app's static files (name -> bytes) for what their pages load."""
+    pyscript, alone = False, False
+    packages: set[str] = set()
+    for name, data in files.items():
+        text = data.decode("utf-8", errors="replace")
+        if "pyscript" in text.lower():
+            pyscript = True
+        if Path(name).suffix.lower() not in (".html", ".htm") or not _EMBED.search(text):
+            continue
+        named = [
+            token for match in _DATA_PACKAGES.findall(text) for token in re.split(r"[\s,]+", match) if token
+        ]
+        packages.update(canonical(token) for token in named)
+        alone = alone or not named
+    return PageNeeds(pyscript, frozenset(packages), alone)
+
+
+def closure(lock_packages: Mapping[str, Any], roots: Iterable[str]) -> set[str]:
+    """The lock's packages ``roots`` load, with their dependencies (canonical names)."""
+    by_name = {canonical(name): entry for name, entry in lock_packages.items()}
+    seen: set[str] = set()
+    stack = [canonical(root) for root in roots]
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in by_name:
+            continue
+        seen.add(name)
+        stack.extend(canonical(dep) for dep in by_name[name].get("depends", ()))
+    return seen
+
+
+def runtime_filter(
+    part: str, needs: PageNeeds, lock_packages: Mapping[str, Any], app: str, zip_file: str | None
+) -> Callable[[Path], bool] | None:
+    """A file filter for one runtime part (``pyodide``, ``pyscript``, ``wheels``), or None to
+    leave the part out entirely."""
+    if part == "pyscript":
+        return (lambda path: True) if needs.pyscript else None
+    if part == "pyodide":
+        return lambda path: (
+            path.name != "pyodide-lock.json"
+            and not (path.name in _PYODIDE_UNUSED or path.name.endswith(_PYODIDE_UNUSED_SUFFIXES))
+        )
+    roots = {"agent-surface", canonical(app), *needs.packages} | ({"micropip"} if needs.pyscript else set())
+    loaded = closure(lock_packages, roots)
+    files = {
+        str(entry.get("file_name", "")).rsplit("/", 1)[-1]
+        for name, entry in lock_packages.items()
+        if canonical(name) in loaded
+    }
+    if zip_file is not None and needs.agent_surface_alone:
+        files.add(zip_file)
+    return lambda path: path.name in files
+
+
+__all__ = ["PageNeeds", "closure", "page_needs", "runtime_filter"]

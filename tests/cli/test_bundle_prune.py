@@ -1,0 +1,68 @@
+"""What ``agent-surface bundle`` leaves out of a site: what its pages never load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_surface.cli.bundle_prune import closure, page_needs, runtime_filter
+
+LOCK = {
+    "agent-surface": {"file_name": "../wheels/agent_surface-1.whl", "depends": ["pydantic"]},
+    "pydantic": {"file_name": "../wheels/pydantic-2.whl", "depends": ["typing-extensions"]},
+    "typing_extensions": {"file_name": "../wheels/typing_extensions-4.whl", "depends": []},
+    "micropip": {"file_name": "../wheels/micropip-0.whl", "depends": []},
+    "numpy": {"file_name": "numpy-2.whl", "depends": []},
+}
+PAGE = b'<script type="module" src="agent-surface.js" data-packages="shop-app numpy"></script>'
+PLAIN = b'<script type="module" src="agent-surface.js"></script>'
+PYSCRIPT = b'<script type="module" src="dist/pyscript/core.js"></script><script type="py"></script>'
+
+
+def _kept(part: str, files: dict[str, bytes], names: list[str]) -> list[str] | None:
+    keep = runtime_filter(part, page_needs(files), LOCK, "shop_app", "agent_surface-1.zip")
+    return None if keep is None else [name for name in names if keep(Path(name))]
+
+
+def test_the_closure_follows_the_locks_dependencies() -> None:
+    assert closure(LOCK, ["Agent_Surface"]) == {"agent-surface", "pydantic", "typing-extensions"}
+
+
+def test_a_page_without_pyscript_ships_neither_pyscript_nor_micropip_nor_the_zip() -> None:
+    files = {"index.html": PAGE, "app.py": b"print('hi')"}
+    needs = page_needs(files)
+    assert (needs.pyscript, needs.packages, needs.agent_surface_alone) == (
+        False,
+        frozenset({"shop-app", "numpy"}),
+        False,
+    )
+    assert _kept("pyscript", files, ["core.js"]) is None
+    wheels = [
+        "agent_surface-1.whl",
+        "agent_surface-1.zip",
+        "pydantic-2.whl",
+        "typing_extensions-4.whl",
+        "micropip-0.whl",
+        "numpy-2.whl",
+    ]
+    assert _kept("wheels", files, wheels) == [
+        "agent_surface-1.whl",
+        "pydantic-2.whl",
+        "typing_extensions-4.whl",
+        "numpy-2.whl",
+    ]
+    pyodide = [
+        "pyodide.mjs",
+        "pyodide.js",
+        "pyodide.mjs.map",
+        "pyodide.asm.wasm",
+        "pyodide-lock.json",
+        "agent-surface-zip.json",
+    ]
+    assert _kept("pyodide", files, pyodide) == ["pyodide.mjs", "pyodide.asm.wasm", "agent-surface-zip.json"]
+
+
+def test_pyscript_keeps_pyscript_and_micropip_and_a_lone_page_keeps_the_zip() -> None:
+    files = {"index.html": PYSCRIPT, "lone.html": PLAIN}
+    assert _kept("pyscript", files, ["core.js"]) == ["core.js"]
+    wheels = ["agent_surface-1.zip", "micropip-0.whl", "numpy-2.whl"]
+    assert _kept("wheels", files, wheels) == ["agent_surface-1.zip", "micropip-0.whl"]

@@ -1,0 +1,221 @@
+"""The page's pydantic-free schemas of simple hints, held side by side with pydantic's: the same
+JSON Schema (so the same contract digest), the same typed value for every value they prove
+valid, and pydantic's own answer for everything else."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal, Optional
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_surface._core.contracts.signatures import Signature, _model_name
+from agent_surface._core.jsonvalue import thaw
+from agent_surface._core.schemas.schema import Invalid, ModelSchema, Valid
+from agent_surface._core.schemas.simple_hints import (
+    SimpleHintSchema,
+    SimpleParamsSchema,
+    simple_json_schema,
+    simple_schema,
+)
+
+SIMPLE: list[Any] = [
+    str,
+    int,
+    float,
+    bool,
+    list[str],
+    list[int],
+    list[float],
+    list[list[bool]],
+    Literal["a", "b"],
+    Literal["only"],
+    Literal[1, 2, 3],
+    Optional[str],  # noqa: UP045 (the spelling pydantic sees as well)
+    str | None,
+    list[int] | None,
+    float | None,
+    list[str | None],
+]
+NOT_SIMPLE: list[Any] = [
+    Literal["a", 1],
+    Literal[True],
+    Literal["a"] | None,
+    str | int,
+    str | int | None,
+    dict[str, int],
+    tuple[int, ...],
+    set[str],
+    Any,
+    bytes,
+]
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["a", "b", "only", "", "\ud800"])
+    | st.sampled_from([1, 2, 3]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["ids", "mode", "x", "z"]), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def _same(ours: Any, theirs: Any) -> None:
+    assert type(ours) is type(theirs)
+    if isinstance(theirs, Valid):
+        assert ours.json == theirs.json
+        assert _typed(ours.value) == _typed(theirs.value)
+    else:
+        assert ours == theirs
+
+
+def _typed(value: Any) -> Any:
+    """A value with its types spelled out (1 == 1.0 == True in Python)."""
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return {k: _typed(v) for k, v in vars(value).items() if not k.startswith("_")}
+    return (type(value).__name__, value)
+
+
+@pytest.mark.parametrize("hint", SIMPLE, ids=str)
+def test_a_simple_hint_has_pydantics_json_schema(hint: Any) -> None:
+    assert simple_json_schema(hint) == thaw(ModelSchema(hint).json_schema)
+
+
+@pytest.mark.parametrize("hint", NOT_SIMPLE, ids=str)
+def test_anything_else_is_left_to_pydantic(hint: Any) -> None:
+    assert simple_json_schema(hint) is None
+    assert simple_schema(hint) is None
+
+
+@pytest.mark.parametrize("hint", SIMPLE, ids=str)
+@settings(max_examples=60, deadline=None)
+@given(value=JSON)
+def test_a_value_gets_pydantics_answer(hint: Any, value: Any) -> None:
+    ours = simple_schema(hint)
+    assert isinstance(ours, SimpleHintSchema)
+    theirs = ModelSchema(hint)
+    _same(ours.validate(value), theirs.validate(value))
+
+
+@pytest.mark.parametrize("hint", SIMPLE, ids=str)
+@settings(max_examples=40, deadline=None)
+@given(value=JSON | st.tuples(st.integers()) | st.sampled_from(["1", "1.5", "true"]))
+def test_an_output_gets_pydantics_answer(hint: Any, value: Any) -> None:
+    ours = simple_schema(hint)
+    assert ours is not None
+    _same(ours.validate_output(value), ModelSchema(hint).validate_output(value))
+
+
+class _Methods:
+    def select(self, ids: list[str], mode: Literal["replace", "add"] = "replace") -> None: ...
+    def scale(self, x: float, z: int | None = None, label: str = "s", on: bool = False) -> None: ...
+    def nothing(self) -> None: ...
+    def points(self, values: list[float], limit: int = 3) -> None: ...
+
+
+METHODS = [_Methods.select, _Methods.scale, _Methods.nothing, _Methods.points]
+
+
+@pytest.mark.parametrize("method", METHODS, ids=lambda m: m.__name__)
+@settings(max_examples=80, deadline=None)
+@given(value=JSON)
+def test_parameters_get_pydantics_schema_and_answer(method: Any, value: Any) -> None:
+    sig = Signature(method, f"t.x.{method.__name__}")
+    where = f"t.x.{method.__name__}"
+    ours = SimpleParamsSchema.build(_model_name(where), sig.fields)
+    assert ours is not None
+    theirs = sig.input_schema(where)  # CPython: pydantic's create_model
+    assert thaw(ours.json_schema) == thaw(theirs.json_schema)
+    mine, pydantics = ours.validate(value), theirs.validate(value)
+    _same(mine, pydantics)
+    if isinstance(mine, Valid):  # the handler receives the same keyword arguments
+        assert _typed(sig.call_args(mine.value, None)) == _typed(sig.call_args(pydantics.value, None))
+
+
+def test_a_valid_call_converts_without_pydantic_and_an_invalid_one_gets_its_issues() -> None:
+    sig = Signature(_Methods.scale, "t.x.scale")
+    ours = SimpleParamsSchema.build("ScaleInput", sig.fields)
+    assert ours is not None
+    valid = ours.validate({"x": 2})
+    assert isinstance(valid, Valid)
+    assert sig.call_args(valid.value, None) == {"x": 2.0, "z": None, "label": "s", "on": False}
+    assert type(valid.value.x) is float
+    assert "_pydantic" not in vars(ours)  # proven valid: pydantic never asked
+    invalid = ours.validate({"x": "2", "extra": 1})
+    assert isinstance(invalid, Invalid)
+    assert {issue.path for issue in invalid.issues} == {"/x", "/extra"}
+
+
+def test_defaults_and_names_outside_the_simple_set_are_left_to_pydantic() -> None:
+    assert SimpleParamsSchema.build("A", {"ids": (list[str], [])}) is None  # a mutable default
+    assert SimpleParamsSchema.build("A", {"x": (float, 1)}) is None  # an int default of a float
+    assert SimpleParamsSchema.build("A", {"x": (str, None)}) is None  # None for a non-optional
+    assert SimpleParamsSchema.build("A", {"x": (float, math.inf)}) is None  # not JSON
+    assert SimpleParamsSchema.build("A", {"_x": (int, ...)}) is None
+
+
+def _readme_table() -> type:
+    from agent_surface import AgentComponent, action, observation
+
+    class DevicesTable(AgentComponent, type="devices.table", description="The devices table"):
+        def __init__(self, rows: list[str]) -> None:
+            self.rows, self.selected, self.zoomed = rows, [], []
+
+        @observation("Ids of the rows currently shown")
+        def visible_rows(self) -> list[str]:
+            return self.rows
+
+        @action("Select rows by id")
+        def select_rows(self, ids: list[str], mode: Literal["replace", "add"] = "replace") -> None:
+            self.selected = ids
+
+        @action("Zoom")
+        def zoom(self, factor: float, steps: int | None = None) -> float:
+            self.zoomed.append((factor, steps))
+            return factor
+
+    return DevicesTable
+
+
+def test_a_component_defined_the_pages_way_has_the_same_contract_and_gets_typed_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+
+    from agent_surface import (
+        AgentSurfaceRegistry,
+        Consumer,
+        Invocation,
+        compile_manifest,
+        create_capability_authority,
+    )
+    from agent_surface._core.schemas import simple_hints
+
+    with_pydantic = _readme_table()
+    monkeypatch.setattr(simple_hints, "SIMPLE_HINTS", True)
+    in_the_page = _readme_table()
+    contract = in_the_page.contract
+    assert contract.to_json() == with_pydantic.contract.to_json()  # the same digest, the same contract.json
+    assert isinstance(contract.actions["zoom"].input, SimpleParamsSchema)
+    assert isinstance(contract.observations["visibleRows"].output, SimpleHintSchema)
+
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([with_pydantic])))
+    table = in_the_page(["dev-1"])
+    registry.register(table)  # the reviewed manifest accepts the page's contract
+    consumer = Consumer("agent", "webmcp")
+    result = asyncio.run(
+        registry.invoke(Invocation("view:devices.table.zoom", {"factor": 2}), consumer=consumer)
+    )
+    assert result.ok, result
+    assert table.zoomed == [(2.0, None)] and type(table.zoomed[0][0]) is float
