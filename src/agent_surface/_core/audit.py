@@ -78,16 +78,21 @@ class MemoryAuditSink:
     """Keeps the most recent ``capacity`` events."""
 
     def __init__(self, capacity: int = 1000) -> None:
-        self._events: deque[AuditEvent] = deque(maxlen=capacity)
+        self._capacity = capacity
+        # Made on the first event: every registry has a sink, many never record into it.
+        self._events: deque[AuditEvent] | None = None
 
     def record(self, event: AuditEvent) -> None:
+        if self._events is None:
+            self._events = deque(maxlen=self._capacity)
         self._events.append(event)
 
     def events(self) -> list[AuditEvent]:
-        return list(self._events)
+        return [] if self._events is None else list(self._events)
 
     def clear(self) -> None:
-        self._events.clear()
+        if self._events is not None:
+            self._events.clear()
 
 
 class ConsoleAuditSink:

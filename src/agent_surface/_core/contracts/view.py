@@ -389,13 +389,13 @@ def _bind_members(
     where: str,
     group: str,
 ) -> dict[str, Any]:
-    extra = sorted(set(given) - set(declared))
-    if extra:
-        raise DefinitionError(
-            "INVALID_DEFINITION", f"{group} {extra} are not declared in the contract", path=where
-        )
-    missing = sorted(set(declared) - set(given))
-    if missing:
+    if given.keys() != declared.keys():
+        extra = sorted(set(given) - set(declared))
+        if extra:
+            raise DefinitionError(
+                "INVALID_DEFINITION", f"{group} {extra} are not declared in the contract", path=where
+            )
+        missing = sorted(set(declared) - set(given))
         raise DefinitionError(
             "INVALID_DEFINITION", f"{group} {missing} have no {handler_name} handler", path=where
         )
@@ -406,13 +406,16 @@ def _bind_members(
             raise DefinitionError(
                 "INVALID_DEFINITION", f"{handler_name} of {name!r} is not callable", path=where
             )
-        check_live_options(
-            f"{where}.{name}",
-            member.unavailable_reason,
-            member.policies,
-            when=member.when,
-            precondition=getattr(member, "precondition", None),
-        )
+        precondition = getattr(member, "precondition", None)
+        # A bare handler has no options to check (the common case: binding is per mount).
+        if member.unavailable_reason is not None or member.policies or member.when is not None or precondition is not None:
+            check_live_options(
+                f"{where}.{name}",
+                member.unavailable_reason,
+                member.policies,
+                when=member.when,
+                precondition=precondition,
+            )
         out[name] = member
     return out
 

@@ -209,7 +209,7 @@ def _group(conc: Concurrency, registration_id: str, capability_id: str, limits: 
 
 
 def _scoped(policies: Iterable[Policy], scope: PolicyScope) -> PolicyChain:
-    return tuple((policy, scope) for policy in policies)
+    return tuple((policy, scope) for policy in policies) if policies else ()
 
 
 def build_capabilities(

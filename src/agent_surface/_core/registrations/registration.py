@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -82,17 +81,18 @@ class Tombstones:
     __slots__ = ("_items", "_size", "_ttl")
 
     def __init__(self, size: int, ttl: float) -> None:
-        self._items: OrderedDict[str, Tombstone] = OrderedDict()
+        # A plain dict keeps insertion order, and ids are never added twice: oldest first.
+        self._items: dict[str, Tombstone] = {}
         self._size = size
         self._ttl = ttl
 
     def add(self, tombstone: Tombstone) -> None:
         if self._size <= 0:
             return
+        self._items.pop(tombstone.registration_id, None)  # a re-added id moves to the end
         self._items[tombstone.registration_id] = tombstone
-        self._items.move_to_end(tombstone.registration_id)
         while len(self._items) > self._size:
-            self._items.popitem(last=False)
+            del self._items[next(iter(self._items))]
 
     def get(self, registration_id: str, now: float) -> Tombstone | None:
         self.prune(now)
@@ -111,7 +111,7 @@ class Tombstones:
             oldest = next(iter(self._items.values()))
             if now - oldest.unregistered_at <= self._ttl:
                 return
-            self._items.popitem(last=False)
+            del self._items[oldest.registration_id]
 
     def __len__(self) -> int:
         return len(self._items)

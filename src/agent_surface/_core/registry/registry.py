@@ -161,9 +161,8 @@ class AgentSurfaceRegistry:
         behind the events that caused it.
         """
         self._version += 1
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        loop = asyncio._get_running_loop()  # None outside a loop, without raising
+        if loop is None:
             if self._events.active:  # nobody listening: skip building the event
                 self._emit(*events, make_event("surface-changed", surfaceVersion=str(self._version)))
             return
