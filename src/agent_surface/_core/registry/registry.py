@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from bisect import insort
+from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -288,7 +288,7 @@ class AgentSurfaceRegistry:
         for cid in reg.capabilities:
             holders = self._holders.get(cid)
             if holders is not None:
-                holders.remove(reg)
+                _remove_sorted(holders, reg)
                 if not holders:
                     del self._holders[cid]
         now = self.now()
@@ -449,6 +449,18 @@ class AgentSurfaceRegistry:
         self._holders.clear()
         self._disposed = True
         self._events.clear()
+
+
+def _remove_sorted(holders: list[Registration], reg: Registration) -> None:
+    """Remove ``reg`` from a list kept in snapshot order: found by bisection (``list.remove``
+    would compare it with every holder before it, a thousand at a thousand mounts)."""
+    at = bisect_left(holders, reg.order, key=sort_key)
+    while at < len(holders) and holders[at].order == reg.order:
+        if holders[at] is reg:
+            del holders[at]
+            return
+        at += 1
+    holders.remove(reg)  # not where its order says (never expected): the slow way
 
 
 create_registry = renamed(AgentSurfaceRegistry, "create_registry", "AgentSurfaceRegistry")
