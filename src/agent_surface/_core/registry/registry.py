@@ -194,7 +194,8 @@ class AgentSurfaceRegistry:
         Structural defects and bindings the authority does not prove raise ``DefinitionError``
         and register nothing. Duplicates and guard refusals return a dead handle.
         """
-        self._check_alive()
+        if self._disposed:
+            self._check_alive()
         if (
             not isinstance(binding, ComponentBinding)
             and hasattr(binding, "bind")
@@ -203,10 +204,12 @@ class AgentSurfaceRegistry:
             binding = binding.bind()
         verified = self.authority.verify_binding(binding)
         contract = verified.contract
-        self._check_executor(verified)
-        collisions = suffix_collisions(verified, self.authority.domain_paths, self._suffix_policy)
+        if verified.procedures:
+            self._check_executor(verified)
+        domain_paths = self.authority.domain_paths
+        collisions = suffix_collisions(verified, domain_paths, self._suffix_policy) if domain_paths else []
         key = (contract.type, verified.instance_id)
-        if not self._guard_accepts(verified):
+        if self._on_register is not None and not self._guard_accepts(verified):
             return self._reject(verified, "guard")
         existing = self._by_key.get(key)
         if existing is not None:
