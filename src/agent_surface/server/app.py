@@ -37,7 +37,7 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from .. import CapabilityFailure, DefinitionError
-from .._core.jsonvalue import digest, to_json_value
+from .._core.jsonvalue import to_json_value
 from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
     CHALLENGES_PREFIX,
@@ -328,6 +328,8 @@ class ProcedureServer:
         caller, invocation_id = call.caller, call.invocation_id
         assert caller is not None and invocation_id is not None and call.input is not None
         recorded = served.contract.effect != "server-query"  # reads are safe to run again
+        # The request's fingerprint for replays, and what an approval challenge is bound to.
+        call_digest = challenges.input_digest(served.id, call.input)
 
         def work(db: Any) -> Outcome:
             if served.require_confirmation:
@@ -338,7 +340,7 @@ class ProcedureServer:
                     call.confirmation,
                     caller,
                     served.id,
-                    call.input,
+                    call_digest,
                     invocation_id,
                     self._clock(),
                     self._verify_presence,
@@ -362,8 +364,7 @@ class ProcedureServer:
         try:
             if recorded:
                 key = InvocationKey(caller.scope, invocation_id, served.id)
-                fingerprint = digest({"procedure": served.id, "input": call.input})
-                return self.store.execute_once(key, fingerprint, work, finish)
+                return self.store.execute_once(key, call_digest, work, finish)
 
             def read(db: Any) -> Outcome:
                 outcome = work(db)

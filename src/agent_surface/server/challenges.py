@@ -174,13 +174,14 @@ def settle(
     evidence: ConfirmationEvidence,
     caller: Caller,
     procedure_id: str,
-    canonical_input: str,
+    call_digest: str,
     invocation_id: str,
     now: datetime,
     verify_presence: VerifyPresence | None,
 ) -> str | None:
-    """Inside the call's transaction: spend the evidence's challenge for this exact call.
-    Returns None when spent (the call may apply), else the refusal reason."""
+    """Inside the call's transaction: spend the evidence's challenge for this exact call
+    (``call_digest``: :func:`input_digest` of its procedure and input). Returns None when spent
+    (the call may apply), else the refusal reason."""
     challenge_id = evidence.challenge
     if challenge_id is None:
         return "malformed"
@@ -192,7 +193,7 @@ def settle(
         return "mismatch"  # before "used": another caller learns nothing of this challenge
     if spent:
         return "used"
-    if challenge.procedure != procedure_id or challenge.digest != input_digest(procedure_id, canonical_input):
+    if challenge.procedure != procedure_id or challenge.digest != call_digest:
         return "mismatch"
     if now >= challenge.expires_at:
         return "expired"

@@ -86,14 +86,11 @@ def discovery(
     consumer: Consumer,
     host: Callable[[], Mapping[str, Any]],
     now: Callable[[], float],
-    ctx: PolicyContext | None = None,
 ) -> Decision:
-    """The composed discovery vote; ``host`` is called only if there is a policy to ask.
-    ``ctx``: the context to show them, when the caller has built it already."""
+    """The composed discovery vote; ``host`` is called only if there is a policy to ask."""
     if not entry.policies:
         return EXPOSE
-    if ctx is None:
-        ctx = policy_context(reg, entry, consumer, host(), now)
+    ctx = policy_context(reg, entry, consumer, host(), now)
     return evaluate_discovery([p for p, _ in entry.policies], ctx)
 
 

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Mapping
-from typing import Any
+from collections.abc import Awaitable
 
 from ..contracts.kinds import VERSION_GUARDED_EFFECTS
 from ..errors import CapabilityFailure
 from ..jsonvalue import JsonValue
-from ..policies.base import EXPOSE, Decision, PolicyContext, as_decision
+from ..policies.base import EXPOSE, Decision, PolicyContext, as_decision, evaluate_discovery
 from ..registrations.registration import Registration
 from . import failures
-from .availability import discovery, policy_context
+from .availability import policy_context
 from .call import Call, CallTarget
 from .failures import PhaseRefusal
 
@@ -50,7 +49,7 @@ def resolve(call: Call) -> Awaitable[None] | None:
             continue
         # One policy context per holder serves its discovery vote and, if picked, the call.
         ctx = policy_context(reg, held, consumer, host, registry.now, call.invocation_id)
-        decision = discovery(reg, held, consumer, _unused_host, registry.now, ctx)
+        decision = evaluate_discovery([p for p, _ in held.policies], ctx)
         if decision.outcome == "hide":
             hidden.append(reg)
         else:
@@ -105,10 +104,6 @@ async def _gate_refusal(call: Call, hidden: list[Registration], not_found: Phase
 
 
 Visible = tuple[Registration, Decision, "PolicyContext | None"]
-
-
-def _unused_host() -> Mapping[str, Any]:
-    raise AssertionError("discovery was given its policy context")
 
 
 def _pick(call: Call, visible: list[Visible]) -> Visible:
