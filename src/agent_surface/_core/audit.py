@@ -10,11 +10,13 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TextIO, runtime_checkable
 
 from .jsonvalue import JsonValue
+from .quick_init import quick_init
 
 log = logging.getLogger("agent_surface")
 
 
-@dataclass(frozen=True, slots=True)
+@quick_init
+@dataclass(frozen=True)
 class AuditEvent:
     at: str
     type: str

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import DefinitionError
 from ..policies.base import Policy
+from ..quick_init import quick_init
 
 Handler = Callable[..., Any]
 # Bindings minted by ``bind()``/``reference()``; the registry refuses anything else. A private
@@ -28,6 +29,7 @@ def is_minted(binding: object) -> bool:
         return False
 
 
+@quick_init
 @dataclass(frozen=True, eq=False)
 class ObservationBinding:
     read: Handler
@@ -36,6 +38,7 @@ class ObservationBinding:
     policies: Sequence[Policy] = ()
 
 
+@quick_init
 @dataclass(frozen=True, eq=False)
 class ActionBinding:
     execute: Handler

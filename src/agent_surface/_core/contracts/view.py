@@ -20,6 +20,7 @@ from ..ids import (
 )
 from ..jsonvalue import FrozenDict, JsonValue, digest
 from ..policies.base import Policy
+from ..quick_init import quick_init
 from ..schemas.schema import EMPTY_INPUT, Schema
 from .bindings import (
     ActionBinding,
@@ -297,6 +298,7 @@ class ComponentContract:
         )
 
 
+@quick_init
 @dataclass(frozen=True, eq=False)
 class ComponentBinding:
     contract: ComponentContract

@@ -26,6 +26,7 @@ from ..contracts import (
 from ..contracts.kinds import AuditLevel, ConfirmationLevel
 from ..limits import Limits
 from ..policies.base import Policy, PolicyScope
+from ..quick_init import quick_init
 from ..schemas.schema import Schema
 
 PolicyChain: TypeAlias = tuple[tuple[Policy, PolicyScope], ...]  # registry → component → capability
@@ -42,7 +43,8 @@ class QueueGroup:
     depth: int
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@quick_init
+@dataclass(frozen=True, eq=False)
 class ObservationEntry:
     """A view observation: reads state, never confirmed, runs in the observation pool."""
 
@@ -81,7 +83,8 @@ class ObservationEntry:
         return None  # observations share the bounded pool, not a FIFO group
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@quick_init
+@dataclass(frozen=True, eq=False)
 class ActionEntry:
     """A view action: changes presentation state (local state or navigation)."""
 
@@ -137,7 +140,8 @@ class ActionEntry:
         return _group(self.contract.concurrency, registration_id, self.capability_id, limits)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@quick_init
+@dataclass(frozen=True, eq=False)
 class ProcedureEntry:
     """A domain procedure referenced from a mounted component; the host's executor runs it."""
 

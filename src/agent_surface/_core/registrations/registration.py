@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..contracts import ComponentBinding
+from ..quick_init import quick_init
 
 if TYPE_CHECKING:
     from ..contracts.context import CancelSignal
@@ -63,7 +64,8 @@ class Registration:
         return self.binding.contract.origin
 
 
-@dataclass(frozen=True, slots=True)
+@quick_init
+@dataclass(frozen=True)
 class Tombstone:
     registration_id: str
     component_type: str

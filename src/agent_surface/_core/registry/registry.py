@@ -7,6 +7,7 @@ import itertools
 import logging
 from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any, Literal
 
 from ..audit import AuditEvent, AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink
@@ -30,11 +31,14 @@ from ..registrations.registration import Registration, Tombstone, Tombstones
 from .checks import check_options, suffix_collisions
 from .handles import RegistrationHandle
 from .live_updates import apply_update, publish_flips
-from .snapshot import Budget, Snapshot, build_snapshot, normalize_scope, sort_key
+from .snapshot import Budget, Snapshot, build_snapshot, normalize_scope
 
 __all__ = ["AgentSurfaceRegistry", "RegistrationHandle", "create_registry", "random_id"]
 
 log = logging.getLogger("agent_surface")
+# Snapshot order, read in C: holder lists are bisected on every mount and unmount, and a
+# Python key function was called about 24 times a component.
+_ORDER = attrgetter("order")
 
 Environment = Literal["development", "production", "test"]
 
@@ -224,11 +228,15 @@ class AgentSurfaceRegistry:
             capabilities=build_capabilities(verified, self._policies),
             environment=self.environment,
         )
-        reg.published = {cid: availability(reg, e)[0] for cid, e in reg.capabilities.items()}
+        # A fresh registration has no overrides: only when() (if any) can differ from enabled.
+        enabled = reg.enabled
+        reg.published = {
+            cid: enabled and (e.when is None or availability(reg, e)[0]) for cid, e in reg.capabilities.items()
+        }
         self._by_id[reg.registration_id] = reg
         self._by_key[key] = reg
         for cid in reg.capabilities:
-            insort(self._holders.setdefault(cid, []), reg, key=sort_key)
+            insort(self._holders.setdefault(cid, []), reg, key=_ORDER)
         self._audit("registration", registration_id=reg.registration_id, detail=f"{contract.type}@{verified.instance_id}")
         self._bump(
             [
@@ -322,6 +330,8 @@ class AgentSurfaceRegistry:
 
     def on_unmount(self, reg: Registration) -> None:
         """Abort in-flight work of an unmounted registration (the invoker settles it)."""
+        if not reg.inflight:
+            return
         for signal in list(reg.inflight):
             signal.abort("unmounted")
 
@@ -350,7 +360,7 @@ class AgentSurfaceRegistry:
 
     def registrations(self) -> list[Registration]:
         """Live registrations in snapshot order (for the invoker, adapters' internals, tools)."""
-        return sorted(self._by_id.values(), key=sort_key)
+        return sorted(self._by_id.values(), key=_ORDER)
 
     def registration(self, registration_id: str) -> Registration | None:
         return self._by_id.get(registration_id)
@@ -457,7 +467,7 @@ class AgentSurfaceRegistry:
 def _remove_sorted(holders: list[Registration], reg: Registration) -> None:
     """Remove ``reg`` from a list kept in snapshot order: found by bisection (``list.remove``
     would compare it with every holder before it, a thousand at a thousand mounts)."""
-    at = bisect_left(holders, reg.order, key=sort_key)
+    at = bisect_left(holders, reg.order, key=_ORDER)
     while at < len(holders) and holders[at].order == reg.order:
         if holders[at] is reg:
             del holders[at]

@@ -1,0 +1,118 @@
+"""quick_init: a frozen dataclass built through ``__dict__`` behaves as the dataclass's own ``__init__``."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from dataclasses import dataclass, field
+
+import pytest
+
+from agent_surface._core.audit import AuditEvent
+from agent_surface._core.quick_init import quick_init
+from agent_surface._core.registrations.registration import Tombstone
+
+
+def _pair() -> tuple[type, type]:
+    def make() -> type:
+        @dataclass(frozen=True)
+        class Sample:
+            a: int
+            b: str = "b"
+            c: list[int] = field(default_factory=list)
+            d: int = field(default=4, init=False)
+            e: tuple[int, ...] = field(default=(), kw_only=True)
+            f: dict[str, int] = field(default_factory=dict, kw_only=True)
+            g: int = field(default=0, repr=False)
+
+            def __post_init__(self) -> None:
+                object.__setattr__(self, "g", self.g + 1)
+
+        return Sample
+
+    return make(), quick_init(make())
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((1,), {}),
+        ((1, "x"), {}),
+        ((1, "x", [3]), {"e": (5,), "f": {"k": 1}, "g": 7}),
+        ((), {"a": 2, "c": [1, 2], "b": "y"}),
+    ],
+)
+def test_same_values_as_the_dataclass_init(args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    plain, quick = _pair()
+    expected, got = plain(*args, **kwargs), quick(*args, **kwargs)
+    assert dataclasses.asdict(got) == dataclasses.asdict(expected)
+    assert repr(got).split("(", 1)[1] == repr(expected).split("(", 1)[1]
+    assert got.d == 4  # init=False keeps its default
+
+
+def test_same_signature_and_refusals() -> None:
+    plain, quick = _pair()
+    assert str(inspect.signature(quick)) == str(inspect.signature(plain))
+    bad: list[tuple[tuple[object, ...], dict[str, object]]] = [
+        ((), {}),
+        ((1,), {"zzz": 1}),
+        ((1, "x", [], 9, 10), {}),
+        ((1,), {"d": 5}),
+    ]
+    for bad_args, bad_kwargs in bad:
+        with pytest.raises(TypeError):
+            plain(*bad_args, **bad_kwargs)
+        with pytest.raises(TypeError):
+            quick(*bad_args, **bad_kwargs)
+
+
+def test_defaults_made_by_factories_are_not_shared() -> None:
+    _, quick = _pair()
+    first, second = quick(1), quick(2)
+    assert first.c == [] and first.c is not second.c and first.f is not second.f
+
+
+def test_still_frozen() -> None:
+    _, quick = _pair()
+    item = quick(1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        item.a = 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del item.b
+
+
+def test_library_records_keep_their_dataclass_behaviour() -> None:
+    event = AuditEvent(
+        at="2026-01-01T00:00:00.000Z", type="registration", registration_id="reg_1", detail="t@i"
+    )
+    assert event.to_json() == {
+        "at": "2026-01-01T00:00:00.000Z",
+        "type": "registration",
+        "registration_id": "reg_1",
+        "detail": "t@i",
+    }
+    assert event == AuditEvent(
+        "2026-01-01T00:00:00.000Z", "registration", registration_id="reg_1", detail="t@i"
+    )
+    assert hash(event) == hash(dataclasses.replace(event))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        event.type = "x"  # type: ignore[misc]
+    tomb = Tombstone("reg_1", "t", "i", 1.0, 2.0)
+    assert tomb.capability_ids == frozenset()
+
+
+def test_refuses_what_it_cannot_speed_up() -> None:
+    @dataclass
+    class Mutable:
+        a: int
+
+    @dataclass(frozen=True, slots=True)
+    class Slotted:
+        a: int
+
+    class NotADataclass:
+        pass
+
+    for cls in (Mutable, Slotted, NotADataclass):
+        with pytest.raises(TypeError):
+            quick_init(cls)
