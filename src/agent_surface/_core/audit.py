@@ -9,6 +9,7 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TextIO, runtime_checkable
 
+from .clock import iso
 from .jsonvalue import JsonValue
 from .quick_init import quick_init
 
@@ -76,21 +77,42 @@ class AuditSink(Protocol):
     def record(self, event: AuditEvent) -> None: ...
 
 
+# A registry's own (un)registration line, as ``MemoryAuditSink.note`` keeps it until read:
+# epoch seconds, type, registration id, detail.
+_Noted = tuple[float, str, str | None, str | None]
+
+
 class MemoryAuditSink:
     """Keeps the most recent ``capacity`` events."""
 
     def __init__(self, capacity: int = 1000) -> None:
         self._capacity = capacity
         # Made on the first event: every registry has a sink, many never record into it.
-        self._events: deque[AuditEvent] | None = None
+        self._events: deque[AuditEvent | _Noted] | None = None
 
     def record(self, event: AuditEvent) -> None:
         if self._events is None:
             self._events = deque(maxlen=self._capacity)
         self._events.append(event)
 
+    def note(self, at: float, type_: str, registration_id: str | None, detail: str | None) -> None:
+        """Record a registry lifecycle event whose ``AuditEvent`` is built only if it is read.
+
+        Every mount and unmount writes one; most are pushed out of the ring unread, and
+        building the record and its timestamp text cost more than the rest of an unmount."""
+        if self._events is None:
+            self._events = deque(maxlen=self._capacity)
+        self._events.append((at, type_, registration_id, detail))
+
     def events(self) -> list[AuditEvent]:
-        return [] if self._events is None else list(self._events)
+        if self._events is None:
+            return []
+        return [
+            item
+            if isinstance(item, AuditEvent)
+            else AuditEvent(at=iso(item[0]), type=item[1], registration_id=item[2], detail=item[3])
+            for item in self._events
+        ]
 
     def clear(self) -> None:
         if self._events is not None:

@@ -99,13 +99,12 @@ class CapabilityAuthority:
                 "(raw definitions carry no contract proof)"
             )
         self._verify_contract(binding.contract)
-        required = set(binding.contract.policies)
-        present = {p.name for p in binding.policies}
-        missing = sorted(required - present)
-        if missing:
-            raise AuthorityError(
-                f"{binding.contract.type!r} requires policies {missing}, which the binding does not attach"
-            )
+        if binding.contract.policies:
+            missing = sorted(set(binding.contract.policies) - {p.name for p in binding.policies})
+            if missing:
+                raise AuthorityError(
+                    f"{binding.contract.type!r} requires policies {missing}, which the binding does not attach"
+                )
         for ref in binding.procedures:
             self.verify_reference(ref)
         return binding

@@ -231,13 +231,18 @@ class AgentSurfaceRegistry:
         # A fresh registration has no overrides: only when() (if any) can differ from enabled.
         enabled = reg.enabled
         reg.published = {
-            cid: enabled and (e.when is None or availability(reg, e)[0]) for cid, e in reg.capabilities.items()
+            cid: enabled and (e.when is None or availability(reg, e)[0])
+            for cid, e in reg.capabilities.items()
         }
         self._by_id[reg.registration_id] = reg
         self._by_key[key] = reg
         for cid in reg.capabilities:
             insort(self._holders.setdefault(cid, []), reg, key=_ORDER)
-        self._audit("registration", registration_id=reg.registration_id, detail=f"{contract.type}@{verified.instance_id}")
+        self._audit(
+            "registration",
+            registration_id=reg.registration_id,
+            detail=f"{contract.type}@{verified.instance_id}",
+        )
         self._bump(
             [
                 *collisions,  # dispatched after the mutation, like every other event
@@ -278,7 +283,9 @@ class AgentSurfaceRegistry:
     def _reject(self, binding: ComponentBinding, reason: str) -> RegistrationHandle:
         log_fn = log.error if self.environment == "development" else log.warning
         log_fn("registration of %s@%s rejected (%s)", binding.contract.type, binding.instance_id, reason)
-        self._audit("registration-rejected", detail=f"{binding.contract.type}@{binding.instance_id}: {reason}")
+        self._audit(
+            "registration-rejected", detail=f"{binding.contract.type}@{binding.instance_id}: {reason}"
+        )
         self._emit(
             make_event(
                 "component-rejected",
@@ -314,7 +321,11 @@ class AgentSurfaceRegistry:
             )
         )
         self.on_unmount(reg)
-        self._audit("unregistration", registration_id=reg.registration_id, detail=f"{reg.component_type}@{reg.instance_id}")
+        self._audit(
+            "unregistration",
+            registration_id=reg.registration_id,
+            detail=f"{reg.component_type}@{reg.instance_id}",
+        )
         self._bump(
             [
                 make_event(
@@ -428,9 +439,15 @@ class AgentSurfaceRegistry:
         self._check_alive()
         return await invoke(self._invoker, request, consumer, signal, timeout)
 
-    def _audit(self, type_: str, **fields: Any) -> None:
+    def _audit(self, type_: str, registration_id: str | None = None, detail: str | None = None) -> None:
+        sink = self.audit_sink
         try:
-            self.audit_sink.record(AuditEvent(at=iso(self.now()), type=type_, **fields))
+            if type(sink) is MemoryAuditSink:  # the default: it builds the record when read
+                sink.note(self.now(), type_, registration_id, detail)
+            else:
+                sink.record(
+                    AuditEvent(at=iso(self.now()), type=type_, registration_id=registration_id, detail=detail)
+                )
         except Exception:
             log.exception("audit sink failed")
 
