@@ -200,7 +200,7 @@ class ComponentContract:
         seen: set[str] = set()
         for group, expected in (("observations", ObservationContract), ("actions", ActionContract)):
             given = getattr(self, group)
-            if not isinstance(given, Mapping):
+            if type(given) is not dict and not isinstance(given, Mapping):  # a dict skips the ABC check
                 raise DefinitionError(
                     "INVALID_DEFINITION",
                     f"{group} must be a mapping of capability name to {expected.__name__}, "
@@ -331,7 +331,7 @@ def _bind_component(
     validate_instance_id(instance_id)
     where = f"{contract.type}@{instance_id}"
     for group, given in (("observations", observations), ("actions", actions)):
-        if not isinstance(given, Mapping):
+        if type(given) is not dict and not isinstance(given, Mapping):  # a dict skips the ABC check
             raise DefinitionError(
                 "INVALID_DEFINITION",
                 f"{group} must be a mapping of capability name to handler, got {type(given).__name__}",
