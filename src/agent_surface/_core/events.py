@@ -57,7 +57,7 @@ class EventBus:
 
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
-        self._queue: deque[SurfaceEvent] = deque()
+        self._queue: deque[SurfaceEvent] | None = None  # made by the first emit that has listeners
         self._dispatching = False
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -85,13 +85,16 @@ class EventBus:
     def emit(self, *events: SurfaceEvent) -> None:
         if not self._listeners and not self._dispatching:
             return
-        self._queue.extend(events)
+        queue = self._queue
+        if queue is None:
+            queue = self._queue = deque()
+        queue.extend(events)
         if self._dispatching:
             return
         self._dispatching = True
         try:
-            while self._queue:
-                event = self._queue.popleft()
+            while queue:
+                event = queue.popleft()
                 for listener in tuple(self._listeners):
                     try:
                         listener(event)
@@ -102,4 +105,5 @@ class EventBus:
 
     def clear(self) -> None:
         self._listeners.clear()
-        self._queue.clear()
+        if self._queue is not None:
+            self._queue.clear()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
@@ -89,7 +88,7 @@ class AgentSurfaceRegistry:
         self._suffix_policy = duplicate_suffix_policy
         self._route = route
         self._version = 0
-        self._counter = itertools.count(1)
+        self._registrations_made = 0  # numbers the registration ids
         self._by_id: dict[str, Registration] = {}
         self._by_key: dict[tuple[str, str], Registration] = {}
         # capability id -> live registrations holding it, in snapshot order (resolution index).
@@ -188,7 +187,8 @@ class AgentSurfaceRegistry:
         return self._events.active
 
     def _new_registration_id(self) -> str:
-        return f"reg_{next(self._counter):06x}{random_id('', 8)}"
+        self._registrations_made += 1
+        return f"reg_{self._registrations_made:06x}{random_id('', 8)}"
 
     # ------------------------------------------------------------------ registration
 
