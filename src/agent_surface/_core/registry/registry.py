@@ -236,8 +236,13 @@ class AgentSurfaceRegistry:
         }
         self._by_id[reg.registration_id] = reg
         self._by_key[key] = reg
+        holders_of = self._holders
         for cid in reg.capabilities:
-            insort(self._holders.setdefault(cid, []), reg, key=_ORDER)
+            holders = holders_of.get(cid)
+            if holders is None:
+                holders_of[cid] = [reg]
+            else:
+                insort(holders, reg, key=_ORDER)
         self._audit(
             "registration",
             registration_id=reg.registration_id,
@@ -301,8 +306,9 @@ class AgentSurfaceRegistry:
             return
         reg.status = "unregistered"
         self._by_id.pop(reg.registration_id, None)
-        if self._by_key.get(reg.key) is reg:
-            del self._by_key[reg.key]
+        key = reg.key
+        if self._by_key.get(key) is reg:
+            del self._by_key[key]
         for cid in reg.capabilities:
             holders = self._holders.get(cid)
             if holders is not None:
