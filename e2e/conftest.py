@@ -73,6 +73,9 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # Shared memory through /tmp: a small /dev/shm (containers often mount 64 MB) crashes
+    # renderers mid-test ("Target crashed") once a few Pyodide pages are open.
+    "--disable-dev-shm-usage",
 ]
 VARIANTS = {
     "webmcp": ["--enable-features=WebMCPTesting"],
