@@ -9,6 +9,7 @@ from typing import Any
 
 from .._core.jsonvalue import FrozenDict, JsonValue
 from .._core.pipeline.invocation import MISSING, InvocationResult
+from .._core.quick_init import quick_init
 
 # ``execute(input, *, tool_call_id=None, confirmation_id=None)``: what runs a tool's call.
 Executor = Callable[..., Awaitable[InvocationResult]]
@@ -31,7 +32,8 @@ class ToolState:
         return out
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@quick_init  # a toolset builds one per tool on every catalog change
+@dataclass(frozen=True, eq=False)
 class AgentTool:
     """One provider tool. ``description`` holds no live state."""
 
