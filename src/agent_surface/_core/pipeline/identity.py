@@ -46,15 +46,14 @@ def enter(
     if minted:
         # Nobody knows a fresh id until its result names it: nothing to find, nobody to join.
         # Its result is still cached below, for a caller that retries with that id.
-        return Admitted(invocation_id, key, fingerprint, None)
+        return Admitted(invocation_id, key, fingerprint)
     state, found = pipeline.dedupe.lookup(key, fingerprint)
     if state == "conflict":
         return result(pipeline, req, invocation_id, failures.invocation_conflict())
     if isinstance(found, (InvocationResult, asyncio.Future)):  # cached, or in flight to join
         return found
-    future: asyncio.Future[InvocationResult] = asyncio.get_running_loop().create_future()
-    pipeline.dedupe.begin(key, fingerprint, future)
-    return Admitted(invocation_id, key, fingerprint, future)
+    pipeline.dedupe.begin(key, fingerprint)
+    return Admitted(invocation_id, key, fingerprint)
 
 
 def _malformed_envelope(req: Invocation) -> str | None:
