@@ -12,9 +12,11 @@
   ``--rounds``; plus our loader's stages on those loads.
 - calls: the executeTool round trip of a no-op action and of a read observation through our
   stack, next to a bare Pyodide tool (a Python function registered directly with the page's
-  modelContext through one proxy, no library) and plain JS tools registered on the same page, on Chromium's document.modelContext
-  and on @mcp-b/webmcp-polyfill (navigator.modelContextTesting). Single-call p50/p95 (the
-  page's clock has 0.1 ms steps without cross-origin isolation) and the p50 of 50-call means.
+  modelContext through one proxy, no library) and plain JS tools registered on the same page, on
+  Chromium's document.modelContext and on @mcp-b/webmcp-polyfill
+  (navigator.modelContextTesting), the three tools of a row called in turn. Single-call
+  p50/p95/mean and the p50 of 50-call means. These pages are served cross-origin isolated
+  (COOP/COEP), where the page's clock has 5 us steps (100 us otherwise).
 - memory: JS heap (CDP Runtime.getHeapUsage after a collection), Python heap (tracemalloc after
   gc.collect()) and live proxies across ``--changes`` surface changes (a mount or an unmount each).
 
@@ -56,17 +58,16 @@ FLAGS = [
 WEBMCP = ["--enable-features=WebMCPTesting"]
 BOOT_TIMEOUT_MS = 180_000
 WARM_UP_CHANGES = 2000
-BATCH = 50  # calls per timed batch: the mean of a batch resolves below the clock's 0.1 ms step
+BATCH = 50  # calls per timed batch
 
-NATIVE_CALLS = """async ([name, input, calls, batch]) => {
+# Each returns a function that makes one call of the tool named ``name`` with ``input``.
+NATIVE_CALLS = """async (name, input) => {
   const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
-  const call = () => document.modelContext.executeTool(tool, input);
-  return window.timeCalls(call, calls, batch);
+  return () => document.modelContext.executeTool(tool, input);
 }"""
-POLYFILL_CALLS = """async ([name, input, calls, batch]) => {
+POLYFILL_CALLS = """async (name, input) => {
   const text = JSON.stringify(input);
-  const call = () => navigator.modelContextTesting.executeTool(name, text);
-  return window.timeCalls(call, calls, batch);
+  return () => navigator.modelContextTesting.executeTool(name, text);
 }"""
 CLOCK = """() => {
   // The smallest step performance.now() takes here (5 us when cross-origin isolated, else 100 us).
@@ -77,21 +78,29 @@ CLOCK = """() => {
   }
   return { isolated: self.crossOriginIsolated === true, step };
 }"""
-TIME_CALLS = """window.timeCalls = async (call, calls, batch) => {
-  for (let i = 0; i < 50; i++) await call();  // warm-up
-  const single = [];
+# The tools of one row are timed interleaved (ours, the bare tool, plain JS, ours, ...), so a
+# change in the machine's load falls on all of them alike.
+TIME_CALLS = """window.timeCalls = async (makeCall, tools, calls, batch) => {
+  const fns = [];
+  for (const [name, input] of tools) fns.push(await makeCall(name, input));
+  for (const call of fns) for (let i = 0; i < 50; i++) await call();  // warm-up
+  const single = fns.map(() => []);
   for (let i = 0; i < calls; i++) {
-    const start = performance.now();
-    await call();
-    single.push(performance.now() - start);
+    for (const [k, call] of fns.entries()) {
+      const start = performance.now();
+      await call();
+      single[k].push(performance.now() - start);
+    }
   }
-  const means = [];
+  const means = fns.map(() => []);
   for (let i = 0; i < Math.max(10, calls / batch); i++) {
-    const start = performance.now();
-    for (let j = 0; j < batch; j++) await call();
-    means.push((performance.now() - start) / batch);
+    for (const [k, call] of fns.entries()) {
+      const start = performance.now();
+      for (let j = 0; j < batch; j++) await call();
+      means[k].push((performance.now() - start) / batch);
+    }
   }
-  return { single, means };
+  return fns.map((_, k) => ({ single: single[k], means: means[k] }));
 };"""
 
 
@@ -224,7 +233,10 @@ def calls(pw: Playwright, base: str, count: int) -> None:
         ("document.modelContext (Chromium)", WEBMCP, "webmcp.html", NATIVE_CALLS),
         ("@mcp-b/webmcp-polyfill", [], "webmcp-polyfill.html", POLYFILL_CALLS),
     ]
-    print(f"executeTool round trip, ms ({count} calls after 50 warm-up; 'mean50' = p50 of 50-call means)")
+    print(
+        f"executeTool round trip, ms ({count} calls each after 50 warm-up, the row's three tools"
+        " interleaved; 'mean' = mean of those single calls, 'mean50' = p50 of 50-call means)"
+    )
     for label, flags, page_name, script in shapes:
         with browser(pw, flags) as context:
             page, _ = visit(context, f"{base}/benchmarks/pages/{page_name}", "window.firstToolMs")
@@ -234,26 +246,27 @@ def calls(pw: Playwright, base: str, count: int) -> None:
             page.evaluate(f"() => {{ {TIME_CALLS} }}")
             clock = page.evaluate(CLOCK)
 
-            def measure(
-                name: str, tool_input: Any, page: Page = page, script: str = script
-            ) -> dict[str, Any]:
-                result: dict[str, Any] = page.evaluate(script, [name, tool_input, count, BATCH])
-                return result
+            def measure(tools: list[tuple[str, Any]], page: Page = page, script: str = script) -> Any:
+                return page.evaluate(
+                    f"([tools, calls, batch]) => window.timeCalls({script}, tools, calls, batch)",
+                    [tools, count, BATCH],
+                )
 
             print(
                 f"  {label} (crossOriginIsolated {str(clock['isolated']).lower()},"
                 f" page clock step {clock['step'] * 1000:.1f} us)"
             )
             for what, ours_name, tool_input, plain_name, bare_name, capability in CALLS:
-                ours, plain = measure(ours_name, tool_input), measure(plain_name, tool_input)
-                bare = measure(bare_name, tool_input)
+                ours, bare, plain = measure(
+                    [(ours_name, tool_input), (bare_name, tool_input), (plain_name, tool_input)]
+                )
                 _row(f"{what}, ours", ours)
                 _row(f"{what}, bare Pyodide tool", bare)
                 _row(f"{what}, plain JS", plain)
                 over_bare = statistics.median(ours["single"]) - statistics.median(bare["single"])
                 over_bare_mean = statistics.median(ours["means"]) - statistics.median(bare["means"])
                 print(
-                    f"    {what}: ours vs bare Pyodide tool p50 {over_bare:+.2f} ms, mean50 {over_bare_mean:+.3f} ms"
+                    f"    {what}: ours vs bare Pyodide tool p50 {over_bare:+.3f} ms, mean50 {over_bare_mean:+.3f} ms"
                 )
                 pipeline = float(
                     page.evaluate(
@@ -267,19 +280,17 @@ def calls(pw: Playwright, base: str, count: int) -> None:
                 )
                 p50 = statistics.median(ours["single"]) - statistics.median(plain["single"])
                 mine, base_ms = statistics.median(ours["means"]), statistics.median(plain["means"])
-                ratio = (
-                    f"{mine / base_ms:.1f}x" if base_ms > 0.05 else "n/a (plain is below the clock's step)"
-                )
                 print(
-                    f"    {what}: overhead p50 +{p50:.2f} ms, mean50 +{mine - base_ms:.3f} ms; ratio mean50 {ratio}"
+                    f"    {what}: ours vs plain JS p50 {p50:+.3f} ms, mean50 {mine - base_ms:+.3f} ms;"
+                    f" ratio mean50 {mine / base_ms:.1f}x"
                 )
 
 
 def _row(label: str, times: dict[str, list[float]]) -> None:
     single, means = times["single"], times["means"]
     print(
-        f"    {label:<36} p50 {statistics.median(single):5.2f}  p95 {pct(single, 0.95):5.2f}"
-        f"  mean50 {statistics.median(means):6.3f}"
+        f"    {label:<36} p50 {statistics.median(single):6.3f}  p95 {pct(single, 0.95):6.3f}"
+        f"  mean {statistics.fmean(single):6.3f}  mean50 {statistics.median(means):6.3f}"
     )
 
 

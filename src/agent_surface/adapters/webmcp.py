@@ -142,7 +142,7 @@ class WebMCPAdapter:
             self._meta = AgentToolset(
                 registry, consumer=consumer, mode="meta", confirmations="wait", scope=self.scope
             )
-        self._unsubscribe = registry.subscribe(self._on_event)
+        self._unsubscribe = registry.subscribe(self._on_event, ("surface-changed",))
         self._dirty = True
         # The first pass is the loop task too: a surface change while it awaits the browser
         # must not start a second, concurrent loop (duplicate registrations), and stop()

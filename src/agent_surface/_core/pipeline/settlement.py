@@ -81,7 +81,7 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
     call.settled = True
     now = pipeline.registry.now()
     duration = round((now - call.started) * 1000, 3)
-    if pipeline.events.active:
+    if pipeline.events.wants("invocation-settled"):
         pipeline.emit(
             make_event(
                 "invocation-settled",

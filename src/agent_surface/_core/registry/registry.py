@@ -6,7 +6,7 @@ import asyncio
 import itertools
 import logging
 from bisect import bisect_left, insort
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from ..audit import AuditEvent, AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink
@@ -140,9 +140,10 @@ class AgentSurfaceRegistry:
             log.exception("registry context() raised; policies see an empty host context")
             return {}
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
+    def subscribe(self, listener: Listener, types: Iterable[str] | None = None) -> Callable[[], None]:
+        """Call ``listener`` with every event, or only with those of ``types``."""
         self._check_alive()
-        return self._events.subscribe(listener)
+        return self._events.subscribe(listener, types)
 
     def _emit(self, *events: SurfaceEvent) -> None:
         self._events.emit(*events)
