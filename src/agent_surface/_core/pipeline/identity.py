@@ -25,6 +25,8 @@ _ENVELOPE_FIELDS = {
     "confirmation_id": "confirmationId",
 }
 
+_TEXT_OR_NONE = (str, type(None))
+
 
 def enter(
     pipeline: Pipeline, req: Invocation, consumer: Consumer
@@ -61,6 +63,14 @@ def _malformed_envelope(req: Invocation) -> str | None:
 
     These fields arrive from agents (meta-mode envelopes) and are used as lookup keys: a list
     or dict there must settle as INVALID_INPUT, not raise ``unhashable type`` mid-pipeline."""
+    if (  # the common envelope, checked without a loop
+        type(req.instance_id) in _TEXT_OR_NONE
+        and type(req.registration_id) in _TEXT_OR_NONE
+        and type(req.surface_id) in _TEXT_OR_NONE
+        and type(req.surface_version) in _TEXT_OR_NONE
+        and type(req.confirmation_id) in _TEXT_OR_NONE
+    ):
+        return None
     for name, wire in _ENVELOPE_FIELDS.items():
         value = getattr(req, name)
         if value is not None and not isinstance(value, str):
