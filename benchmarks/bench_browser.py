@@ -12,9 +12,11 @@
   ``--rounds``; plus our loader's stages on those loads.
 - calls: the executeTool round trip of a no-op action and of a read observation through our
   stack, next to a bare Pyodide tool (a Python function registered directly with the page's
-  modelContext through one proxy, no library) and plain JS tools registered on the same page, on Chromium's document.modelContext
-  and on @mcp-b/webmcp-polyfill (navigator.modelContextTesting). Single-call p50/p95 (the
-  page's clock has 0.1 ms steps without cross-origin isolation) and the p50 of 50-call means.
+  modelContext through one proxy, no library) and plain JS tools registered on the same page, on
+  Chromium's document.modelContext and on @mcp-b/webmcp-polyfill
+  (navigator.modelContextTesting), the three tools of a row called in turn. Single-call
+  p50/p95/mean and the p50 of 50-call means. These pages are served cross-origin isolated
+  (COOP/COEP), where the page's clock has 5 us steps (100 us otherwise).
 - memory: JS heap (CDP Runtime.getHeapUsage after a collection), Python heap (tracemalloc after
   gc.collect()) and live proxies across ``--changes`` surface changes (a mount or an unmount each).
 
@@ -24,11 +26,13 @@ Needs web/dist (scripts/build_web.py) and Debian's chromium. Never asserts a tim
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import statistics
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,7 +43,7 @@ from playwright.sync_api import BrowserContext, Page, Playwright, sync_playwrigh
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scripts.serve import start_server  # noqa: E402
+from scripts.serve import Handler, StaticServer, server_url, start_server  # noqa: E402
 
 FLAGS = [
     "--headless",
@@ -54,34 +58,69 @@ FLAGS = [
 WEBMCP = ["--enable-features=WebMCPTesting"]
 BOOT_TIMEOUT_MS = 180_000
 WARM_UP_CHANGES = 2000
-BATCH = 50  # calls per timed batch: the mean of a batch resolves below the clock's 0.1 ms step
+BATCH = 50  # calls per timed batch
 
-NATIVE_CALLS = """async ([name, input, calls, batch]) => {
+# Each returns a function that makes one call of the tool named ``name`` with ``input``.
+NATIVE_CALLS = """async (name, input) => {
   const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
-  const call = () => document.modelContext.executeTool(tool, input);
-  return window.timeCalls(call, calls, batch);
+  return () => document.modelContext.executeTool(tool, input);
 }"""
-POLYFILL_CALLS = """async ([name, input, calls, batch]) => {
+POLYFILL_CALLS = """async (name, input) => {
   const text = JSON.stringify(input);
-  const call = () => navigator.modelContextTesting.executeTool(name, text);
-  return window.timeCalls(call, calls, batch);
+  return () => navigator.modelContextTesting.executeTool(name, text);
 }"""
-TIME_CALLS = """window.timeCalls = async (call, calls, batch) => {
-  for (let i = 0; i < 50; i++) await call();  // warm-up
-  const single = [];
+CLOCK = """() => {
+  // The smallest step performance.now() takes here (5 us when cross-origin isolated, else 100 us).
+  let step = Infinity;
+  for (let i = 0, last = performance.now(); i < 20000 && step > 0.001; i++) {
+    const now = performance.now();
+    if (now > last) { step = Math.min(step, now - last); last = now; }
+  }
+  return { isolated: self.crossOriginIsolated === true, step };
+}"""
+# The tools of one row are timed interleaved (ours, the bare tool, plain JS, ours, ...), so a
+# change in the machine's load falls on all of them alike.
+TIME_CALLS = """window.timeCalls = async (makeCall, tools, calls, batch) => {
+  const fns = [];
+  for (const [name, input] of tools) fns.push(await makeCall(name, input));
+  for (const call of fns) for (let i = 0; i < 50; i++) await call();  // warm-up
+  const single = fns.map(() => []);
   for (let i = 0; i < calls; i++) {
-    const start = performance.now();
-    await call();
-    single.push(performance.now() - start);
+    for (const [k, call] of fns.entries()) {
+      const start = performance.now();
+      await call();
+      single[k].push(performance.now() - start);
+    }
   }
-  const means = [];
+  const means = fns.map(() => []);
   for (let i = 0; i < Math.max(10, calls / batch); i++) {
-    const start = performance.now();
-    for (let j = 0; j < batch; j++) await call();
-    means.push((performance.now() - start) / batch);
+    for (const [k, call] of fns.entries()) {
+      const start = performance.now();
+      for (let j = 0; j < batch; j++) await call();
+      means[k].push((performance.now() - start) / batch);
+    }
   }
-  return { single, means };
+  return fns.map((_, k) => ({ single: single[k], means: means[k] }));
 };"""
+
+
+class IsolatedHandler(Handler):
+    """The repository's static handler, with the headers that make a page cross-origin isolated:
+    there, ``performance.now()`` has 5 us steps instead of the 100 us it has otherwise, so single
+    calls of a tenth of a millisecond can be told apart."""
+
+    quiet = True
+
+    def end_headers(self) -> None:
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+        super().end_headers()
+
+
+def start_isolated_server(root: Path) -> tuple[StaticServer, str]:
+    server = StaticServer(("127.0.0.1", 0), functools.partial(IsolatedHandler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, args=(0.05,), name="bench-server", daemon=True).start()
+    return server, server_url(server)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -194,7 +233,10 @@ def calls(pw: Playwright, base: str, count: int) -> None:
         ("document.modelContext (Chromium)", WEBMCP, "webmcp.html", NATIVE_CALLS),
         ("@mcp-b/webmcp-polyfill", [], "webmcp-polyfill.html", POLYFILL_CALLS),
     ]
-    print(f"executeTool round trip, ms ({count} calls after 50 warm-up; 'mean50' = p50 of 50-call means)")
+    print(
+        f"executeTool round trip, ms ({count} calls each after 50 warm-up, the row's three tools"
+        " interleaved; 'mean' = mean of those single calls, 'mean50' = p50 of 50-call means)"
+    )
     for label, flags, page_name, script in shapes:
         with browser(pw, flags) as context:
             page, _ = visit(context, f"{base}/benchmarks/pages/{page_name}", "window.firstToolMs")
@@ -202,24 +244,29 @@ def calls(pw: Playwright, base: str, count: int) -> None:
             # as tasks of the loop rather than eagerly).
             page.evaluate("() => window.agentSurface.complete.then(() => null)")
             page.evaluate(f"() => {{ {TIME_CALLS} }}")
+            clock = page.evaluate(CLOCK)
 
-            def measure(
-                name: str, tool_input: Any, page: Page = page, script: str = script
-            ) -> dict[str, Any]:
-                result: dict[str, Any] = page.evaluate(script, [name, tool_input, count, BATCH])
-                return result
+            def measure(tools: list[tuple[str, Any]], page: Page = page, script: str = script) -> Any:
+                return page.evaluate(
+                    f"([tools, calls, batch]) => window.timeCalls({script}, tools, calls, batch)",
+                    [tools, count, BATCH],
+                )
 
-            print(f"  {label}")
+            print(
+                f"  {label} (crossOriginIsolated {str(clock['isolated']).lower()},"
+                f" page clock step {clock['step'] * 1000:.1f} us)"
+            )
             for what, ours_name, tool_input, plain_name, bare_name, capability in CALLS:
-                ours, plain = measure(ours_name, tool_input), measure(plain_name, tool_input)
-                bare = measure(bare_name, tool_input)
+                ours, bare, plain = measure(
+                    [(ours_name, tool_input), (bare_name, tool_input), (plain_name, tool_input)]
+                )
                 _row(f"{what}, ours", ours)
                 _row(f"{what}, bare Pyodide tool", bare)
                 _row(f"{what}, plain JS", plain)
                 over_bare = statistics.median(ours["single"]) - statistics.median(bare["single"])
                 over_bare_mean = statistics.median(ours["means"]) - statistics.median(bare["means"])
                 print(
-                    f"    {what}: ours vs bare Pyodide tool p50 {over_bare:+.2f} ms, mean50 {over_bare_mean:+.3f} ms"
+                    f"    {what}: ours vs bare Pyodide tool p50 {over_bare:+.3f} ms, mean50 {over_bare_mean:+.3f} ms"
                 )
                 pipeline = float(
                     page.evaluate(
@@ -233,19 +280,17 @@ def calls(pw: Playwright, base: str, count: int) -> None:
                 )
                 p50 = statistics.median(ours["single"]) - statistics.median(plain["single"])
                 mine, base_ms = statistics.median(ours["means"]), statistics.median(plain["means"])
-                ratio = (
-                    f"{mine / base_ms:.1f}x" if base_ms > 0.05 else "n/a (plain is below the clock's step)"
-                )
                 print(
-                    f"    {what}: overhead p50 +{p50:.2f} ms, mean50 +{mine - base_ms:.3f} ms; ratio mean50 {ratio}"
+                    f"    {what}: ours vs plain JS p50 {p50:+.3f} ms, mean50 {mine - base_ms:+.3f} ms;"
+                    f" ratio mean50 {mine / base_ms:.1f}x"
                 )
 
 
 def _row(label: str, times: dict[str, list[float]]) -> None:
     single, means = times["single"], times["means"]
     print(
-        f"    {label:<36} p50 {statistics.median(single):5.2f}  p95 {pct(single, 0.95):5.2f}"
-        f"  mean50 {statistics.median(means):6.3f}"
+        f"    {label:<36} p50 {statistics.median(single):6.3f}  p95 {pct(single, 0.95):6.3f}"
+        f"  mean {statistics.fmean(single):6.3f}  mean50 {statistics.median(means):6.3f}"
     )
 
 
@@ -304,17 +349,19 @@ def main() -> None:
     parser.add_argument("--only", choices=("startup", "calls", "memory"))
     args = parser.parse_args()
     server, base = start_server(ROOT, port=0, quiet=True)
+    isolated, isolated_base = start_isolated_server(ROOT)
     try:
         with sync_playwright() as pw:
             if args.only in (None, "startup"):
                 startup(pw, base, args.rounds)
             if args.only in (None, "calls"):
-                calls(pw, base, args.calls)
+                calls(pw, isolated_base, args.calls)
             if args.only in (None, "memory"):
                 memory(pw, base, args.changes)
     finally:
-        server.shutdown()
-        server.server_close()
+        for running in (server, isolated):
+            running.shutdown()
+            running.server_close()
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ and ordering guarantees")."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -217,3 +218,37 @@ def test_events_are_immutable_json() -> None:
     with pytest.raises(TypeError):
         event.data["reason"] = "other"  # type: ignore[index]
     assert event.type in EVENT_TYPES
+
+
+async def test_a_listener_of_some_types_gets_only_those_and_calls_build_no_event_for_it(
+    registry: AgentSurfaceRegistry, contract: ComponentContract
+) -> None:
+    """A WebMCP adapter listens for surface changes only: its calls build no invocation events,
+    and a listener of every type added later gets them again."""
+    changes: list[str] = []
+    unsubscribe = registry.subscribe(lambda e: changes.append(e.type), ("surface-changed",))
+    registry.register(bind_devices(contract, "a"))
+    await asyncio.sleep(0)  # surface-changed is coalesced to the end of the loop's turn
+    assert changes == ["surface-changed"]
+    bus = registry._events
+    assert bus.wants("surface-changed")
+    assert not bus.wants("invocation-started") and not bus.wants("invocation-settled")
+    settled: list[str] = []
+    registry.subscribe(lambda e: settled.append(e.type), ["invocation-settled"])
+    assert bus.wants("invocation-settled") and not bus.wants("invocation-started")
+    result = await registry.invoke({"capabilityId": "view:devices.table.visibleRows", "instanceId": "a"})
+    assert result.ok, result
+    assert settled == ["invocation-settled"]
+    assert "invocation-settled" not in changes and "invocation-started" not in changes
+    every: list[str] = []
+    registry.subscribe(lambda e: every.append(e.type))
+    assert bus.wants("invocation-started")
+    await registry.invoke({"capabilityId": "view:devices.table.visibleRows", "instanceId": "a"})
+    assert every == ["invocation-started", "invocation-settled"]
+    unsubscribe()
+    assert changes == ["surface-changed"]
+
+
+def test_subscribing_to_an_unknown_event_type_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown event types"):
+        EventBus().subscribe(lambda e: None, ["surface-change"])

@@ -84,7 +84,7 @@ class InCallConfirmation:
                 self.registry.version,
                 error=confirmation_invalid("denied"),
             )
-        retry = dataclasses.replace(request, confirmation_id=cid)
+        retry = dataclasses.replace(request, confirmation_id=cid, invocation_id=first.invocation_id)
         return await self.registry.invoke(retry, consumer=self.consumer, signal=call.signal)
 
     async def _prompt(

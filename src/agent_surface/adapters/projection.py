@@ -30,7 +30,8 @@ Diagnose = Callable[[str], None]
 def content(result: InvocationResult) -> dict[str, Any]:
     """Tool content for a result: capability errors ride in content with code/retry/details."""
     if result.ok:
-        return {"content": [{"type": "text", "text": canonical_json(result.output)}]}
+        output = result.output
+        return {"content": [{"type": "text", "text": "null" if output is None else canonical_json(output)}]}
     assert result.error is not None
     return {"content": [{"type": "text", "text": canonical_json(result.error.to_json())}], "isError": True}
 

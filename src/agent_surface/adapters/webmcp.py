@@ -142,7 +142,7 @@ class WebMCPAdapter:
             self._meta = AgentToolset(
                 registry, consumer=consumer, mode="meta", confirmations="wait", scope=self.scope
             )
-        self._unsubscribe = registry.subscribe(self._on_event)
+        self._unsubscribe = registry.subscribe(self._on_event, ("surface-changed",))
         self._dirty = True
         # The first pass is the loop task too: a surface change while it awaits the browser
         # must not start a second, concurrent loop (duplicate registrations), and stop()
@@ -296,10 +296,11 @@ class WebMCPAdapter:
                     "CAPABILITY_NOT_FOUND", f"{name} is not on the current surface. List the tools again."
                 ),
             )
+        # No invocation id: the registry mints one for a fresh call (an id the agent never
+        # supplied has nobody to join or conflict with), and a confirmed retry reuses it.
         request = Invocation(
             capability_id=target.capability_id,
             input=MISSING if input is None else input,
-            invocation_id=random_id("inv_", 16),
             instance_id=target.instance_id,
             registration_id=target.registration_id,
             surface_version=target.surface_version,
@@ -316,7 +317,7 @@ class WebMCPAdapter:
             # into the browser (as the embedded toolset does).
             result = InvocationResult(
                 "error",
-                request.invocation_id or "",
+                random_id("inv_", 16),
                 request.capability_id,
                 registry.version,
                 error=surface_shut_down(),

@@ -16,19 +16,22 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable, Coroutine
+from json.scanner import make_scanner
 from typing import Any
 
 from pyodide.code import run_js
+from pyodide.ffi import jsnull
 
 from .._core.contracts.context import CancelSignal
 from ..adapters.model_context import ToolCall, WebMCPTool
 from .convert import js_to_json
-from .jsvalues import is_nullish
 from .packages import dependencies_pending, dependencies_ready
 from .proxies import destroy, make_proxy
 
-# ``entry(inputJson, callId, client, aborted, resolve, reject)`` answers JSON text now, or
-# ``undefined`` and later ``resolve(text)``/``reject(error)``; ``entry.cancel(callId)`` on abort.
+# ``entry(inputJson, callId, client, aborted)`` answers JSON text now, or ``undefined`` when the
+# call waits: then ``entry.settle(callId, resolve, reject)`` hands it the promise's callbacks
+# (so a call answered at once makes no promise and passes Python no function); and
+# ``entry.cancel(callId)`` on abort.
 _WRAP_SOURCE = """(entry) => {
   let seq = 0;
   return async function execute(input, extra) {
@@ -39,11 +42,11 @@ _WRAP_SOURCE = """(entry) => {
     const onAbort = () => entry.cancel(id);
     if (listens) signal.addEventListener("abort", onAbort, { once: true });
     try {
-      const text = await new Promise((resolve, reject) => {
-        const json = input == null ? undefined : JSON.stringify(input);
-        const now = entry(json, id, client, listens && signal.aborted === true, resolve, reject);
-        if (typeof now === "string") resolve(now);
-      });
+      const json = input == null ? undefined : JSON.stringify(input);
+      let text = entry(json, id, client, listens && signal.aborted === true);
+      if (typeof text !== "string") {
+        text = await new Promise((resolve, reject) => entry.settle(id, resolve, reject));
+      }
       return JSON.parse(text);
     } finally {
       if (listens) signal.removeEventListener("abort", onAbort);
@@ -52,6 +55,19 @@ _WRAP_SOURCE = """(entry) => {
 }"""
 
 _wrap: Any = None
+# The C scanner json.loads ends up in (typeshed types its argument oddly).
+_scan: Callable[[str, int], tuple[Any, int]] = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` of ``JSON.stringify``'s text, without the wrapper's checks on the way."""
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:
+        return json.loads(text)  # raises the usual JSONDecodeError
+    return value if end == len(text) else json.loads(text)
+
+_dumps = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps with options builds one per call
 
 
 def _wrapper() -> Any:
@@ -67,25 +83,35 @@ class ToolEntry:
     def __init__(self, tool: WebMCPTool) -> None:
         self._tool = tool
         self._calls: dict[int, CancelSignal] = {}
+        self._waiting: dict[int, asyncio.Task[str]] = {}  # calls not answered at once, by id
         self._proxy: Any = make_proxy(self)
         self.execute: Any = _wrapper()(self._proxy)  # the JS function the browser calls
 
-    def __call__(
-        self, input_json: Any, call_id: int, client: Any, aborted: bool, resolve: Any, reject: Any
-    ) -> str | None:
-        tool_input = None if is_nullish(input_json) else json.loads(input_json)
+    def __call__(self, input_json: Any, call_id: int, client: Any, aborted: bool) -> str | None:
+        tool_input = None if input_json is None or input_json is jsnull else _loads(input_json)
         cancel = CancelSignal()
         if aborted:
             cancel.abort("cancelled")
-        call = ToolCall(signal=cancel, client=None if is_nullish(client) else client)
-        if call.client is not None:
-            call.request_user_interaction = _user_interaction(call.client)
+        call = ToolCall(signal=cancel)
+        if client is not None and client is not jsnull:
+            call.client = client
+            call.request_user_interaction = _user_interaction(client)
         self._calls[call_id] = cancel
         task = _start(self._run(call_id, tool_input, call), eager=not dependencies_pending())
         if task.done():
             return _answer(task)  # settled without waiting: no promise hop back to JS
-        task.add_done_callback(lambda done: _settle(done, resolve, reject))
+        self._waiting[call_id] = task
         return None
+
+    def settle(self, call_id: int, resolve: Any, reject: Any) -> None:
+        """The promise callbacks of a call that did not answer at once."""
+        task = self._waiting.pop(call_id, None)
+        if task is None:
+            reject("agent-surface: no such call waiting")
+        elif task.done():
+            _settle(task, resolve, reject)
+        else:
+            task.add_done_callback(lambda done: _settle(done, resolve, reject))
 
     def cancel(self, call_id: int) -> None:
         signal = self._calls.get(call_id)
@@ -94,8 +120,9 @@ class ToolEntry:
 
     async def _run(self, call_id: int, tool_input: Any, call: ToolCall) -> str:
         try:
-            await dependencies_ready()
-            return json.dumps(await self._tool.execute(tool_input, call), separators=(",", ":"))
+            if dependencies_pending():
+                await dependencies_ready()
+            return _dumps(await self._tool.execute(tool_input, call))
         finally:
             self._calls.pop(call_id, None)
 

@@ -150,7 +150,7 @@ class PageSurface:
         self._cleanups += [self._soon.close, self._after_frame.close]
         if owns_dom and self.dom is not None:
             self._cleanups.insert(0, self.dom.close)  # runs last (cleanups run in reverse)
-        self._cleanups.append(registry.subscribe(self._on_event))
+        self._cleanups.append(registry.subscribe(self._on_event, ("invocation-settled",)))
         self._cleanups.append(on_state_change(self._soon.request))
         if self.dom is not None:
             dom_ = self.dom

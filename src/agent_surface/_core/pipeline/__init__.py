@@ -111,7 +111,7 @@ async def invoke(
 
 
 async def _run(call: Call) -> InvocationResult:
-    if call.pipeline.events.active:
+    if call.pipeline.events.wants("invocation-started"):
         call.pipeline.emit(
             make_event(
                 "invocation-started",

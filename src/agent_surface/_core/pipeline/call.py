@@ -8,7 +8,6 @@ recorded on the call in order.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -20,7 +19,7 @@ from ..policies.base import Decision, Policy, PolicyContext
 from ..registrations.entries import CapabilityEntry
 from ..registrations.registration import Registration
 from .confirmation import ConfirmationRecord
-from .invocation import Invocation, InvocationResult
+from .invocation import Invocation
 
 if TYPE_CHECKING:
     from .runtime import Pipeline
@@ -28,13 +27,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Admitted:
-    """A fresh call: its dedupe key, its request's fingerprint, and the future joiners await
-    (``None`` for an id the pipeline minted: nobody can join it)."""
+    """A fresh call: its dedupe key and its request's fingerprint (callers that join it while it
+    runs wait on a future the dedupe cache makes only when the first one arrives)."""
 
     invocation_id: str
     key: str
     fingerprint: str
-    future: asyncio.Future[InvocationResult] | None
 
 
 @dataclass(frozen=True, slots=True)

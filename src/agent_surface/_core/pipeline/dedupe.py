@@ -21,7 +21,9 @@ class _Terminal:
 @dataclass(slots=True)
 class _InFlight:
     fingerprint: str
-    future: asyncio.Future[InvocationResult]
+    # Made when the first caller joins: a future settled with nobody waiting still costs a
+    # callback of the loop (in Pyodide, a JS task).
+    future: asyncio.Future[InvocationResult] | None = None
 
 
 class DedupeCache:
@@ -40,7 +42,11 @@ class DedupeCache:
         """``("new", None)``, ``("join", future)``, ``("cached", result)`` or ``("conflict", None)``."""
         flight = self._inflight.get(key)
         if flight is not None:
-            return ("join", flight.future) if flight.fingerprint == fingerprint else ("conflict", None)
+            if flight.fingerprint != fingerprint:
+                return ("conflict", None)
+            if flight.future is None:
+                flight.future = asyncio.get_running_loop().create_future()
+            return ("join", flight.future)
         self._prune()
         record = self._terminal.get(key)
         if record is None:
@@ -50,17 +56,22 @@ class DedupeCache:
         self._terminal.move_to_end(key)
         return ("cached", record.result)
 
-    def begin(self, key: str, fingerprint: str, future: asyncio.Future[InvocationResult]) -> None:
-        self._inflight[key] = _InFlight(fingerprint, future)
+    def begin(self, key: str, fingerprint: str) -> None:
+        self._inflight[key] = _InFlight(fingerprint)
 
-    def finish(self, key: str, fingerprint: str, result: InvocationResult, cacheable: bool) -> None:
-        self._inflight.pop(key, None)
+    def finish(
+        self, key: str, fingerprint: str, result: InvocationResult, cacheable: bool
+    ) -> asyncio.Future[InvocationResult] | None:
+        """Record the terminal result; returns the future joined callers wait on, if any joined."""
+        flight = self._inflight.pop(key, None)
+        joined = None if flight is None else flight.future
         if not cacheable or self._size <= 0:
-            return
+            return joined
         self._terminal[key] = _Terminal(fingerprint, result, self._now())
         self._terminal.move_to_end(key)
         while len(self._terminal) > self._size:
             self._terminal.popitem(last=False)
+        return joined
 
     def _prune(self) -> None:
         now = self._now()

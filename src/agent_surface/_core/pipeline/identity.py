@@ -25,6 +25,8 @@ _ENVELOPE_FIELDS = {
     "confirmation_id": "confirmationId",
 }
 
+_TEXT_OR_NONE = (str, type(None))
+
 
 def enter(
     pipeline: Pipeline, req: Invocation, consumer: Consumer
@@ -46,15 +48,14 @@ def enter(
     if minted:
         # Nobody knows a fresh id until its result names it: nothing to find, nobody to join.
         # Its result is still cached below, for a caller that retries with that id.
-        return Admitted(invocation_id, key, fingerprint, None)
+        return Admitted(invocation_id, key, fingerprint)
     state, found = pipeline.dedupe.lookup(key, fingerprint)
     if state == "conflict":
         return result(pipeline, req, invocation_id, failures.invocation_conflict())
     if isinstance(found, (InvocationResult, asyncio.Future)):  # cached, or in flight to join
         return found
-    future: asyncio.Future[InvocationResult] = asyncio.get_running_loop().create_future()
-    pipeline.dedupe.begin(key, fingerprint, future)
-    return Admitted(invocation_id, key, fingerprint, future)
+    pipeline.dedupe.begin(key, fingerprint)
+    return Admitted(invocation_id, key, fingerprint)
 
 
 def _malformed_envelope(req: Invocation) -> str | None:
@@ -62,6 +63,14 @@ def _malformed_envelope(req: Invocation) -> str | None:
 
     These fields arrive from agents (meta-mode envelopes) and are used as lookup keys: a list
     or dict there must settle as INVALID_INPUT, not raise ``unhashable type`` mid-pipeline."""
+    if (  # the common envelope, checked without a loop
+        type(req.instance_id) in _TEXT_OR_NONE
+        and type(req.registration_id) in _TEXT_OR_NONE
+        and type(req.surface_id) in _TEXT_OR_NONE
+        and type(req.surface_version) in _TEXT_OR_NONE
+        and type(req.confirmation_id) in _TEXT_OR_NONE
+    ):
+        return None
     for name, wire in _ENVELOPE_FIELDS.items():
         value = getattr(req, name)
         if value is not None and not isinstance(value, str):

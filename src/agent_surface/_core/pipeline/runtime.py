@@ -28,7 +28,8 @@ class Pipeline:
 
     def __init__(self, registry: RegistryView, events: EventBus, audit: AuditSink) -> None:
         self.registry = registry
-        # Phases build an event only when ``events.active``: most registries have no listener.
+        # Phases build an event only when ``events.wants(type)``: most registries have no
+        # listener, and a WebMCP adapter's takes surface changes only.
         self.events = events
         self.emit = emit = events.emit
         self.audit_sink = audit

@@ -81,7 +81,7 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
     call.settled = True
     now = pipeline.registry.now()
     duration = round((now - call.started) * 1000, 3)
-    if pipeline.events.active:
+    if pipeline.events.wants("invocation-settled"):
         pipeline.emit(
             make_event(
                 "invocation-settled",
@@ -125,6 +125,6 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
 def remember(pipeline: Pipeline, admitted: Admitted, settled_result: InvocationResult) -> None:
     """Cache the terminal result for its (consumer, invocation id) and answer joined callers."""
     cacheable = settled_result.ok or (settled_result.error is not None and settled_result.error.cacheable)
-    pipeline.dedupe.finish(admitted.key, admitted.fingerprint, settled_result, cacheable)
-    if admitted.future is not None and not admitted.future.done():
-        admitted.future.set_result(settled_result)
+    joined = pipeline.dedupe.finish(admitted.key, admitted.fingerprint, settled_result, cacheable)
+    if joined is not None and not joined.done():
+        joined.set_result(settled_result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from bisect import bisect_left, insort
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, Literal
 
@@ -143,9 +143,10 @@ class AgentSurfaceRegistry:
             log.exception("registry context() raised; policies see an empty host context")
             return {}
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
+    def subscribe(self, listener: Listener, types: Iterable[str] | None = None) -> Callable[[], None]:
+        """Call ``listener`` with every event, or only with those of ``types``."""
         self._check_alive()
-        return self._events.subscribe(listener)
+        return self._events.subscribe(listener, types)
 
     def _emit(self, *events: SurfaceEvent) -> None:
         self._events.emit(*events)
