@@ -6,8 +6,9 @@
 - startup: navigation -> first tool of ours (benchmarks/pages/webmcp.html: our loader, the
   library, the surface registered; raw JSON Schemas, so no pydantic on the way; and
   pages/typed.html: the README's component, schemas from simple type hints, written without
-  pydantic in the page: _core/schemas/simple_hints.py) next to
-  navigation -> a bare ``loadPyodide`` (pages/bare.html),
+  pydantic in the page: _core/schemas/simple_hints.py; and the devices console, index.html over
+  its demo backend, to its first tool in the browser: the first ``toolchange`` of
+  ``document.modelContext``) next to navigation -> a bare ``loadPyodide`` (pages/bare.html),
   each on a cold profile (fresh) and warm (a second visit, same profile), alternating, medians of
   ``--rounds``; plus our loader's stages on those loads.
 - calls: the executeTool round trip of a no-op action and of a read observation through our
@@ -101,8 +102,15 @@ def browser(pw: Playwright, flags: list[str], profile: str | None = None) -> Ite
             context.close()
 
 
+# The console's first tool, seen from outside the page: the first toolchange of modelContext.
+FIRST_TOOLCHANGE = """document.modelContext?.addEventListener("toolchange", () => {
+  window.firstToolchangeMs ??= performance.now();
+});"""
+
+
 def visit(context: BrowserContext, url: str, ready: str) -> tuple[Page, float]:
     page = context.new_page()
+    page.add_init_script(FIRST_TOOLCHANGE)
     page.on("pageerror", lambda error: print(f"  page error: {error}", file=sys.stderr))
     page.goto(url)
     page.wait_for_function(
@@ -114,13 +122,14 @@ def visit(context: BrowserContext, url: str, ready: str) -> tuple[Page, float]:
 # --------------------------------------------------------------------------- startup
 
 
-def startup(pw: Playwright, base: str, rounds: int) -> None:
+def startup(pw: Playwright, base: str, rounds: int, console_base: str) -> None:
     runs: dict[tuple[str, str], list[float]] = {}
     stages: list[dict[str, Any]] = []
     pages = {
         "bare": (f"{base}/benchmarks/pages/bare.html", "window.bareReadyMs"),
         "ours": (f"{base}/benchmarks/pages/webmcp.html", "window.firstToolMs"),
         "typed": (f"{base}/benchmarks/pages/typed.html", "window.firstToolMs"),
+        "console": (f"{console_base}/index.html", "window.firstToolchangeMs"),
     }
     for _ in range(rounds):
         for kind, (url, ready) in pages.items():
@@ -128,7 +137,7 @@ def startup(pw: Playwright, base: str, rounds: int) -> None:
                 for visit_kind in ("cold", "warm"):
                     with browser(pw, WEBMCP, profile) as context:
                         page, ms = visit(context, url, ready)
-                        if kind != "bare":
+                        if kind not in ("bare", "console"):
                             tools = page.evaluate(
                                 "async () => (await document.modelContext.getTools()).length"
                             )
@@ -145,7 +154,11 @@ def startup(pw: Playwright, base: str, rounds: int) -> None:
     for visit_kind in ("cold", "warm"):
         bare = runs[("bare", visit_kind)]
         print(f"  {visit_kind}: bare loadPyodide            {statistics.median(bare):7.0f} {_runs(bare)}")
-        for kind, label in (("ours", "first tool, JSON Schema"), ("typed", "first tool, type hints ")):
+        for kind, label in (
+            ("ours", "first tool, JSON Schema"),
+            ("typed", "first tool, type hints "),
+            ("console", "first tool, the console"),
+        ):
             ours = runs[(kind, visit_kind)]
             paired = statistics.median(o / b for o, b in zip(ours, bare, strict=True))
             print(
@@ -303,11 +316,14 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=10_000)
     parser.add_argument("--only", choices=("startup", "calls", "memory"))
     args = parser.parse_args()
+    from demo.backend import start_demo_server
+
     server, base = start_server(ROOT, port=0, quiet=True)
+    demo, demo_base = start_demo_server(ROOT, port=0)  # the console over a fresh in-memory database
     try:
         with sync_playwright() as pw:
             if args.only in (None, "startup"):
-                startup(pw, base, args.rounds)
+                startup(pw, base, args.rounds, demo_base)
             if args.only in (None, "calls"):
                 calls(pw, base, args.calls)
             if args.only in (None, "memory"):
@@ -315,6 +331,8 @@ def main() -> None:
     finally:
         server.shutdown()
         server.server_close()
+        demo.shutdown()
+        demo.server_close()
 
 
 if __name__ == "__main__":
