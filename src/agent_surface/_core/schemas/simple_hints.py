@@ -30,7 +30,7 @@ from typing import Any, Literal, Union
 
 from ..jsonvalue import FrozenDict, JsonValue, NotJsonError, find_lone_surrogate, freeze, to_json_value
 from .accept import Accept, compile_accept
-from .schema import Schema, Valid, ValidationResult, schema_from_type
+from .schema import Schema, Valid, ValidationResult, inline_refs, schema_from_type
 
 # In the page only: the server and the compiler keep validating with pydantic.
 SIMPLE_HINTS = sys.platform == "emscripten"
@@ -92,8 +92,8 @@ class _Writer:
             return {"enum": list(args), "type": kind}
         if origin in (Union, types.UnionType) and len(args) == 2 and type(None) in args:
             (inner,) = [a for a in args if a is not type(None)]
-            if typing.get_origin(inner) in (Union, types.UnionType, Literal):
-                return None  # pydantic flattens or merges these: leave them to it
+            if typing.get_origin(inner) in (Union, types.UnionType):
+                return None  # pydantic flattens these: leave them to it
             schema = self.schema(inner)
             return None if schema is None else {"anyOf": [schema, {"type": "null"}]}
         if self.defs is not None and _is_record(hint):
@@ -255,7 +255,8 @@ class _Checked:
 
     @cached_property
     def _accepts(self) -> Accept | None:
-        return compile_accept(self._json_schema)
+        schema = self._json_schema
+        return compile_accept(inline_refs(schema) if "$defs" in schema else schema)
 
     @cached_property
     def _pydantic(self) -> Any:
