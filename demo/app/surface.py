@@ -34,7 +34,7 @@ from agent_surface import (
 from agent_surface.compiler.load import authority_from_contract, procedures_from_contract
 from agent_surface.page import Attachment, page_surface
 
-from .model import ROUTES, ConsoleState, Filters, Route
+from .model import ROUTES, ConsoleState, Device, Filters, Route
 from .values import Status
 
 # The view's records and constraints are written so that the page needs no pydantic for them
@@ -56,6 +56,14 @@ class ActiveFilters:
     status: Status | None = None
     city: str | None = None
     text: str | None = None
+
+
+def _row(device: Device) -> Row:
+    return Row(device.id, device.name, device.model, device.city, device.status, device.last_seen)
+
+
+def _active(filters: Filters) -> ActiveFilters:
+    return ActiveFilters(filters.status, filters.city, filters.text)
 
 
 # ---------------------------------------------------------------- domain procedures (backend)
@@ -113,7 +121,7 @@ class DevicesTable(
 
     @observation("The rows currently shown (after filters), with status, city, model and last seen.")
     def visible_rows(self) -> list[Row]:
-        return [Row(**d.row()) for d in self.state.visible()]
+        return [_row(d) for d in self.state.visible()]
 
     @observation("The ids of the selected rows.")
     def selection(self) -> list[str]:
@@ -182,7 +190,7 @@ class DevicesFilters(AgentComponent, type="devices.filters", description="The fi
 
     @observation("The active filters (status, city, free text); null means not filtered.")
     def active(self) -> ActiveFilters:
-        return ActiveFilters(**self.state.filters.to_json())
+        return _active(self.state.filters)
 
     @action("Set the table filters. Omitted fields are cleared.", idempotent=True)
     def set_filters(
@@ -192,7 +200,7 @@ class DevicesFilters(AgentComponent, type="devices.filters", description="The fi
         text: Annotated[str, MaxLen(80)] | None = None,
     ) -> ActiveFilters:
         self.state.set_filters(Filters(status, city or None, text or None))
-        return ActiveFilters(**self.state.filters.to_json())
+        return _active(self.state.filters)
 
     @action("Remove every filter.", idempotent=True)
     def clear_filters(self) -> None:
@@ -209,7 +217,7 @@ class DeviceDrawer(AgentComponent, type="devices.drawer", description="The detai
     @observation("The device open in the drawer, or null.")
     def open_device(self) -> Row | None:
         device = self.state.device(self.state.drawer) if self.state.drawer else None
-        return None if device is None else Row(**device.row())
+        return None if device is None else _row(device)
 
     @action("Close the details drawer.", name="close", idempotent=True)
     def close_drawer(self) -> None:
