@@ -182,16 +182,21 @@ async function boot() {
   timings.fetchMs = since(start); // the runtime module, the lock, the page's sources and files
   const plan = bootPlan(lock, sources);
   deferredRoots = plan.deferredRoots;
-  // Nothing but agent-surface at start: import it from its zip in place, so the boot never runs
-  // Pyodide's package loader (see agent_surface/_runtime_build/page_zip.py). With other packages to load,
-  // the loader runs anyway and installing the wheel costs about what the zip saves (pydantic
-  // scans sys.path for plugins: through a zip that is zipfile's import and directory read).
+  // agent-surface is imported from its zip in place, so the boot never installs its wheel
+  // (see agent_surface/_runtime_build/page_zip.py): when it is all the page loads at start, the
+  // boot never runs Pyodide's package loader at all. Not when another package at start needs
+  // agent-surface's wheel (an app's wheel), or pydantic: then the loader runs anyway and installing
+  // the wheel costs about what the zip saves (pydantic scans sys.path for plugins: through a zip
+  // that is zipfile's import and directory read). Small packages of their own (data-packages=
+  // "annotated-types typing-extensions") keep the zip and load beside the runtime.
+  const extras = plan.atBoot.filter((name) => name !== OWN_PACKAGE);
+  const zipFits = ![...closure(lock, extras)].some((name) => [OWN_PACKAGE, "pydantic"].includes(canonical(name)));
   const zipped =
-    plan.atBoot.length === 1 && zipInfo?.wheel_sha256 === lock.packages[OWN_PACKAGE].sha256
+    zipFits && zipInfo?.wheel_sha256 === lock.packages[OWN_PACKAGE].sha256
       ? fetchZip(zipInfo.url, zipInfo.sha256)
       : null;
   zipped?.catch(() => {}); // awaited (and so reported) after the boot; not unhandled before it
-  const packages = zipped ? [] : plan.atBoot;
+  const packages = zipped ? extras : plan.atBoot;
   const pyodide = await loadPyodide({
     indexURL: PYODIDE_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
