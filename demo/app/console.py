@@ -101,8 +101,9 @@ async def _preload() -> None:
 async def main() -> None:
     # The app's own reads are procedures: the same server, checks and audit as every call.
     try:
-        session = await person_bridge.call(SESSION_DESCRIBE, {})
-        listing = await person_bridge.call(QUERY_ID, {"limit": LISTING_LIMIT})
+        session, listing = await asyncio.gather(  # side by side: one round trip, not two
+            person_bridge.call(SESSION_DESCRIBE, {}), person_bridge.call(QUERY_ID, {"limit": LISTING_LIMIT})
+        )
     except CapabilityFailure as refusal:
         js.document.getElementById("app").textContent = f"Could not open a session: {refusal.error.message}"
         return
@@ -140,6 +141,7 @@ async def main() -> None:
         human_api,
     )
     await adapter.settled()  # ready means the attached components' tools are in the browser
+    ui.render()  # and the rows drawn (if the first frame has not drawn them yet)
     # Once per person: the offer to register a passkey (destructive approvals then ask for it).
     await offer_passkey(js_or_none(js.document.getElementById("passkey-slot")), person_bridge, PROCEDURES_URL, bearer, state)
     # What the compiled check cannot prove valid goes to jsonschema or the server's pydantic
