@@ -184,13 +184,14 @@ async function boot() {
   deferredRoots = plan.deferredRoots;
   // agent-surface is imported from its zip in place, so the boot never installs its wheel
   // (see agent_surface/_runtime_build/page_zip.py): when it is all the page loads at start, the
-  // boot never runs Pyodide's package loader at all. Not when another package at start needs
-  // agent-surface's wheel (an app's wheel), or pydantic: then the loader runs anyway and installing
-  // the wheel costs about what the zip saves (pydantic scans sys.path for plugins: through a zip
-  // that is zipfile's import and directory read). Small packages of their own (data-packages=
-  // "annotated-types typing-extensions") keep the zip and load beside the runtime.
+  // boot never runs Pyodide's package loader at all. With pydantic or jsonschema at start, the
+  // loader runs anyway and installing the wheel costs about what the zip saves (pydantic scans
+  // sys.path for plugins: through a zip that is zipfile's import and directory read); an app's
+  // wheel that depends on agent-surface installs it anyway. Small packages that need none of these
+  // (data-packages="annotated-types typing-extensions") keep the zip and load beside the runtime.
   const extras = plan.atBoot.filter((name) => name !== OWN_PACKAGE);
-  const zipFits = ![...closure(lock, extras)].some((name) => [OWN_PACKAGE, "pydantic"].includes(canonical(name)));
+  const wheelNeeded = new Set([OWN_PACKAGE, ...plan.deferredRoots].map(canonical));
+  const zipFits = ![...closure(lock, extras)].some((name) => wheelNeeded.has(canonical(name)));
   const zipped =
     zipFits && zipInfo?.wheel_sha256 === lock.packages[OWN_PACKAGE].sha256
       ? fetchZip(zipInfo.url, zipInfo.sha256)
