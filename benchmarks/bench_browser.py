@@ -122,7 +122,18 @@ def visit(context: BrowserContext, url: str, ready: str) -> tuple[Page, float]:
 # --------------------------------------------------------------------------- startup
 
 
-def startup(pw: Playwright, base: str, rounds: int, console_base: str) -> None:
+def _visit_again(context: BrowserContext, url: str, ready: str) -> tuple[Page, float]:
+    """A visit; one more if the tab crashed (a loaded machine runs out of memory now and then)."""
+    from playwright.sync_api import Error
+
+    try:
+        return visit(context, url, ready)
+    except Error as exc:
+        print(f"  visit failed ({exc}); once more", file=sys.stderr)
+        return visit(context, url, ready)
+
+
+def startup(pw: Playwright, base: str, rounds: int, console_base: str, kinds: list[str] | None = None) -> None:
     runs: dict[tuple[str, str], list[float]] = {}
     stages: list[dict[str, Any]] = []
     pages = {
@@ -131,12 +142,13 @@ def startup(pw: Playwright, base: str, rounds: int, console_base: str) -> None:
         "typed": (f"{base}/benchmarks/pages/typed.html", "window.firstToolMs"),
         "console": (f"{console_base}/index.html", "window.firstToolchangeMs"),
     }
+    pages = {kind: page for kind, page in pages.items() if kind == "bare" or kinds is None or kind in kinds}
     for _ in range(rounds):
         for kind, (url, ready) in pages.items():
             with tempfile.TemporaryDirectory() as profile:
                 for visit_kind in ("cold", "warm"):
                     with browser(pw, WEBMCP, profile) as context:
-                        page, ms = visit(context, url, ready)
+                        page, ms = _visit_again(context, url, ready)
                         if kind not in ("bare", "console"):
                             tools = page.evaluate(
                                 "async () => (await document.modelContext.getTools()).length"
@@ -159,6 +171,8 @@ def startup(pw: Playwright, base: str, rounds: int, console_base: str) -> None:
             ("typed", "first tool, type hints "),
             ("console", "first tool, the console"),
         ):
+            if kind not in pages:
+                continue
             ours = runs[(kind, visit_kind)]
             paired = statistics.median(o / b for o, b in zip(ours, bare, strict=True))
             print(
@@ -170,6 +184,8 @@ def startup(pw: Playwright, base: str, rounds: int, console_base: str) -> None:
     for kind in ("ours", "typed"):
         for visit_kind in ("cold", "warm"):
             mine = [s for s in stages if s["visit"] == visit_kind and s["kind"] == kind]
+            if not mine:
+                continue
             parts = ("fetchMs", "runtimeMs", "bootMs", "scriptsMs")
             figures = ", ".join(f"{p[:-2]} {statistics.median(s[p] for s in mine):.0f}" for p in parts)
             print(f"    {kind:5} {visit_kind}: {figures}")
@@ -315,6 +331,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--changes", type=int, default=10_000)
     parser.add_argument("--only", choices=("startup", "calls", "memory"))
+    parser.add_argument(
+        "--pages", nargs="+", choices=("ours", "typed", "console"), help="startup: only these pages (and bare)"
+    )
     args = parser.parse_args()
     from demo.backend import start_demo_server
 
@@ -323,7 +342,7 @@ def main() -> None:
     try:
         with sync_playwright() as pw:
             if args.only in (None, "startup"):
-                startup(pw, base, args.rounds, demo_base)
+                startup(pw, base, args.rounds, demo_base, args.pages)
             if args.only in (None, "calls"):
                 calls(pw, base, args.calls)
             if args.only in (None, "memory"):
