@@ -6,8 +6,9 @@
 - startup: navigation -> first tool of ours (benchmarks/pages/webmcp.html: our loader, the
   library, the surface registered; raw JSON Schemas, so no pydantic on the way; and
   pages/typed.html: the README's component, schemas from simple type hints, written without
-  pydantic in the page: _core/schemas/simple_hints.py) next to
-  navigation -> a bare ``loadPyodide`` (pages/bare.html),
+  pydantic in the page: _core/schemas/simple_hints.py; and the devices console, index.html over
+  its demo backend, to its first tool in the browser: the first ``toolchange`` of
+  ``document.modelContext``) next to navigation -> a bare ``loadPyodide`` (pages/bare.html),
   each on a cold profile (fresh) and warm (a second visit, same profile), alternating, medians of
   ``--rounds``; plus our loader's stages on those loads.
 - calls: the executeTool round trip of a no-op action and of a read observation through our
@@ -140,8 +141,15 @@ def browser(pw: Playwright, flags: list[str], profile: str | None = None) -> Ite
             context.close()
 
 
+# The console's first tool, seen from outside the page: the first toolchange of modelContext.
+FIRST_TOOLCHANGE = """document.modelContext?.addEventListener("toolchange", () => {
+  window.firstToolchangeMs ??= performance.now();
+});"""
+
+
 def visit(context: BrowserContext, url: str, ready: str) -> tuple[Page, float]:
     page = context.new_page()
+    page.add_init_script(FIRST_TOOLCHANGE)
     page.on("pageerror", lambda error: print(f"  page error: {error}", file=sys.stderr))
     page.goto(url)
     page.wait_for_function(
@@ -153,21 +161,34 @@ def visit(context: BrowserContext, url: str, ready: str) -> tuple[Page, float]:
 # --------------------------------------------------------------------------- startup
 
 
-def startup(pw: Playwright, base: str, rounds: int) -> None:
+def _visit_again(context: BrowserContext, url: str, ready: str) -> tuple[Page, float]:
+    """A visit; one more if the tab crashed (a loaded machine runs out of memory now and then)."""
+    from playwright.sync_api import Error
+
+    try:
+        return visit(context, url, ready)
+    except Error as exc:
+        print(f"  visit failed ({exc}); once more", file=sys.stderr)
+        return visit(context, url, ready)
+
+
+def startup(pw: Playwright, base: str, rounds: int, console_base: str, kinds: list[str] | None = None) -> None:
     runs: dict[tuple[str, str], list[float]] = {}
     stages: list[dict[str, Any]] = []
     pages = {
         "bare": (f"{base}/benchmarks/pages/bare.html", "window.bareReadyMs"),
         "ours": (f"{base}/benchmarks/pages/webmcp.html", "window.firstToolMs"),
         "typed": (f"{base}/benchmarks/pages/typed.html", "window.firstToolMs"),
+        "console": (f"{console_base}/index.html", "window.firstToolchangeMs"),
     }
+    pages = {kind: page for kind, page in pages.items() if kind == "bare" or kinds is None or kind in kinds}
     for _ in range(rounds):
         for kind, (url, ready) in pages.items():
             with tempfile.TemporaryDirectory() as profile:
                 for visit_kind in ("cold", "warm"):
                     with browser(pw, WEBMCP, profile) as context:
-                        page, ms = visit(context, url, ready)
-                        if kind != "bare":
+                        page, ms = _visit_again(context, url, ready)
+                        if kind not in ("bare", "console"):
                             tools = page.evaluate(
                                 "async () => (await document.modelContext.getTools()).length"
                             )
@@ -184,7 +205,13 @@ def startup(pw: Playwright, base: str, rounds: int) -> None:
     for visit_kind in ("cold", "warm"):
         bare = runs[("bare", visit_kind)]
         print(f"  {visit_kind}: bare loadPyodide            {statistics.median(bare):7.0f} {_runs(bare)}")
-        for kind, label in (("ours", "first tool, JSON Schema"), ("typed", "first tool, type hints ")):
+        for kind, label in (
+            ("ours", "first tool, JSON Schema"),
+            ("typed", "first tool, type hints "),
+            ("console", "first tool, the console"),
+        ):
+            if kind not in pages:
+                continue
             ours = runs[(kind, visit_kind)]
             paired = statistics.median(o / b for o, b in zip(ours, bare, strict=True))
             print(
@@ -196,6 +223,8 @@ def startup(pw: Playwright, base: str, rounds: int) -> None:
     for kind in ("ours", "typed"):
         for visit_kind in ("cold", "warm"):
             mine = [s for s in stages if s["visit"] == visit_kind and s["kind"] == kind]
+            if not mine:
+                continue
             parts = ("fetchMs", "runtimeMs", "bootMs", "scriptsMs")
             figures = ", ".join(f"{p[:-2]} {statistics.median(s[p] for s in mine):.0f}" for p in parts)
             print(f"    {kind:5} {visit_kind}: {figures}")
@@ -347,19 +376,25 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--changes", type=int, default=10_000)
     parser.add_argument("--only", choices=("startup", "calls", "memory"))
+    parser.add_argument(
+        "--pages", nargs="+", choices=("ours", "typed", "console"), help="startup: only these pages (and bare)"
+    )
     args = parser.parse_args()
+    from demo.backend import start_demo_server
+
     server, base = start_server(ROOT, port=0, quiet=True)
     isolated, isolated_base = start_isolated_server(ROOT)
+    demo, demo_base = start_demo_server(ROOT, port=0)  # the console over a fresh in-memory database
     try:
         with sync_playwright() as pw:
             if args.only in (None, "startup"):
-                startup(pw, base, args.rounds)
+                startup(pw, base, args.rounds, demo_base, args.pages)
             if args.only in (None, "calls"):
                 calls(pw, isolated_base, args.calls)
             if args.only in (None, "memory"):
                 memory(pw, base, args.changes)
     finally:
-        for running in (server, isolated):
+        for running in (server, isolated, demo):
             running.shutdown()
             running.server_close()
 

@@ -28,6 +28,7 @@ INTEGRATION_PATHS = (
     "cli/",
     "demo/",
     "compiler/test_page_imports.py",
+    "compiler/test_procedures_from_contract.py",  # the page side in a fresh interpreter
     "compiler/test_external_installed.py",
     "server/test_hardening.py",
     "server/test_idempotency.py",

@@ -5,9 +5,11 @@ valid, and pydantic's own answer for everything else."""
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, Optional
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Optional
 
 import pytest
+from annotated_types import Ge, Gt, Interval, Le, Lt, MaxLen, MinLen
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +20,39 @@ from agent_surface._core.schemas.simple_hints import (
     SimpleHintSchema,
     SimpleParamsSchema,
     simple_json_schema,
+    simple_output_json_schema,
     simple_schema,
 )
+
+
+@dataclass
+class Point:  # a record an observation returns (dataclass: pydantic writes its schema as a model's)
+    x: str
+    z: int | None = None
+
+
+@dataclass(frozen=True)
+class Tagged:
+    ids: Annotated[list[str], MaxLen(2)]
+    mode: Literal["a", "b"] = "a"
+
+
+@dataclass
+class Documented:
+    """A docstring of its own: pydantic writes it as the description."""
+
+    x: str
+
+
+@dataclass
+class Nested:
+    x: Point
+
+
+@dataclass
+class Factory:
+    ids: list[str] = field(default_factory=list)
+
 
 SIMPLE: list[Any] = [
     str,
@@ -38,11 +71,21 @@ SIMPLE: list[Any] = [
     list[int] | None,
     float | None,
     list[str | None],
+    Literal["a"] | None,
+    Literal["a", "b"] | None,
+    Literal[1, 2] | None,
+    Annotated[str, MaxLen(1)],
+    Annotated[str, MinLen(1), MaxLen(4)] | None,
+    Annotated[list[str], MinLen(1), MaxLen(2)],
+    list[Annotated[str, MaxLen(2)]],
+    Annotated[int, Ge(1), Lt(3)],
+    Annotated[float, Gt(0), Le(2.5)] | None,
 ]
+# Records (dataclasses of simple fields): an observation's or action's output, never an input.
+RECORDS: list[Any] = [Point, list[Point], Point | None, Tagged, list[Tagged] | None]
 NOT_SIMPLE: list[Any] = [
     Literal["a", 1],
     Literal[True],
-    Literal["a"] | None,
     str | int,
     str | int | None,
     dict[str, int],
@@ -50,7 +93,14 @@ NOT_SIMPLE: list[Any] = [
     set[str],
     Any,
     bytes,
+    Annotated[str, Interval(ge=1)],  # grouped metadata: left to pydantic
+    Annotated[int, MaxLen(2)],  # a length of a number
+    Annotated[str, Ge(1)],  # a bound of a string
+    Annotated[str, MaxLen(2), MaxLen(3)],
+    Annotated[Literal["a"], MaxLen(2)],
+    Point,  # a record as an input
 ]
+NOT_SIMPLE_OUTPUTS: list[Any] = [Documented, Nested, Factory, list[Nested]]
 
 JSON = st.recursive(
     st.none()
@@ -90,15 +140,29 @@ def _typed(value: Any) -> Any:
 @pytest.mark.parametrize("hint", SIMPLE, ids=str)
 def test_a_simple_hint_has_pydantics_json_schema(hint: Any) -> None:
     assert simple_json_schema(hint) == thaw(ModelSchema(hint).json_schema)
+    assert simple_output_json_schema(hint) == thaw(ModelSchema(hint).json_schema)
+
+
+@pytest.mark.parametrize("hint", RECORDS, ids=str)
+def test_a_record_output_has_pydantics_json_schema(hint: Any) -> None:
+    assert simple_output_json_schema(hint) == thaw(ModelSchema(hint).json_schema)
+    assert simple_json_schema(hint) is None  # never an input: pydantic makes the handler's instance
 
 
 @pytest.mark.parametrize("hint", NOT_SIMPLE, ids=str)
 def test_anything_else_is_left_to_pydantic(hint: Any) -> None:
     assert simple_json_schema(hint) is None
+    if hint is not Point:
+        assert simple_schema(hint) is None
+
+
+@pytest.mark.parametrize("hint", NOT_SIMPLE_OUTPUTS, ids=str)
+def test_records_outside_the_simple_set_are_left_to_pydantic(hint: Any) -> None:
+    assert simple_output_json_schema(hint) is None
     assert simple_schema(hint) is None
 
 
-@pytest.mark.parametrize("hint", SIMPLE, ids=str)
+@pytest.mark.parametrize("hint", SIMPLE + RECORDS, ids=str)
 @settings(max_examples=60, deadline=None)
 @given(value=JSON)
 def test_a_value_gets_pydantics_answer(hint: Any, value: Any) -> None:
@@ -108,9 +172,20 @@ def test_a_value_gets_pydantics_answer(hint: Any, value: Any) -> None:
     _same(ours.validate(value), theirs.validate(value))
 
 
-@pytest.mark.parametrize("hint", SIMPLE, ids=str)
+RECORD_VALUES = st.builds(Point, st.sampled_from(["a", "", "\ud800"]), st.none() | st.integers(0, 3)) | st.builds(
+    Tagged, st.lists(st.sampled_from(["a", "b"]), max_size=3), st.sampled_from(["a", "b", "c"])
+)
+
+
+@pytest.mark.parametrize("hint", SIMPLE + RECORDS, ids=str)
 @settings(max_examples=40, deadline=None)
-@given(value=JSON | st.tuples(st.integers()) | st.sampled_from(["1", "1.5", "true"]))
+@given(
+    value=JSON
+    | st.tuples(st.integers())
+    | st.sampled_from(["1", "1.5", "true"])
+    | RECORD_VALUES
+    | st.lists(RECORD_VALUES, max_size=2)
+)
 def test_an_output_gets_pydantics_answer(hint: Any, value: Any) -> None:
     ours = simple_schema(hint)
     assert ours is not None
@@ -122,9 +197,15 @@ class _Methods:
     def scale(self, x: float, z: int | None = None, label: str = "s", on: bool = False) -> None: ...
     def nothing(self) -> None: ...
     def points(self, values: list[float], limit: int = 3) -> None: ...
+    def bounded(
+        self,
+        ids: Annotated[list[Annotated[str, MaxLen(1)]], MaxLen(2)],
+        x: Annotated[str, MinLen(1)] | None = None,
+        z: Annotated[int, Ge(0), Le(2)] = 1,
+    ) -> None: ...
 
 
-METHODS = [_Methods.select, _Methods.scale, _Methods.nothing, _Methods.points]
+METHODS = [_Methods.select, _Methods.scale, _Methods.nothing, _Methods.points, _Methods.bounded]
 
 
 @pytest.mark.parametrize("method", METHODS, ids=lambda m: m.__name__)
@@ -155,6 +236,23 @@ def test_a_valid_call_converts_without_pydantic_and_an_invalid_one_gets_its_issu
     invalid = ours.validate({"x": "2", "extra": 1})
     assert isinstance(invalid, Invalid)
     assert {issue.path for issue in invalid.issues} == {"/x", "/extra"}
+
+
+def test_a_valid_record_output_is_proven_without_pydantic() -> None:
+    for hint, value, plain in (
+        (list[Point], [Point("a", 1), Point("b")], [{"x": "a", "z": 1}, {"x": "b", "z": None}]),
+        (Point | None, Point("a"), {"x": "a", "z": None}),
+        (Tagged, Tagged(["a"], "b"), {"ids": ["a"], "mode": "b"}),
+    ):
+        ours = simple_schema(hint)
+        assert ours is not None
+        valid = ours.validate_output(value)
+        assert isinstance(valid, Valid) and valid.json == plain
+        assert "_pydantic" not in vars(ours)  # proven valid: pydantic never asked
+    too_many = simple_schema(Tagged)
+    assert too_many is not None  # not proven (maxItems 2): pydantic's answer, whatever it is
+    _same(too_many.validate_output(Tagged(["a", "b", "c"])), ModelSchema(Tagged).validate_output(Tagged(["a", "b", "c"])))
+    assert "_pydantic" in vars(too_many)
 
 
 def test_defaults_and_names_outside_the_simple_set_are_left_to_pydantic() -> None:

@@ -5,9 +5,12 @@
 //   <script type="text/x-agent-surface">  ...Python...  </script>
 //   <script type="text/x-agent-surface" src="app.py"></script>
 //   <script type="module" src="agent-surface.js" data-packages="my-app"></script>
+//   <script type="module" src="agent-surface.js" data-files="app/__init__.py app/view.py"></script>
 //
 // Loads Pyodide and, while it boots, the `agent-surface` wheel from our pyodide-lock.json plus any
-// `data-packages` (integrity-checked, with their dependencies); then runs every
+// `data-packages` (integrity-checked, with their dependencies) and the page's `data-files`
+// (paths relative to the page, written at the same relative path into Python's working directory,
+// which is on sys.path: a package of the app served as plain files); then runs every
 // text/x-agent-surface script in document order, top-level `await` allowed, in one shared
 // namespace. agent-surface's own dependencies (pydantic, jsonschema) are not on that path unless
 // the page's scripts import them: they load in the background once the scripts have run, or on
@@ -25,6 +28,7 @@ const ownScript = [...document.querySelectorAll("script[src]")].find(
   (script) => script.src === import.meta.url,
 );
 const extraPackages = (ownScript?.dataset.packages ?? "").split(/[\s,]+/).filter(Boolean);
+const pageFiles = (ownScript?.dataset.files ?? "").split(/\s+/).filter(Boolean);
 
 const timings = {};
 const since = (start) => Math.round(performance.now() - start);
@@ -38,6 +42,26 @@ async function pythonSource(script) {
 
 const canonical = (name) => name.replace(/[-_.]+/g, "-").toLowerCase();
 const OWN_PACKAGE = "agent-surface";
+
+// A data-files entry: fetched beside the runtime, relative to the page; kept inside the working
+// directory (no absolute path, no "..").
+async function fetchPageFile(path) {
+  if (path.startsWith("/") || path.split("/").some((part) => part === ".." || part === "")) {
+    throw new Error(`data-files: ${JSON.stringify(path)} must be a relative path inside the page's folder`);
+  }
+  const response = await fetch(new URL(path, document.baseURI));
+  if (!response.ok) throw new Error(`data-files: ${path}: HTTP ${response.status}`);
+  return [path, new Uint8Array(await response.arrayBuffer())];
+}
+
+function writePageFiles(pyodide, files) {
+  const cwd = pyodide.FS.cwd();
+  for (const [path, bytes] of files) {
+    const target = `${cwd}/${path}`;
+    pyodide.FS.mkdirTree(target.slice(0, target.lastIndexOf("/")));
+    pyodide.FS.writeFile(target, bytes);
+  }
+}
 
 async function fetchLock() {
   const response = await fetch(new URL("pyodide-lock.json", PYODIDE_URL));
@@ -148,25 +172,32 @@ async function boot() {
   let start = performance.now();
   const scripts = [...document.querySelectorAll('script[type="text/x-agent-surface"]')];
   // The runtime module, the lock and the scripts' sources are fetched side by side.
-  const [{ loadPyodide }, lock, zipInfo, sources] = await Promise.all([
+  const [{ loadPyodide }, lock, zipInfo, sources, files] = await Promise.all([
     import(new URL("pyodide.mjs", PYODIDE_URL).href),
     fetchLock(),
     fetchZipInfo(),
     Promise.all(scripts.map(pythonSource)),
+    Promise.all(pageFiles.map(fetchPageFile)),
   ]);
-  timings.fetchMs = since(start); // the runtime module, the lock and the page's sources
+  timings.fetchMs = since(start); // the runtime module, the lock, the page's sources and files
   const plan = bootPlan(lock, sources);
   deferredRoots = plan.deferredRoots;
-  // Nothing but agent-surface at start: import it from its zip in place, so the boot never runs
-  // Pyodide's package loader (see agent_surface/_runtime_build/page_zip.py). With other packages to load,
-  // the loader runs anyway and installing the wheel costs about what the zip saves (pydantic
-  // scans sys.path for plugins: through a zip that is zipfile's import and directory read).
+  // agent-surface is imported from its zip in place, so the boot never installs its wheel
+  // (see agent_surface/_runtime_build/page_zip.py): when it is all the page loads at start, the
+  // boot never runs Pyodide's package loader at all. With pydantic or jsonschema at start, the
+  // loader runs anyway and installing the wheel costs about what the zip saves (pydantic scans
+  // sys.path for plugins: through a zip that is zipfile's import and directory read); an app's
+  // wheel that depends on agent-surface installs it anyway. Small packages that need none of these
+  // (data-packages="annotated-types typing-extensions") keep the zip and load beside the runtime.
+  const extras = plan.atBoot.filter((name) => name !== OWN_PACKAGE);
+  const wheelNeeded = new Set([OWN_PACKAGE, ...plan.deferredRoots].map(canonical));
+  const zipFits = ![...closure(lock, extras)].some((name) => wheelNeeded.has(canonical(name)));
   const zipped =
-    plan.atBoot.length === 1 && zipInfo?.wheel_sha256 === lock.packages[OWN_PACKAGE].sha256
+    zipFits && zipInfo?.wheel_sha256 === lock.packages[OWN_PACKAGE].sha256
       ? fetchZip(zipInfo.url, zipInfo.sha256)
       : null;
   zipped?.catch(() => {}); // awaited (and so reported) after the boot; not unhandled before it
-  const packages = zipped ? [] : plan.atBoot;
+  const packages = zipped ? extras : plan.atBoot;
   const pyodide = await loadPyodide({
     indexURL: PYODIDE_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
@@ -179,6 +210,7 @@ async function boot() {
     pyodide.FS.writeFile(path, await zipped);
     callPython(pyodide, "sys", "path.append", path);
   }
+  writePageFiles(pyodide, files);
   window.agentSurface.loadedFrom = zipped ? "zip" : "wheel";
   timings.runtimeMs = since(start); // fetches, then the runtime and our packages side by side
   callPython(pyodide, "agent_surface.browser.packages", "load_on_import", JSON.stringify(plan.onImport));

@@ -1,4 +1,6 @@
-"""The devices console, running in the page under PyScript (``main.py`` awaits ``main()``).
+"""The devices console, running in the page under Pyodide (``main.py``, run by agent-surface.js,
+awaits ``main()``). Nothing on its way to the first tool imports pydantic: the procedures come
+from the reviewed contract.json, the view's hints are simple (``surface.py``).
 
 Opens the session and lists the devices with the backend's own procedures (``session.describe``,
 ``devices.query``, called like the person's buttons with ``person_bridge.call``), builds the agent surface, exposes it over WebMCP
@@ -22,15 +24,15 @@ from agent_surface import (
 from agent_surface.adapters.webmcp import WebMCPAdapter
 from agent_surface.bridge import CHANNEL_HEADER, BackendBridge, BackendContractError, BackendUnavailableError
 from agent_surface.browser.jsvalues import js_or_none
+from agent_surface.browser.packages import dependencies_ready
 from agent_surface.browser.passkeys import passkey_presence
 from agent_surface.page import install_confirmation_dialog, install_surface_inspector, preload_validators
 
-from .contracts import QUERY
 from .model import ConsoleState, Device
 from .passkey import offer_passkey
-from .session import SESSION
-from .surface import CONTRACTS, create_console_surface, reflecting
+from .surface import QUERY_ID, contracts, create_console_surface, reflecting
 from .ui import ConsoleUI
+from .values import SESSION_DESCRIBE
 
 params = js.URLSearchParams.new(js.location.search)
 TOKEN = js_or_none(params.get("token")) or "demo-acme-operator"  # get() answers JS null
@@ -87,11 +89,21 @@ async def human_api(procedure: str, payload: dict[str, Any]) -> None:
     apply_result(procedure_id, output)
 
 
+background: set[asyncio.Future[None]] = set()
+
+
+async def _preload() -> None:
+    await dependencies_ready()
+    preload_validators()
+    import demo.app.contracts  # noqa: F401  (the procedures' own pydantic contracts)
+
+
 async def main() -> None:
     # The app's own reads are procedures: the same server, checks and audit as every call.
     try:
-        session = await person_bridge.call(SESSION.id, {})
-        listing = await person_bridge.call(QUERY.id, {"limit": LISTING_LIMIT})
+        session, listing = await asyncio.gather(  # side by side: one round trip, not two
+            person_bridge.call(SESSION_DESCRIBE, {}), person_bridge.call(QUERY_ID, {"limit": LISTING_LIMIT})
+        )
     except CapabilityFailure as refusal:
         js.document.getElementById("app").textContent = f"Could not open a session: {refusal.error.message}"
         return
@@ -101,7 +113,7 @@ async def main() -> None:
     state.set_devices([Device.from_api(row) for row in listed if isinstance(row, dict)])
     # The exposure ceiling: the page's procedure contracts must be the ones the backend serves.
     try:
-        await agent_bridge.connect(CONTRACTS)
+        await agent_bridge.connect(contracts())
     except (BackendContractError, BackendUnavailableError) as exc:
         js.document.getElementById("app").textContent = f"The backend does not match this page: {exc}"
         raise
@@ -129,11 +141,13 @@ async def main() -> None:
         human_api,
     )
     await adapter.settled()  # ready means the attached components' tools are in the browser
+    ui.render()  # and the rows drawn (if the first frame has not drawn them yet)
     # Once per person: the offer to register a passkey (destructive approvals then ask for it).
     await offer_passkey(js_or_none(js.document.getElementById("passkey-slot")), person_bridge, PROCEDURES_URL, bearer, state)
-    # Raw JSON Schemas are validated by jsonschema, imported on first use (~0.7 s in the page):
-    # import it once the page is idle, not during the agent's first domain call.
-    asyncio.get_running_loop().call_later(1.0, preload_validators)
+    # What the compiled check cannot prove valid goes to jsonschema or the server's pydantic
+    # contracts (~0.7 s to import in the page): import them once the page is idle and the loader's
+    # background load is done, not during the agent's first call that needs them.
+    asyncio.get_running_loop().call_later(1.0, lambda: background.add(asyncio.ensure_future(_preload())))
     js.window.consoleReady = True
     js.document.body.dataset.ready = "true"
     js.document.dispatchEvent(js.CustomEvent.new("console:ready"))

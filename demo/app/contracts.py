@@ -1,22 +1,25 @@
-"""The devices procedures: one contract module, imported by the page and by the server.
+"""The devices procedures: the one source of truth of their contracts, served by the server.
 
-The page references these contracts (bound to what the person has on screen) and the backend
-serves them (``demo.procedures``). The page also lists the devices with ``devices.query`` for
-itself; its other own read, ``session.describe``, lives in ``session.py``, outside the agent's
-surface. The same pydantic models validate a call twice: in the page
-before it leaves, and on the server, which trusts nothing the page sent. A change here changes
-both sides together; ``bridge.connect()`` refuses a page whose copy differs from the server's.
+The backend serves them (``demo.procedures``); ``agent-surface snapshot`` writes their JSON
+Schemas into the reviewed ``contract.json`` (``agent-surface check`` holds the two together), and
+the page references them from there (``procedures_from_contract``: bound to what the person has
+on screen), without importing this module or pydantic on its way to its first tool. A call is
+checked twice: in the page before it leaves (the compiled JSON-Schema check, and these very
+models, imported then, for a value it cannot prove valid) and on the server, which trusts nothing
+the page sent. ``bridge.connect()`` refuses a page whose contracts differ from the server's. The
+page also lists the devices with ``devices.query`` for itself; its other own read,
+``session.describe``, lives in ``session.py``, outside the agent's surface.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_surface import ProcedureContract
 
-Status = Literal["online", "offline", "disabled"]
+from .values import Status
 
 # Control characters and bidirectional overrides never reach the database (or a person's screen).
 _UNSAFE = r"\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069"

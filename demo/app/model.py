@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from agent_surface.page import State
 
-from .contracts import Status
+from .values import Status
 
 Route = Literal["devices", "activity"]
 ROUTES: tuple[Route, ...] = ("devices", "activity")

@@ -1,7 +1,7 @@
 """The app's own read at start, ``session.describe``: who the caller is (user, role, tenant, and
-the devices procedures they may call). Imported by the page (``console.py``) and by the server
-(``demo.procedures``), which serves it like every procedure: same authentication, rate limit and
-audit, no route of its own.
+the devices procedures they may call). Served by the server (``demo.procedures``) like every
+procedure: same authentication, rate limit and audit, no route of its own; the page calls it by
+its id (``values.SESSION_DESCRIBE``), without importing this module (or pydantic).
 
 It is the page's, never the agent's: this module is kept apart from ``contracts.py`` and is not
 imported by ``surface.py``, so the reviewed contract (``contract.json``, the agent's ceiling)
@@ -15,6 +15,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from agent_surface import ProcedureContract
+
+from .values import SESSION_DESCRIBE
 
 
 class SessionInput(BaseModel):
@@ -37,7 +39,7 @@ class SessionOutput(BaseModel):
 
 
 SESSION = ProcedureContract(
-    id="domain:session.describe",
+    id=SESSION_DESCRIBE,
     description="Who is calling: the user, their role and tenant, and the procedures they may call.",
     effect="server-query",
     input=SessionInput,

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from annotated_types import MaxLen
 
 from agent_surface import (
     ActionContext,
@@ -29,14 +31,18 @@ from agent_surface import (
     observation,
     require_confirmation,
 )
-from agent_surface.compiler.load import authority_from_contract
+from agent_surface.compiler.load import authority_from_contract, procedures_from_contract
 from agent_surface.page import Attachment, page_surface
 
-from .contracts import DISABLE, QUERY, RENAME, Status
-from .model import ROUTES, ConsoleState, Filters, Route
+from .model import ROUTES, ConsoleState, Device, Filters, Route
+from .values import Status
+
+# The view's records and constraints are written so that the page needs no pydantic for them
+# (dataclasses of simple fields, annotated_types markers): pydantic writes the same JSON Schema.
 
 
-class Row(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Row:
     id: str
     name: str
     model: str
@@ -45,14 +51,43 @@ class Row(BaseModel):
     lastSeen: str
 
 
-class ActiveFilters(BaseModel):
+@dataclass(frozen=True, slots=True)
+class ActiveFilters:
     status: Status | None = None
     city: str | None = None
     text: str | None = None
 
 
+def _row(device: Device) -> Row:
+    return Row(device.id, device.name, device.model, device.city, device.status, device.last_seen)
+
+
+def _active(filters: Filters) -> ActiveFilters:
+    return ActiveFilters(filters.status, filters.city, filters.text)
+
+
 # ---------------------------------------------------------------- domain procedures (backend)
-# The contracts live in .contracts, imported by the backend too (one module on both sides).
+# Declared once, in .contracts (pydantic models, imported by the server); the page takes them
+# from the reviewed contract.json, which `agent-surface check` holds equal to that module.
+
+CONTRACT_FILE = Path(__file__).with_name("contract.json")
+DISABLE_ID, QUERY_ID, RENAME_ID = "domain:devices.disable", "domain:devices.query", "domain:devices.rename"
+
+
+@cache
+def _contract_text() -> bytes:
+    return CONTRACT_FILE.read_bytes()
+
+
+@cache
+def procedures() -> dict[str, ProcedureContract]:
+    """The procedures the reviewed contract declares, by id (made on first use, not at import:
+    the compiler finds the declarations in .contracts)."""
+    return procedures_from_contract(_contract_text())
+
+
+def procedure(procedure_id: str) -> ProcedureContract:
+    return procedures()[procedure_id]
 
 
 def session_allows(host: Mapping[str, Any], permission: str) -> bool:
@@ -86,7 +121,7 @@ class DevicesTable(
 
     @observation("The rows currently shown (after filters), with status, city, model and last seen.")
     def visible_rows(self) -> list[Row]:
-        return [Row.model_validate(d.row()) for d in self.state.visible()]
+        return [_row(d) for d in self.state.visible()]
 
     @observation("The ids of the selected rows.")
     def selection(self) -> list[str]:
@@ -94,7 +129,7 @@ class DevicesTable(
 
     @action("Select rows by device id. mode: replace (default), add or remove.", idempotent=True)
     def select_rows(
-        self, ids: list[str] = Field(max_length=200), mode: Literal["replace", "add", "remove"] = "replace"
+        self, ids: Annotated[list[str], MaxLen(200)], mode: Literal["replace", "add", "remove"] = "replace"
     ) -> list[str]:
         self.state.select(ids, mode)
         return list(self.state.selected)
@@ -124,27 +159,28 @@ class DevicesTable(
         self.state.select([])
 
     @action("Open the details drawer for a device (its own tools appear while it is open).")
-    def open_device(self, device_id: str = Field(alias="deviceId", max_length=64)) -> None:
-        self.state.open_drawer(device_id)
+    def open_device(self, deviceId: Annotated[str, MaxLen(64)]) -> None:
+        self.state.open_drawer(deviceId)
 
     @open_device.precondition
-    def _known(self, device_id: str) -> PreconditionFailure | None:
-        if self.state.device(device_id) is None:
+    def _known(self, deviceId: str) -> PreconditionFailure | None:
+        if self.state.device(deviceId) is None:
             return PreconditionFailure("No such device in the console.", {"reason": "unknown-device"})
         return None
 
     def agent_procedures(self) -> list[ProcedureReference]:
         state = self.state
+        disable, query = procedure(DISABLE_ID), procedure(QUERY_ID)
         return [
-            DISABLE.reference(
+            disable.reference(
                 bind=lambda: {"deviceIds": list(state.selected)},
                 bound_fields=["deviceIds"],
                 when=lambda: bool(state.selected),
                 unavailable_reason="Select at least one device first.",
                 describe=lambda: f"Bound to the {len(state.selected)} selected device(s).",
-                policies=[may(DISABLE), require_confirmation(summary=_disable_summary)],
+                policies=[may(disable), require_confirmation(summary=_disable_summary)],
             ),
-            QUERY.reference(policies=[may(QUERY)]),
+            query.reference(policies=[may(query)]),
         ]
 
 
@@ -154,17 +190,17 @@ class DevicesFilters(AgentComponent, type="devices.filters", description="The fi
 
     @observation("The active filters (status, city, free text); null means not filtered.")
     def active(self) -> ActiveFilters:
-        return ActiveFilters.model_validate(self.state.filters.to_json())
+        return _active(self.state.filters)
 
     @action("Set the table filters. Omitted fields are cleared.", idempotent=True)
     def set_filters(
         self,
         status: Status | None = None,
-        city: str | None = Field(None, max_length=80),
-        text: str | None = Field(None, max_length=80),
+        city: Annotated[str, MaxLen(80)] | None = None,
+        text: Annotated[str, MaxLen(80)] | None = None,
     ) -> ActiveFilters:
         self.state.set_filters(Filters(status, city or None, text or None))
-        return ActiveFilters.model_validate(self.state.filters.to_json())
+        return _active(self.state.filters)
 
     @action("Remove every filter.", idempotent=True)
     def clear_filters(self) -> None:
@@ -181,7 +217,7 @@ class DeviceDrawer(AgentComponent, type="devices.drawer", description="The detai
     @observation("The device open in the drawer, or null.")
     def open_device(self) -> Row | None:
         device = self.state.device(self.state.drawer) if self.state.drawer else None
-        return None if device is None else Row.model_validate(device.row())
+        return None if device is None else _row(device)
 
     @action("Close the details drawer.", name="close", idempotent=True)
     def close_drawer(self) -> None:
@@ -193,14 +229,15 @@ class DeviceDrawer(AgentComponent, type="devices.drawer", description="The detai
 
     def agent_procedures(self) -> list[ProcedureReference]:
         state = self.state
+        rename = procedure(RENAME_ID)
         return [
-            RENAME.reference(
+            rename.reference(
                 bind=lambda: {"deviceId": state.drawer or ""},
                 bound_fields=["deviceId"],
                 when=lambda: state.drawer is not None,
                 unavailable_reason="Open a device in the drawer first.",
                 describe=lambda: f"Bound to device {state.drawer}." if state.drawer else "",
-                policies=[may(RENAME)],
+                policies=[may(rename)],
             )
         ]
 
@@ -219,7 +256,13 @@ class Navigation(AgentComponent, type="app.navigation", description="The app's t
         return self.state.route
 
 
-CONTRACTS: list[Any] = [DevicesTable, DevicesFilters, DeviceDrawer, Navigation, DISABLE, RENAME, QUERY]
+COMPONENTS: list[Any] = [DevicesTable, DevicesFilters, DeviceDrawer, Navigation]
+
+
+def contracts() -> list[Any]:
+    """What the page offers at most (for ``BackendBridge.connect``): the components and the
+    procedures they reference."""
+    return [*COMPONENTS, *(procedure(i) for i in (DISABLE_ID, RENAME_ID, QUERY_ID))]
 
 # ---------------------------------------------------------------- the backend executor
 
@@ -242,9 +285,9 @@ def reflecting(executor: ProcedureExecutor, on_result: Callable[[str, Any], None
 
 def committed_authority() -> CapabilityAuthority:
     """The reviewed contract (``agent-surface snapshot`` writes ``contract.json`` next to this
-    module; the page gets it through pyscript.json ``files``) is the authority: a contract changed
+    module; the page gets it through its loader's ``data-files``) is the authority: a contract changed
     without a new snapshot is refused at registration."""
-    return authority_from_contract(Path(__file__).with_name("contract.json").read_bytes())
+    return authority_from_contract(_contract_text())
 
 
 class ConsoleSurface:
@@ -292,4 +335,4 @@ def create_console_surface(
     return ConsoleSurface(registry, state)
 
 
-__all__ = ["CONTRACTS", "ROUTES", "ConsoleSurface", "create_console_surface", "reflecting"]
+__all__ = ["COMPONENTS", "ROUTES", "ConsoleSurface", "contracts", "create_console_surface", "procedure", "reflecting"]

@@ -118,7 +118,9 @@ class ConsoleUI:
         page.attach(surface.navigation, by_id("tabs"))
         on_state_change(self._render_soon.request)
         surface.registry.subscribe(self._on_event)
-        self.render()
+        # The first render (a row per device) waits for the next frame: the agent's tools, which
+        # read the state, not the rows, are published first. ``render()`` draws it at once.
+        self._render_soon.request()
 
     def on_decided(self, approved: bool, pending: PendingConfirmation) -> None:
         """The confirmation dialog's verdict, told to the person."""

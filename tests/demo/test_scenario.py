@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from demo.app.model import ConsoleState, Device
-from demo.app.surface import CONTRACTS, DeviceDrawer, create_console_surface, reflecting
+from demo.app.surface import DeviceDrawer, contracts, create_console_surface, reflecting
 from demo.backend import PROCEDURES_BASE, start_demo_server
 
 from agent_surface.bridge import BackendBridge
@@ -58,7 +58,7 @@ async def agent_bridge(url: str, token: str) -> BackendBridge:
     bridge = BackendBridge(url + PROCEDURES_BASE,
                            headers={"Authorization": f"Bearer {token}", "X-Agent-Surface-Channel": "agent"})
     _bridges.append(bridge)
-    await bridge.connect(CONTRACTS)
+    await bridge.connect(contracts())
     assert bridge.unserved == ()
     return bridge
 

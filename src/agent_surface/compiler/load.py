@@ -5,6 +5,8 @@
 
     registry = AgentSurfaceRegistry(authority=authority_from_bundle())   # in a bundled page
 
+    procedures = procedures_from_contract(text)      # {id: ProcedureContract}, no pydantic
+
 ``agent-surface bundle`` puts the reviewed contract into the app's wheel (its ``.dist-info``), which
 the page loads integrity-checked against the runtime's lock; ``authority_from_bundle`` reads it
 from there: one line, no fetch, and the very bytes that were reviewed.
@@ -18,15 +20,25 @@ refused with ``ExternalContractError`` naming the distribution. Imports only the
 
 from __future__ import annotations
 
+import importlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .._core.contracts.authority import CapabilityAuthority, create_capability_authority
 from .._core.contracts.external import ExternalContractError
+from .._core.contracts.procedures import ProcedureContract
 from .._core.errors import AuthorityError
+from .._core.schemas.committed import CommittedSchema
+from .._core.schemas.schema import Schema
 
-__all__ = ["ExternalContractError", "authority_from_bundle", "authority_from_contract", "parse_contract"]
+__all__ = [
+    "ExternalContractError",
+    "authority_from_bundle",
+    "authority_from_contract",
+    "parse_contract",
+    "procedures_from_contract",
+]
 
 
 def parse_contract(source: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
@@ -81,3 +93,76 @@ def authority_from_bundle(distribution: str | None = None) -> CapabilityAuthorit
         names = sorted(name for name, _ in found)
         raise AuthorityError(f"several bundled apps carry a contract ({names}): pass distribution=")
     return authority_from_contract(found[0][1])
+
+
+def procedures_from_contract(source: str | bytes | Mapping[str, Any]) -> dict[str, ProcedureContract]:
+    """The procedure contracts the committed contract declares, by id, made from its JSON Schemas:
+    a page references the server's procedures without importing the module that declares them
+    (and the pydantic models it is written with). Each has the reviewed hash (the registry's
+    authority and ``BackendBridge.connect()``'s digest checks see the very same contract); its
+    input and output are checked by the compiled JSON-Schema check, and a value that check cannot
+    prove valid goes to the declaring module's own contract (``origin`` in contract.json,
+    imported then), so the page refuses exactly what that contract refuses, with its issues.
+    Raises AuthorityError for an entry that does not rebuild to its reviewed hash.
+
+    The contract's ``timeout`` is not part of its reviewed JSON, so these contracts have none."""
+    document = parse_contract(source)
+    entries = document.get("contracts")
+    if not isinstance(entries, list):
+        raise AuthorityError("contract.json has no 'contracts' list; run `agent-surface snapshot`")
+    found: dict[str, ProcedureContract] = {}
+    for entry in entries:
+        if not isinstance(entry, Mapping) or entry.get("kind") != "procedure":
+            continue
+        found[str(entry.get("id"))] = _committed_procedure(entry)
+    return found
+
+
+def _committed_procedure(entry: Mapping[str, Any]) -> ProcedureContract:
+    body = entry.get("contract")
+    origin = entry.get("origin")
+    if not isinstance(body, Mapping) or not isinstance(origin, Mapping):
+        raise AuthorityError(f"contract.json: procedure {entry.get('id')!r} has no contract or origin")
+    where = (str(origin.get("module")), str(origin.get("name")), str(entry.get("hash")))
+    output = body.get("outputSchema")
+    try:
+        contract = ProcedureContract(
+            id=body["id"],
+            description=body["description"],
+            effect=body["effect"],
+            input=CommittedSchema(body["inputSchema"], _declared(where, "input")),
+            output=None if output is None else CommittedSchema(output, _declared(where, "output")),
+            idempotent=body.get("idempotent"),
+            reversible=body.get("reversible"),
+            confirmation=body.get("confirmation"),
+            audit=body.get("audit"),
+            meta=body.get("meta"),
+            untrusted_output=bool(body.get("untrustedOutput", False)),
+            policies=body.get("policies") or (),
+        )
+    except (KeyError, TypeError) as exc:
+        raise AuthorityError(f"contract.json: procedure {entry.get('id')!r} is incomplete: {exc}") from None
+    if contract.hash != entry.get("hash"):
+        raise AuthorityError(
+            f"contract.json: procedure {contract.id!r} does not rebuild to its reviewed hash "
+            "(an edited file?); run `agent-surface snapshot`"
+        )
+    return contract
+
+
+def _declared(origin: tuple[str, str, str], part: str) -> Callable[[], Schema]:
+    """The declaring contract's schema, imported on first use (it must be the reviewed one)."""
+
+    def load() -> Schema:
+        module, name, reviewed = origin
+        declared = getattr(importlib.import_module(module), name, None)
+        if not isinstance(declared, ProcedureContract):
+            raise AuthorityError(f"{module}.{name} is not the ProcedureContract contract.json names")
+        if declared.hash != reviewed:
+            raise AuthorityError(f"{module}.{name} differs from its reviewed entry in contract.json (stale)")
+        schema = declared.input if part == "input" else declared.output
+        if schema is None:
+            raise AuthorityError(f"{module}.{name} declares no {part} schema")
+        return schema
+
+    return load

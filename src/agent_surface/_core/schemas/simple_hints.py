@@ -18,6 +18,8 @@ use it when ``SIMPLE_HINTS``; the public ``schema_from_type`` stays pydantic's.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import math
 import sys
 import types
@@ -28,7 +30,7 @@ from typing import Any, Literal, Union
 
 from ..jsonvalue import FrozenDict, JsonValue, NotJsonError, find_lone_surrogate, freeze, to_json_value
 from .accept import Accept, compile_accept
-from .schema import Schema, Valid, ValidationResult, schema_from_type
+from .schema import Schema, Valid, ValidationResult, inline_refs, schema_from_type
 
 # In the page only: the server and the compiler keep validating with pydantic.
 SIMPLE_HINTS = sys.platform == "emscripten"
@@ -44,29 +46,140 @@ _UNPROVEN: Any = object()
 
 def simple_json_schema(hint: Any) -> dict[str, Any] | None:
     """pydantic's validation JSON Schema of a simple hint, or None when the hint is not simple."""
-    if hint in _SCALARS:
-        return dict(_SCALARS[hint])
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin is list and len(args) == 1:
-        items = simple_json_schema(args[0])
-        return None if items is None else {"items": items, "type": "array"}
-    if origin is Literal and args:
-        kind = _literal_kind(args)
-        if kind is None:
+    return _Writer(None).schema(hint)
+
+
+def simple_output_json_schema(hint: Any) -> dict[str, Any] | None:
+    """As ``simple_json_schema``, and a dataclass of simple fields (a record an observation or
+    action returns: at the top inline, inside ``list[...]`` or ``X | None`` under ``$defs``)."""
+    writer = _Writer({})
+    if _is_record(hint):
+        return writer.record(hint)
+    schema = writer.schema(hint)
+    if schema is None or writer.defs is None:
+        return schema
+    return {"$defs": writer.defs, **schema} if writer.defs else schema
+
+
+# annotated_types markers pydantic honours, as the JSON Schema keyword each writes per type.
+_SIZES = {"MinLen": "min", "MaxLen": "max"}
+_BOUNDS = {"Ge": ("ge", "minimum"), "Le": ("le", "maximum"), "Gt": ("gt", "exclusiveMinimum"), "Lt": ("lt", "exclusiveMaximum")}
+
+
+class _Writer:
+    def __init__(self, defs: dict[str, Any] | None) -> None:
+        self.defs = defs  # None: no records (an input's hints); else the $defs written so far
+        self._records: dict[str, Any] = {}
+
+    def schema(self, hint: Any) -> dict[str, Any] | None:
+        if hint in _SCALARS:
+            return dict(_SCALARS[hint])
+        origin = typing.get_origin(hint)
+        args = typing.get_args(hint)
+        if origin is typing.Annotated:
+            return self._annotated(args[0], args[1:])
+        if origin is list and len(args) == 1:
+            items = self.schema(args[0])
+            return None if items is None else {"items": items, "type": "array"}
+        if origin is Literal and args:
+            kind = _literal_kind(args)
+            if kind is None:
+                return None
+            if len(args) == 1:
+                return {"const": args[0], "type": kind}
+            if len(set(args)) != len(args):
+                return None
+            return {"enum": list(args), "type": kind}
+        if origin in (Union, types.UnionType) and len(args) == 2 and type(None) in args:
+            (inner,) = [a for a in args if a is not type(None)]
+            if typing.get_origin(inner) in (Union, types.UnionType):
+                return None  # pydantic flattens these: leave them to it
+            schema = self.schema(inner)
+            return None if schema is None else {"anyOf": [schema, {"type": "null"}]}
+        if self.defs is not None and _is_record(hint):
+            return self._reference(hint)
+        return None
+
+    def _annotated(self, base: Any, metadata: tuple[Any, ...]) -> dict[str, Any] | None:
+        """``Annotated[X, MinLen(1), MaxLen(80), Ge(0)...]`` of a str, a list or a number."""
+        markers = sys.modules.get("annotated_types")
+        if markers is None or not metadata:
             return None
-        if len(args) == 1:
-            return {"const": args[0], "type": kind}
-        if len(set(args)) != len(args):
+        sized = base is str or typing.get_origin(base) is list
+        numeric = base in (int, float)
+        if not (sized or numeric):
             return None
-        return {"enum": list(args), "type": kind}
-    if origin in (Union, types.UnionType) and len(args) == 2 and type(None) in args:
-        (inner,) = [a for a in args if a is not type(None)]
-        if typing.get_origin(inner) in (Union, types.UnionType, Literal):
-            return None  # pydantic flattens or merges these: leave them to it
-        schema = simple_json_schema(inner)
-        return None if schema is None else {"anyOf": [schema, {"type": "null"}]}
-    return None
+        schema = self.schema(base)
+        if schema is None:
+            return None
+        for marker in metadata:
+            kind = type(marker).__name__
+            if not isinstance(marker, markers.BaseMetadata) or type(marker).__module__ != "annotated_types":
+                return None
+            if kind in _SIZES and sized:
+                size = getattr(marker, f"{_SIZES[kind]}_length")
+                if type(size) is not int or size < 0:
+                    return None
+                noun = "Length" if base is str else "Items"
+                keyword = f"{_SIZES[kind]}{noun}"
+            elif kind in _BOUNDS and numeric:
+                attribute, keyword = _BOUNDS[kind]
+                size = getattr(marker, attribute)
+                if type(size) not in (int, float) or (type(size) is float and not math.isfinite(size)):
+                    return None
+            else:
+                return None
+            if keyword in schema:
+                return None  # the same keyword twice: pydantic decides which holds
+            schema[keyword] = size
+        return schema
+
+    def record(self, cls: Any) -> dict[str, Any] | None:
+        """pydantic's schema of a stdlib dataclass whose fields are simple (not records)."""
+        if cls.__doc__ != cls.__name__ + str(inspect.signature(cls)).replace(" -> None", ""):
+            return None  # a docstring of its own: pydantic writes it as a description
+        try:
+            hints = typing.get_type_hints(cls, include_extras=True)
+        except Exception:
+            return None
+        inner = _Writer(None)
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for item in dataclasses.fields(cls):
+            hint = hints.get(item.name)
+            schema = None if hint is None or not item.init else inner.schema(hint)
+            if schema is None or item.default_factory is not dataclasses.MISSING:
+                return None
+            if item.default is dataclasses.MISSING:
+                required.append(item.name)
+            elif _plain_default(hint, item.default):
+                schema["default"] = item.default
+            else:
+                return None
+            schema["title"] = field_title(item.name)
+            properties[item.name] = schema
+        out: dict[str, Any] = {"properties": properties, "title": cls.__name__, "type": "object"}
+        if required:
+            out["required"] = required
+        return out
+
+    def _reference(self, cls: Any) -> dict[str, Any] | None:
+        assert self.defs is not None
+        name = cls.__name__
+        known = self._records.get(name)
+        if known is None:
+            schema = self.record(cls)
+            if schema is None:
+                return None
+            self._records[name] = cls
+            self.defs[name] = schema
+        elif known is not cls:
+            return None  # two records of one name: pydantic names them apart
+        return {"$ref": f"#/$defs/{name}"}
+
+
+def _is_record(hint: Any) -> bool:
+    return isinstance(hint, type) and dataclasses.is_dataclass(hint) and not hasattr(hint, "__pydantic_fields__")
 
 
 def _literal_kind(values: tuple[Any, ...]) -> str | None:
@@ -82,6 +195,14 @@ def convert(hint: Any, value: Any) -> Any:
     if hint is float:
         return float(value)
     origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return convert(typing.get_args(hint)[0], value)
+    if _is_record(hint):  # an output's record, as pydantic dumps it in JSON mode
+        hints = typing.get_type_hints(hint, include_extras=True)
+        return {  # extra keys dropped, absent fields their defaults: a record's fields only
+            f.name: convert(hints[f.name], value[f.name]) if f.name in value else f.default
+            for f in dataclasses.fields(hint)
+        }
     if origin is list:
         (item,) = typing.get_args(hint)
         return [convert(item, v) for v in value]
@@ -95,6 +216,8 @@ def convert(hint: Any, value: Any) -> Any:
 
 def _plain_default(hint: Any, default: Any) -> bool:
     """A default pydantic writes and copies as it is: an immutable JSON scalar of the hint's type."""
+    if typing.get_origin(hint) is typing.Annotated:
+        return default is not None and _plain_default(typing.get_args(hint)[0], default)
     if default is None:
         return typing.get_origin(hint) in (Union, types.UnionType)
     if type(default) not in (str, int, float, bool) or (
@@ -108,6 +231,8 @@ def _plain_default(hint: Any, default: Any) -> bool:
     inner = hint
     if typing.get_origin(hint) in (Union, types.UnionType):
         (inner,) = [a for a in typing.get_args(hint) if a is not type(None)]
+        if typing.get_origin(inner) is typing.Annotated:
+            inner = typing.get_args(inner)[0]
     return inner in _SCALARS and type(default) is inner
 
 
@@ -130,7 +255,8 @@ class _Checked:
 
     @cached_property
     def _accepts(self) -> Accept | None:
-        return compile_accept(self._json_schema)
+        schema = self._json_schema
+        return compile_accept(inline_refs(schema) if "$defs" in schema else schema)
 
     @cached_property
     def _pydantic(self) -> Any:
@@ -168,7 +294,7 @@ class SimpleHintSchema(_Checked):
     def validate_output(self, value: Any) -> ValidationResult:
         # Only plain JSON values of the hint's own types take the fast path: pydantic's lax
         # output check would coerce others (a tuple, a numeric string), and it still does.
-        plain = self._proven(value) if _exact(self.hint, value) else _UNPROVEN
+        plain = self._proven(_as_plain(self.hint, value)) if _exact(self.hint, value) else _UNPROVEN
         if plain is _UNPROVEN:
             result: ValidationResult = self._pydantic.validate_output(value)
             return result
@@ -180,6 +306,13 @@ def _exact(hint: Any, value: Any) -> bool:
     if hint in _SCALARS:
         return type(value) is hint or (hint is float and type(value) is int)
     origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return _exact(typing.get_args(hint)[0], value)
+    if _is_record(hint):
+        if type(value) is not hint:
+            return False
+        hints = typing.get_type_hints(hint, include_extras=True)
+        return all(_exact(hints[f.name], getattr(value, f.name)) for f in dataclasses.fields(hint))
     if origin is list:
         (item,) = typing.get_args(hint)
         return type(value) is list and all(_exact(item, v) for v in value)
@@ -189,6 +322,22 @@ def _exact(hint: Any, value: Any) -> bool:
         (inner,) = [a for a in typing.get_args(hint) if a is not type(None)]
         return value is None or _exact(inner, value)
     return False
+
+
+def _as_plain(hint: Any, value: Any) -> Any:
+    """An exact value of ``hint`` with its records (dataclass instances) as dicts, for the proof."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return _as_plain(typing.get_args(hint)[0], value)
+    if _is_record(hint):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(hint)}
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return [_as_plain(item, v) for v in value]
+    if origin in (Union, types.UnionType) and value is not None:
+        (inner,) = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _as_plain(inner, value)
+    return value
 
 
 class Arguments:
@@ -272,8 +421,8 @@ def schema_for_hint(hint: Any) -> Schema:
 
 
 def simple_schema(hint: Any) -> SimpleHintSchema | None:
-    """The pydantic-free schema of a simple hint, or None."""
-    schema = simple_json_schema(hint)
+    """The pydantic-free schema of a simple hint (an output's: records too), or None."""
+    schema = simple_output_json_schema(hint)
     return None if schema is None else SimpleHintSchema(hint, schema)
 
 
@@ -285,5 +434,6 @@ __all__ = [
     "convert",
     "schema_for_hint",
     "simple_json_schema",
+    "simple_output_json_schema",
     "simple_schema",
 ]
