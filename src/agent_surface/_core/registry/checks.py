@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
+from typing import Any
 
 from ..contracts import ComponentBinding
 from ..errors import DefinitionError
@@ -14,9 +16,7 @@ from ..policies.base import Policy
 log = logging.getLogger("agent_surface")
 
 
-def check_options(
-    policies: object, limits: object, **callbacks: object
-) -> None:
+def check_options(policies: object, limits: object, **callbacks: object) -> None:
     """Constructor arguments fail here, by name, rather than later and obscurely."""
     if isinstance(policies, Policy) or not isinstance(policies, (list, tuple)):
         raise TypeError(f"policies must be a list of Policy objects, got {policies!r}")
@@ -28,6 +28,29 @@ def check_options(
     for name, callback in callbacks.items():
         if callback is not None and not callable(callback):
             raise TypeError(f"{name} must be callable, got {callback!r}")
+
+
+def check_executor(binding: ComponentBinding, has_executor: bool) -> None:
+    """A procedure reference is a structural promise that domain calls can run: refuse it
+    now rather than let the first agent call find out."""
+    if binding.procedures and not has_executor:
+        raise DefinitionError(
+            "PLANE_VIOLATION",
+            f"{binding.contract.type}@{binding.instance_id} references "
+            f"{', '.join(ref.procedure_id for ref in binding.procedures)} but this registry has no "
+            "procedure executor: call registry.set_procedure_executor(...) before registering",
+        )
+
+
+def guard_accepts(on_register: Callable[[Mapping[str, Any]], str], binding: ComponentBinding) -> bool:
+    """The host's ``on_register`` guard; a guard that raises fails closed."""
+    contract = binding.contract
+    candidate = {"type": contract.type, "instanceId": binding.instance_id, "origin": contract.origin}
+    try:
+        return on_register(candidate) == "accept"
+    except Exception:
+        log.exception("on_register guard raised; rejecting %s@%s", contract.type, binding.instance_id)
+        return False
 
 
 def suffix_collisions(
@@ -44,7 +67,11 @@ def suffix_collisions(
         if path in domain_paths:
             view_id, domain_id = f"view:{path}", f"domain:{path}"
             if policy == "error":
-                raise DefinitionError("PLANE_VIOLATION", f"{view_id} duplicates the domain procedure {domain_id}")
+                raise DefinitionError(
+                    "PLANE_VIOLATION", f"{view_id} duplicates the domain procedure {domain_id}"
+                )
             log.warning("%s looks like a copy of the domain procedure %s", view_id, domain_id)
-            events.append(make_event("collision-suspected", viewCapabilityId=view_id, domainProcedureId=domain_id))
+            events.append(
+                make_event("collision-suspected", viewCapabilityId=view_id, domainProcedureId=domain_id)
+            )
     return events

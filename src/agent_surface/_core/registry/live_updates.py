@@ -48,6 +48,13 @@ def apply_update(
     return events
 
 
+def first_publication(reg: Registration) -> dict[str, bool]:
+    """Availability as a fresh registration publishes it. It has no overrides yet, so only a
+    ``when()`` (if any) can make a capability differ from ``enabled``."""
+    enabled = reg.enabled
+    return {cid: enabled and (e.when is None or availability(reg, e)[0]) for cid, e in reg.capabilities.items()}
+
+
 def publish_flips(registrations: Iterable[Registration]) -> list[SurfaceEvent]:
     """Re-evaluate availability and record it; events for what flipped since last published."""
     events: list[SurfaceEvent] = []

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import attrgetter
 from typing import Any, Literal
 
 from ..audit import AuditEvent, AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink
@@ -16,28 +14,25 @@ from ..contracts import ComponentBinding
 from ..contracts.authority import CapabilityAuthority, assert_capability_authority
 from ..contracts.context import CancelSignal
 from ..deprecation import renamed, warn_renamed
-from ..errors import DefinitionError, RegistryClosedError
+from ..errors import RegistryClosedError
 from ..events import EventBus, Listener, SurfaceEvent, make_event
 from ..ids import random_id
 from ..limits import DEFAULT_LIMITS, Limits
 from ..pipeline import Pipeline, ProcedureExecutor, invoke
-from ..pipeline.availability import availability
 from ..pipeline.confirmation import ConfirmationController
 from ..pipeline.invocation import Invocation, InvocationResult
 from ..policies.base import Policy
 from ..registrations.entries import build_capabilities
 from ..registrations.registration import Registration, Tombstone, Tombstones
-from .checks import check_options, suffix_collisions
+from .checks import check_executor, check_options, guard_accepts, suffix_collisions
 from .handles import RegistrationHandle
-from .live_updates import apply_update, publish_flips
+from .holders import ORDER, Holders
+from .live_updates import apply_update, first_publication, publish_flips
 from .snapshot import Budget, Snapshot, build_snapshot, normalize_scope
 
 __all__ = ["AgentSurfaceRegistry", "RegistrationHandle", "create_registry", "random_id"]
 
 log = logging.getLogger("agent_surface")
-# Snapshot order, read in C: holder lists are bisected on every mount and unmount, and a
-# Python key function was called about 24 times a component.
-_ORDER = attrgetter("order")
 
 Environment = Literal["development", "production", "test"]
 
@@ -92,7 +87,7 @@ class AgentSurfaceRegistry:
         self._by_id: dict[str, Registration] = {}
         self._by_key: dict[tuple[str, str], Registration] = {}
         # capability id -> live registrations holding it, in snapshot order (resolution index).
-        self._holders: dict[str, list[Registration]] = {}
+        self._holders = Holders()
         self._tombstones = Tombstones(self.limits.tombstone_size, self.limits.tombstone_ttl)
         self._events = EventBus()
         # The loop that owes a coalesced surface-changed, if one is scheduled.
@@ -210,11 +205,11 @@ class AgentSurfaceRegistry:
         verified = self.authority.verify_binding(binding)
         contract = verified.contract
         if verified.procedures:
-            self._check_executor(verified)
+            check_executor(verified, self._pipeline is not None and self._pipeline.executor is not None)
         domain_paths = self.authority.domain_paths
         collisions = suffix_collisions(verified, domain_paths, self._suffix_policy) if domain_paths else []
         key = (contract.type, verified.instance_id)
-        if self._on_register is not None and not self._guard_accepts(verified):
+        if self._on_register is not None and not guard_accepts(self._on_register, verified):
             return self._reject(verified, "guard")
         existing = self._by_key.get(key)
         if existing is not None:
@@ -229,26 +224,11 @@ class AgentSurfaceRegistry:
             capabilities=build_capabilities(verified, self._policies),
             environment=self.environment,
         )
-        # A fresh registration has no overrides: only when() (if any) can differ from enabled.
-        enabled = reg.enabled
-        reg.published = {
-            cid: enabled and (e.when is None or availability(reg, e)[0])
-            for cid, e in reg.capabilities.items()
-        }
+        reg.published = first_publication(reg)
         self._by_id[reg.registration_id] = reg
         self._by_key[key] = reg
-        holders_of = self._holders
-        for cid in reg.capabilities:
-            holders = holders_of.get(cid)
-            if holders is None:
-                holders_of[cid] = [reg]
-            else:
-                insort(holders, reg, key=_ORDER)
-        self._audit(
-            "registration",
-            registration_id=reg.registration_id,
-            detail=f"{contract.type}@{verified.instance_id}",
-        )
+        self._holders.add(reg)
+        self._audit("registration", reg.registration_id, f"{contract.type}@{verified.instance_id}")
         self._bump(
             [
                 *collisions,  # dispatched after the mutation, like every other event
@@ -263,28 +243,6 @@ class AgentSurfaceRegistry:
             else []
         )
         return RegistrationHandle(self, reg.registration_id, reg)
-
-    def _check_executor(self, binding: ComponentBinding) -> None:
-        """A procedure reference is a structural promise that domain calls can run: refuse it
-        now rather than let the first agent call find out."""
-        if binding.procedures and (self._pipeline is None or self._pipeline.executor is None):
-            raise DefinitionError(
-                "PLANE_VIOLATION",
-                f"{binding.contract.type}@{binding.instance_id} references "
-                f"{', '.join(ref.procedure_id for ref in binding.procedures)} but this registry has no "
-                "procedure executor: call registry.set_procedure_executor(...) before registering",
-            )
-
-    def _guard_accepts(self, binding: ComponentBinding) -> bool:
-        if self._on_register is None:
-            return True
-        contract = binding.contract
-        candidate = {"type": contract.type, "instanceId": binding.instance_id, "origin": contract.origin}
-        try:
-            return self._on_register(candidate) == "accept"
-        except Exception:  # a failing guard fails closed
-            log.exception("on_register guard raised; rejecting %s@%s", contract.type, binding.instance_id)
-            return False
 
     def _reject(self, binding: ComponentBinding, reason: str) -> RegistrationHandle:
         log_fn = log.error if self.environment == "development" else log.warning
@@ -310,12 +268,7 @@ class AgentSurfaceRegistry:
         key = reg.key
         if self._by_key.get(key) is reg:
             del self._by_key[key]
-        for cid in reg.capabilities:
-            holders = self._holders.get(cid)
-            if holders is not None:
-                _remove_sorted(holders, reg)
-                if not holders:
-                    del self._holders[cid]
+        self._holders.remove(reg)
         now = self.now()
         self._tombstones.add(
             Tombstone(
@@ -374,11 +327,11 @@ class AgentSurfaceRegistry:
 
     def _holding(self, capability_id: str) -> list[Registration]:
         """Live registrations holding ``capability_id``, in snapshot order."""
-        return list(self._holders.get(capability_id, ()))
+        return self._holders.holding(capability_id)
 
     def registrations(self) -> list[Registration]:
         """Live registrations in snapshot order (for the invoker, adapters' internals, tools)."""
-        return sorted(self._by_id.values(), key=_ORDER)
+        return sorted(self._by_id.values(), key=ORDER)
 
     def registration(self, registration_id: str) -> Registration | None:
         return self._by_id.get(registration_id)
@@ -486,18 +439,6 @@ class AgentSurfaceRegistry:
         self._holders.clear()
         self._disposed = True
         self._events.clear()
-
-
-def _remove_sorted(holders: list[Registration], reg: Registration) -> None:
-    """Remove ``reg`` from a list kept in snapshot order: found by bisection (``list.remove``
-    would compare it with every holder before it, a thousand at a thousand mounts)."""
-    at = bisect_left(holders, reg.order, key=_ORDER)
-    while at < len(holders) and holders[at].order == reg.order:
-        if holders[at] is reg:
-            del holders[at]
-            return
-        at += 1
-    holders.remove(reg)  # not where its order says (never expected): the slow way
 
 
 create_registry = renamed(AgentSurfaceRegistry, "create_registry", "AgentSurfaceRegistry")
