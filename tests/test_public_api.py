@@ -223,6 +223,7 @@ PUBLIC: dict[str, list[str]] = {
         "authority_from_bundle",
         "authority_from_contract",
         "parse_contract",
+        "procedures_from_contract",
     ],
     "agent_surface.cli": ["main"],
     "agent_surface.browser.jsvalues": ["attribute", "closest", "is_nullish", "js_get", "js_or_none"],
@@ -271,6 +272,7 @@ PUBLIC: dict[str, list[str]] = {
         "notify_state_changed",
         "on_state_change",
         "page_surface",
+        "dependencies_ready",
         "preload_validators",
     ],
 }

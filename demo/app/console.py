@@ -24,9 +24,13 @@ from agent_surface import (
 from agent_surface.adapters.webmcp import WebMCPAdapter
 from agent_surface.bridge import CHANNEL_HEADER, BackendBridge, BackendContractError, BackendUnavailableError
 from agent_surface.browser.jsvalues import js_or_none
-from agent_surface.browser.packages import dependencies_ready
 from agent_surface.browser.passkeys import passkey_presence
-from agent_surface.page import install_confirmation_dialog, install_surface_inspector, preload_validators
+from agent_surface.page import (
+    dependencies_ready,
+    install_confirmation_dialog,
+    install_surface_inspector,
+    preload_validators,
+)
 
 from .model import ConsoleState, Device
 from .passkey import offer_passkey

@@ -10,7 +10,7 @@ from .inspector import CallEntry, SurfaceInspector, ToolRow, install_surface_ins
 from .lifecycle import INSTANCE_ATTRIBUTE, Attachment, PageSurface, attach, mount, page_surface
 from .scheduling import Coalescer
 from .state import State, notify_state_changed, on_state_change
-from .validators import preload_validators
+from .validators import dependencies_ready, preload_validators
 
 __all__ = [
     "INSTANCE_ATTRIBUTE",
@@ -24,6 +24,8 @@ __all__ = [
     "SurfaceInspector",
     "ToolRow",
     "attach",
+    "dependencies_ready",
+    "dependencies_ready",
     "install_confirmation_dialog",
     "install_surface_inspector",
     "mount",

@@ -45,6 +45,14 @@ class AgentSurfaceRegistry:
     ``with``) ends it: in-flight calls settle as cancelled, later use raises ``RegistryClosedError``.
     """
 
+    # Slots: some hosts make a registry per request or page. __dict__ stays for patching.
+    __slots__ = (
+        "__dict__", "__weakref__", "_by_id", "_by_key", "_context", "_disposed", "_events", "_holders",
+        "_on_duplicate", "_on_register", "_pipeline", "_policies", "_registrations_made", "_route",
+        "_suffix_policy", "_surface_changed_loop", "_surface_id", "_tombstones", "_version", "audit_sink",
+        "authority", "clock", "environment", "limits", "now",
+    )
+
     def __init__(
         self,
         *,
@@ -177,11 +185,6 @@ class AgentSurfaceRegistry:
         if not self._disposed and self._events.active:
             self._emit(make_event("surface-changed", surfaceVersion=str(self._version)))
 
-    @property
-    def _observed(self) -> bool:
-        """Whether events have anyone to reach (listeners, or a dispatch in progress)."""
-        return self._events.active
-
     def _new_registration_id(self) -> str:
         self._registrations_made += 1
         return f"reg_{self._registrations_made:06x}{random_id('', 8)}"
@@ -239,7 +242,7 @@ class AgentSurfaceRegistry:
                     instanceId=verified.instance_id,
                 ),
             ]
-            if self._observed
+            if self._events.active  # anyone to reach: build the events
             else []
         )
         return RegistrationHandle(self, reg.registration_id, reg)
@@ -295,7 +298,7 @@ class AgentSurfaceRegistry:
                     instanceId=reg.instance_id,
                 )
             ]
-            if self._observed
+            if self._events.active
             else []
         )
 
