@@ -29,7 +29,6 @@ from .._core.contracts.authority import CapabilityAuthority, create_capability_a
 from .._core.contracts.external import ExternalContractError
 from .._core.contracts.procedures import ProcedureContract
 from .._core.errors import AuthorityError
-from .._core.schemas.committed import CommittedSchema
 from .._core.schemas.schema import Schema
 
 __all__ = [
@@ -119,6 +118,8 @@ def procedures_from_contract(source: str | bytes | Mapping[str, Any]) -> dict[st
 
 
 def _committed_procedure(entry: Mapping[str, Any]) -> ProcedureContract:
+    from .._core.schemas.committed import CommittedSchema  # only pages that take procedures from it
+
     body = entry.get("contract")
     origin = entry.get("origin")
     if not isinstance(body, Mapping) or not isinstance(origin, Mapping):

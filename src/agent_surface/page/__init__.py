@@ -25,7 +25,6 @@ __all__ = [
     "ToolRow",
     "attach",
     "dependencies_ready",
-    "dependencies_ready",
     "install_confirmation_dialog",
     "install_surface_inspector",
     "mount",
