@@ -112,7 +112,7 @@ def test_bundle_from_a_pip_install_builds_the_runtime_in_its_cache(installed: Pa
     ):
         assert (site / "dist" / part).is_file(), part
     # What the shop's page never loads stays out (cli/bundle_prune): PyScript, Pyodide's source
-    # maps and UMD build, micropip, and our zip (the page loads the app's wheel beside ours).
+    # maps and UMD build, micropip.
     assert not (site / "dist" / "pyscript").exists()
     assert not list((site / "dist" / "pyodide").glob("*.map"))
     assert not (site / "dist" / "pyodide" / "pyodide.js").exists()
@@ -130,7 +130,7 @@ def test_bundle_from_a_pip_install_builds_the_runtime_in_its_cache(installed: Pa
     zip_info = json.loads((site / "dist" / "pyodide" / "agent-surface-zip.json").read_text())
     assert {p.name for p in (site / "dist" / "wheels").iterdir()} == {
         e["file_name"].removeprefix("../wheels/") for e in local.values()
-    }
+    } | {zip_info["file"].rsplit("/", 1)[-1]}
     assert zip_info["wheel_sha256"] == lock["agent-surface"]["sha256"]
     for entry in local.values():  # every wheel the page may load matches its lock entry
         wheel = site / "dist" / "wheels" / entry["file_name"].removeprefix("../wheels/")

@@ -27,7 +27,7 @@ def test_the_closure_follows_the_locks_dependencies() -> None:
     assert closure(LOCK, ["Agent_Surface"]) == {"agent-surface", "pydantic", "typing-extensions"}
 
 
-def test_a_page_without_pyscript_ships_neither_pyscript_nor_micropip_nor_the_zip() -> None:
+def test_a_page_without_pyscript_ships_neither_pyscript_nor_micropip() -> None:
     files = {"index.html": PAGE, "app.py": b"print('hi')"}
     needs = page_needs(files)
     assert (needs.pyscript, needs.packages, needs.agent_surface_alone) == (
@@ -46,6 +46,7 @@ def test_a_page_without_pyscript_ships_neither_pyscript_nor_micropip_nor_the_zip
     ]
     assert _kept("wheels", files, wheels) == [
         "agent_surface-1.whl",
+        "agent_surface-1.zip",  # the loader may import it in place: it decides at boot
         "pydantic-2.whl",
         "typing_extensions-4.whl",
         "numpy-2.whl",

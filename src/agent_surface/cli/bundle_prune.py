@@ -3,9 +3,6 @@
 - PyScript (``dist/pyscript/``, ~4.7 MB) unless a bundled file mentions it;
 - wheels outside the lock's closure of what the pages load (agent-surface, the app, every
   ``data-packages`` name, and micropip for PyScript), e.g. micropip for a page without PyScript;
-- agent-surface as a zip to import in place, unless a page loads agent-surface alone (no
-  ``data-packages``): with the app's wheel to load, the loader installs our wheel instead
-  (``agent-surface-zip.json`` stays: the loader reads it first);
 - Pyodide's source maps and its UMD build (``pyodide.js``): the loader imports ``pyodide.mjs``.
 """
 
@@ -85,7 +82,9 @@ def runtime_filter(
         for name, entry in lock_packages.items()
         if canonical(name) in loaded
     }
-    if zip_file is not None and needs.agent_surface_alone:
+    if zip_file is not None:
+        # The loader decides at boot whether the zip fits (no app wheel, pydantic or jsonschema
+        # at start needing the wheel); a page whose data-packages need neither still imports it.
         files.add(zip_file)
     return lambda path: path.name in files
 
