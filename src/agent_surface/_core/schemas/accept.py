@@ -15,7 +15,22 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..jsonvalue import NotJsonError, find_lone_surrogate, to_json_value
+
 Accept = Callable[[Any], bool]
+
+UNPROVEN: Any = object()  # what proven_json answers for a value its check does not prove
+
+
+def proven_json(value: Any, accepts: Accept | None) -> Any:
+    """``value`` as plain JSON when the compiled check ``accepts`` proves it valid, else ``UNPROVEN``."""
+    try:
+        plain = to_json_value(value)
+    except (NotJsonError, TypeError, ValueError):
+        return UNPROVEN
+    if accepts is None or not accepts(plain) or find_lone_surrogate(plain) is not None:
+        return UNPROVEN
+    return plain
 _NOT_NUMBERS = (str, dict, list, type(None))
 
 ANNOTATIONS = frozenset({"description", "default", "examples", "title", "deprecated"})  # never constrain a value

@@ -20,11 +20,9 @@ from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any
 
-from ..jsonvalue import FrozenDict, JsonValue, NotJsonError, find_lone_surrogate, freeze, thaw, to_json_value
-from .accept import Accept, compile_accept
+from ..jsonvalue import FrozenDict, JsonValue, freeze, thaw
+from .accept import UNPROVEN, Accept, compile_accept, proven_json
 from .schema import Schema, Valid, ValidationResult, inline_refs, validate_output
-
-_UNPROVEN: Any = object()
 
 
 class CommittedSchema:
@@ -54,26 +52,22 @@ class CommittedSchema:
         return self._declared()
 
     def _proven(self, value: Any) -> Any:
-        try:
-            plain = to_json_value(value)
-        except (NotJsonError, TypeError, ValueError):
-            return _UNPROVEN
-        accepts = self._accepts
-        if accepts is None or find_lone_surrogate(plain) is not None or not accepts(plain):
-            return _UNPROVEN
+        plain = proven_json(value, self._accepts)
+        if plain is UNPROVEN:
+            return UNPROVEN
         if _has_line_break(plain):  # pydantic-core's `$` is not Python's: let pydantic decide
-            return _UNPROVEN
+            return UNPROVEN
         return complete(self._plain, plain)
 
     def validate(self, value: JsonValue) -> ValidationResult:
         plain = self._proven(value)
-        if plain is _UNPROVEN:
+        if plain is UNPROVEN:
             return self.declared.validate(value)
         return Valid(plain, plain)
 
     def validate_output(self, value: Any) -> ValidationResult:
         plain = self._proven(value)
-        if plain is _UNPROVEN:
+        if plain is UNPROVEN:
             return validate_output(self.declared, value)
         return Valid(plain, plain)
 

@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import Any, Literal, Union
 
-from ..jsonvalue import FrozenDict, JsonValue, NotJsonError, find_lone_surrogate, freeze, to_json_value
-from .accept import Accept, compile_accept
+from ..jsonvalue import FrozenDict, JsonValue, freeze
+from .accept import UNPROVEN, Accept, compile_accept, proven_json
 from .schema import Schema, Valid, ValidationResult, inline_refs, schema_from_type
 
 # In the page only: the server and the compiler keep validating with pydantic.
@@ -41,7 +41,6 @@ _SCALARS: dict[Any, dict[str, Any]] = {
     float: {"type": "number"},
     bool: {"type": "boolean"},
 }
-_UNPROVEN: Any = object()
 
 
 def simple_json_schema(hint: Any) -> dict[str, Any] | None:
@@ -265,15 +264,7 @@ class _Checked:
         return ModelSchema(self._fallback_hint)
 
     def _proven(self, value: Any) -> Any:
-        """``value`` as plain JSON when the compiled check proves it valid, else ``_UNPROVEN``."""
-        try:
-            plain = to_json_value(value)
-        except (NotJsonError, TypeError, ValueError):
-            return _UNPROVEN
-        accepts = self._accepts
-        if accepts is None or not accepts(plain) or find_lone_surrogate(plain) is not None:
-            return _UNPROVEN
-        return plain
+        return proven_json(value, self._accepts)
 
 
 class SimpleHintSchema(_Checked):
@@ -285,7 +276,7 @@ class SimpleHintSchema(_Checked):
 
     def validate(self, value: JsonValue) -> ValidationResult:
         plain = self._proven(value)
-        if plain is _UNPROVEN:
+        if plain is UNPROVEN:
             result: ValidationResult = self._pydantic.validate(value)
             return result
         typed = convert(self.hint, plain)
@@ -294,8 +285,8 @@ class SimpleHintSchema(_Checked):
     def validate_output(self, value: Any) -> ValidationResult:
         # Only plain JSON values of the hint's own types take the fast path: pydantic's lax
         # output check would coerce others (a tuple, a numeric string), and it still does.
-        plain = self._proven(_as_plain(self.hint, value)) if _exact(self.hint, value) else _UNPROVEN
-        if plain is _UNPROVEN:
+        plain = self._proven(_as_plain(self.hint, value)) if _exact(self.hint, value) else UNPROVEN
+        if plain is UNPROVEN:
             result: ValidationResult = self._pydantic.validate_output(value)
             return result
         typed = convert(self.hint, plain)
