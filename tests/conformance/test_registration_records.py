@@ -72,3 +72,62 @@ def test_the_memory_sink_reads_back_what_any_sink_receives() -> None:
     assert [(e.at, e.type, e.detail) for e in read] == [(e.at, e.type, e.detail) for e in plain.events]
     assert read[0].at == "2023-11-14T22:13:20.000Z" and read[-1].at == "2023-11-14T22:13:21.734Z"
     assert all(isinstance(e, AuditEvent) for e in read) and read == memory.events()
+
+
+async def test_the_memory_sink_reads_back_settled_calls_as_any_sink_receives_them() -> None:
+    """Settled calls too: the default sink keeps them unbuilt, and reads back the records
+    (timestamps, times, status, code, payload at level ``full``) a live sink got."""
+    from agent_surface import ActionContract, ComponentContract, ObservationContract
+
+    def tick(value: object, ctx: object) -> dict[str, int]:
+        clock.advance(0.0123456)  # the handler's own time, in the record's execution_ms
+        return {"n": 1}
+
+    contract = ComponentContract(
+        type="app.counter",
+        description="A counter",
+        observations={"read": ObservationContract("the count", output={"type": "object"})},
+        actions={
+            "tick": ActionContract("tick"),
+            "bump": ActionContract(
+                "bump it",
+                input={
+                    "type": "object",
+                    "properties": {"by": {"type": "integer"}},
+                    "additionalProperties": False,
+                },
+                audit="full",
+            ),
+        },
+    )
+    authority = create_capability_authority(compile_manifest([contract]))
+    memory, plain = MemoryAuditSink(), _ListSink()
+    for sink in (memory, plain):
+        clock = ManualClock(start=1_700_000_000.0004)
+        registry = AgentSurfaceRegistry(authority=authority, audit=sink, clock=clock)
+        registry.register(
+            contract.bind(
+                observations={"read": lambda ctx: {"n": 0}},
+                actions={"tick": tick, "bump": lambda value, ctx: {"by": value["by"]}},
+            )
+        )
+        assert (await registry.invoke({"capabilityId": "view:app.counter.tick"})).ok
+        clock.advance(2.5)
+        assert (await registry.invoke({"capabilityId": "view:app.counter.bump", "input": {"by": 2}})).ok
+        refused = await registry.invoke({"capabilityId": "view:app.counter.bump", "input": {"by": "x"}})
+        assert refused.code == "INVALID_INPUT"
+    read = [e for e in memory.events() if e.type == "invocation-settled"]
+    live = [e for e in plain.events if e.type == "invocation-settled"]
+    assert len(read) == 3
+    # Ids are random per registry: the rest of each record is the same.
+    assert [_without_ids(e) for e in read] == [_without_ids(e) for e in live]
+    assert read[0].execution_ms == 12.346 and read[0].payload is None
+    assert (
+        read[1].payload == {"input": {"by": 2}, "output": {"by": 2}}
+        and read[1].at == "2023-11-14T22:13:22.512Z"
+    )
+    assert read[2].code == "INVALID_INPUT" and read[2].status == "error"
+
+
+def _without_ids(event: AuditEvent) -> dict[str, object]:
+    return {k: v for k, v in event.to_json().items() if k not in ("invocation_id", "registration_id")}

@@ -339,3 +339,41 @@ async def test_AS_BOUND_002_ttl_eviction_is_deterministic() -> None:
     assert counter.executions == 2
     await registry.invoke({**BUMP, "invocationId": "old"}, consumer=A)
     assert counter.executions == 3
+
+
+async def test_AS_IDENT_001_a_minted_id_replays_for_the_same_request_whatever_happened_to_the_input() -> None:
+    """A call without an id gets one minted; a caller retrying with it gets the cached result,
+    and with another request a conflict, even after the caller and the handler changed the
+    objects of the first call's input (the request is kept as it arrived)."""
+    registry, counter = counter_registry(gated=False)
+    first_input: dict[str, Any] = {"by": 3}
+    contract = counter.contract
+    seen: list[Any] = []
+
+    def bump(value: Any, ctx: Any) -> Any:
+        counter.executions += 1
+        seen.append(value)
+        value["by"] = 1000  # a handler that scribbles on what it got
+        return {"count": counter.executions}
+
+    registry.register(
+        contract.bind(instance_id="mutable", observations={"peek": lambda ctx: {"count": 0}}, actions={"bump": bump})
+    )
+    request = {"capabilityId": "view:conf.counter.bump", "instanceId": "mutable", "input": first_input}
+    first = await registry.invoke(request, consumer=A)
+    assert first.ok and first.invocation_id.startswith("inv_")
+    first_input["by"] = 4  # the caller reuses its dict
+    assert counter.executions == 1 and seen[0] is not first_input
+    retry = {
+        "capabilityId": "view:conf.counter.bump",
+        "instanceId": "mutable",
+        "input": {"by": 3.0},
+        "invocationId": first.invocation_id,
+    }
+    assert await registry.invoke(retry, consumer=A) == first
+    assert counter.executions == 1
+    changed = await registry.invoke({**retry, "input": {"by": 4}}, consumer=A)
+    assert changed.code == "INVOCATION_CONFLICT"
+    # Another consumer's call with that id is its own (and runs).
+    assert (await registry.invoke(retry, consumer=B)).ok
+    assert counter.executions == 2

@@ -72,6 +72,30 @@ class Settled:
         )
 
 
+def ms(seconds: float | None) -> float | None:
+    """Seconds as the milliseconds audit records carry (three decimals)."""
+    return None if seconds is None else round(seconds * 1000, 3)
+
+
+# One settled call, as ``MemoryAuditSink.note_settled`` keeps it until read: epoch seconds and
+# the record's level, then the fields of ``Settled`` in order, its times in seconds.
+_NotedCall = tuple[
+    float,
+    str,
+    str,
+    str | None,
+    str,
+    str,
+    str,
+    str | None,
+    float,
+    float | None,
+    float | None,
+    JsonValue,
+    JsonValue,
+]
+
+
 @runtime_checkable
 class AuditSink(Protocol):
     def record(self, event: AuditEvent) -> None: ...
@@ -88,7 +112,7 @@ class MemoryAuditSink:
     def __init__(self, capacity: int = 1000) -> None:
         self._capacity = capacity
         # Made on the first event: every registry has a sink, many never record into it.
-        self._events: deque[AuditEvent | _Noted] | None = None
+        self._events: deque[AuditEvent | _Noted | _NotedCall] | None = None
 
     def record(self, event: AuditEvent) -> None:
         if self._events is None:
@@ -104,19 +128,45 @@ class MemoryAuditSink:
             self._events = deque(maxlen=self._capacity)
         self._events.append((at, type_, registration_id, detail))
 
+    def note_settled(self, line: _NotedCall) -> None:
+        """Record a settled call whose ``AuditEvent`` is built only if it is read (as ``note``)."""
+        if self._events is None:
+            self._events = deque(maxlen=self._capacity)
+        self._events.append(line)
+
     def events(self) -> list[AuditEvent]:
         if self._events is None:
             return []
-        return [
-            item
-            if isinstance(item, AuditEvent)
-            else AuditEvent(at=iso(item[0]), type=item[1], registration_id=item[2], detail=item[3])
-            for item in self._events
-        ]
+        return [_event(item) for item in self._events]
 
     def clear(self) -> None:
         if self._events is not None:
             self._events.clear()
+
+
+def _event(item: AuditEvent | _Noted | _NotedCall) -> AuditEvent:
+    if isinstance(item, AuditEvent):
+        return item
+    if len(item) == 4:
+        at, type_, registration_id, detail = item
+        return AuditEvent(at=iso(at), type=type_, registration_id=registration_id, detail=detail)
+    settled: _NotedCall = item
+    at, level, capability_id, registration_id, invocation_id, consumer_id, status, code = settled[:8]
+    duration, waited, ran, input_, output = settled[8:]
+    return Settled(
+        iso(at),
+        capability_id,
+        registration_id,
+        invocation_id,
+        consumer_id,
+        status,
+        code,
+        round(duration * 1000, 3),
+        ms(waited),
+        ms(ran),
+        input_,
+        output,
+    ).audit_event(level)
 
 
 class ConsoleAuditSink:

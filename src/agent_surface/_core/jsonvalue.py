@@ -83,6 +83,15 @@ def to_json_value(value: Any, *, max_depth: int = 64, _path: str = "$", _depth: 
 
 
 _NOT_PLAIN: Any = object()
+NOT_PLAIN: Any = _NOT_PLAIN  # what :func:`plain_copy` answers for a value it does not copy
+
+
+def plain_copy(value: Any, max_depth: int = 64) -> Any:
+    """A copy of ``value`` when it is built only of the exact JSON types (dict with str keys,
+    list, tuple as list, str, bool, None, finite float, int within +-2**53), at most
+    ``max_depth`` levels deep; else ``NOT_PLAIN`` (:func:`to_json_value` says what is wrong).
+    Such a copy digests (:func:`digest`) and sizes (:func:`json_size`) without fail."""
+    return _plain_copy(value, max_depth, 0)
 
 
 def _plain_copy(value: Any, max_depth: int, depth: int) -> Any:
@@ -92,8 +101,10 @@ def _plain_copy(value: Any, max_depth: int, depth: int) -> Any:
     if depth > max_depth:
         return _NOT_PLAIN
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind is str or kind is bool or value is None:
         return value
+    if kind is int:  # beyond 2**53 JavaScript reads another number: the careful path digests it
+        return value if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER else _NOT_PLAIN
     if kind is float:
         return value if math.isfinite(value) else _NOT_PLAIN
     if kind is dict:

@@ -93,6 +93,7 @@ async def invoke(
         cancelled_before_start=signal is not None and signal.aborted,
         started=registry.now(),
         start_version=registry.revision,
+        plain_input=entered.plain_input,
     )
     remove_external = (
         signal.add_listener(lambda _r: call.settle.abort("cancelled")) if signal is not None else None

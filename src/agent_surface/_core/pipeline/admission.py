@@ -18,7 +18,6 @@ def admit(call: Call) -> Awaitable[None] | None:
         raise PhaseRefusal(failures.cancelled_before_start())
     target = call.target
     pipeline = call.pipeline
-    waited_from = pipeline.registry.now()
     group = target.entry.queue_group(target.reg.registration_id, pipeline.registry.limits)
     if group is None:
         release = pipeline.observations.try_acquire(call.consumer.key)
@@ -28,13 +27,14 @@ def admit(call: Call) -> Awaitable[None] | None:
         navigation = isinstance(target.entry, ActionEntry) and target.entry.navigation
         target.reg.inflight.add(call.signal if navigation else call.settle)
     if release is None:
-        return _wait(call, group, waited_from)
-    _admitted(call, release, waited_from)
+        return _wait(call, group, pipeline.registry.now())
+    _admitted(call, release, None)
     return None
 
 
-def _admitted(call: Call, release: Release, waited_from: float) -> None:
-    call.queue_wait_ms = round((call.pipeline.registry.now() - waited_from) * 1000, 3)
+def _admitted(call: Call, release: Release, waited_from: float | None) -> None:
+    # A slot taken at once waited no time (``None``: no clock read for it).
+    call.queue_wait = 0.0 if waited_from is None else call.pipeline.registry.now() - waited_from
     if call.target.reg.status != "active":
         release()
         raise PhaseRefusal(failures.unmounted_before_run())

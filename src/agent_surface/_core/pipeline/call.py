@@ -19,20 +19,27 @@ from ..policies.base import Decision, Policy, PolicyContext
 from ..registrations.entries import CapabilityEntry
 from ..registrations.registration import Registration
 from .confirmation import ConfirmationRecord
+from .dedupe import Fingerprint
 from .invocation import Invocation
 
 if TYPE_CHECKING:
     from .runtime import Pipeline
 
 
+#: ``Admitted.plain_input`` of a call whose input identity did not copy.
+UNCOPIED: Any = object()
+
+
 @dataclass(frozen=True, slots=True)
 class Admitted:
     """A fresh call: its dedupe key and its request's fingerprint (callers that join it while it
-    runs wait on a future the dedupe cache makes only when the first one arrives)."""
+    runs wait on a future the dedupe cache makes only when the first one arrives), and the
+    plain copy of its input identity made (``UNCOPIED`` if none): phase 5 need not check it again."""
 
     invocation_id: str
     key: str
-    fingerprint: str
+    fingerprint: Fingerprint
+    plain_input: Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +63,7 @@ class Call:
     cancelled_before_start: bool
     started: float
     start_version: int
+    plain_input: Any = UNCOPIED  # Admitted.plain_input
     signal: CancelSignal = field(default_factory=CancelSignal)  # what the handler sees
     # Aborting ``settle`` settles the invocation now (timeout, external cancel, disposal,
     # unmount of a non-navigation call) and also aborts ``signal``. A navigation's unmount
@@ -69,9 +77,9 @@ class Call:
     settling_policies: list[Policy] = field(default_factory=list)  # their on_invoke ran (6)
     confirmation: ConfirmationRecord | None = None  # consumed approval evidence (6)
     release: Callable[[], None] | None = None  # the admission slot (8)
-    queue_wait_ms: float | None = None  # (8)
+    queue_wait: float | None = None  # seconds (8)
     raw_output: Any = None  # what the handler returned (9)
-    execution_ms: float | None = None  # (9)
+    execution: float | None = None  # seconds (9)
     settled: bool = False  # (10)
 
     def __post_init__(self) -> None:

@@ -7,13 +7,39 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from ..jsonvalue import digest
 from .invocation import InvocationResult
+
+
+class LazyFingerprint:
+    """The fingerprint of a call whose id the registry minted, digested only if a caller ever
+    presents that id (most never do: the id is first known from the call's own result).
+
+    ``material`` is the request's fingerprint material over a private plain copy of its input
+    (``plain_copy``), so nothing the caller or the handler does later changes it."""
+
+    __slots__ = ("_material", "_text")
+
+    def __init__(self, material: dict[str, Any]) -> None:
+        self._material: dict[str, Any] | None = material
+        self._text: str | None = None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            assert self._material is not None
+            self._text = digest(self._material)
+            self._material = None
+        return self._text
+
+
+Fingerprint = str | LazyFingerprint
 
 
 @dataclass(slots=True)
 class _Terminal:
-    fingerprint: str
+    fingerprint: Fingerprint
     result: InvocationResult
     stored_at: float
 
@@ -51,7 +77,7 @@ class DedupeCache:
         record = self._terminal.get(key)
         if record is None:
             return ("new", None)
-        if record.fingerprint != fingerprint:
+        if str(record.fingerprint) != fingerprint:
             return ("conflict", None)
         self._terminal.move_to_end(key)
         return ("cached", record.result)
@@ -60,17 +86,19 @@ class DedupeCache:
         self._inflight[key] = _InFlight(fingerprint)
 
     def finish(
-        self, key: str, fingerprint: str, result: InvocationResult, cacheable: bool
+        self, key: str, fingerprint: Fingerprint, result: InvocationResult, cacheable: bool
     ) -> asyncio.Future[InvocationResult] | None:
         """Record the terminal result; returns the future joined callers wait on, if any joined."""
         flight = self._inflight.pop(key, None)
         joined = None if flight is None else flight.future
         if not cacheable or self._size <= 0:
             return joined
-        self._terminal[key] = _Terminal(fingerprint, result, self._now())
-        self._terminal.move_to_end(key)
-        while len(self._terminal) > self._size:
-            self._terminal.popitem(last=False)
+        terminal = self._terminal
+        if key in terminal:
+            terminal.move_to_end(key)
+        terminal[key] = _Terminal(fingerprint, result, self._now())
+        if len(terminal) > self._size:
+            terminal.popitem(last=False)  # one in, at most one out
         return joined
 
     def _prune(self) -> None:

@@ -11,7 +11,7 @@ from ..pointer import ROOT, json_pointer
 from ..registrations.entries import ActionEntry, ObservationEntry, ProcedureEntry
 from ..schemas.schema import Invalid, Issue, Schema
 from . import failures
-from .call import Call
+from .call import UNCOPIED, Call
 from .failures import PhaseRefusal
 from .invocation import MISSING
 
@@ -23,7 +23,12 @@ MAX_INPUT_DEPTH = 32
 
 def build(call: Call) -> None:
     raw = call.request.input
-    if raw is not MISSING:
+    copied = call.plain_input
+    if copied is not UNCOPIED:  # identity copied it: plain JSON, not too deep
+        # (An empty input, or a number, is never too large: no need to encode it.)
+        if raw is not MISSING and (copied or type(copied) is str) and json_size(copied) > MAX_INPUT_BYTES:
+            raise PhaseRefusal(failures.invalid_input([Issue(ROOT, f"input exceeds {MAX_INPUT_BYTES} bytes")]))
+    elif raw is not MISSING:
         try:
             raw = to_json_value(raw, max_depth=MAX_INPUT_DEPTH)
         except NotJsonError as exc:

@@ -66,7 +66,7 @@ async def _execute_awaitable(call: Call, outcome: Awaitable[Any], begun: float) 
 def _finished(call: Call, begun: float) -> None:
     call.pipeline.active.discard(call.settle)
     call.untrack()
-    call.execution_ms = round((call.pipeline.registry.now() - begun) * 1000, 3)
+    call.execution = call.pipeline.registry.now() - begun
 
 
 def _start(call: Call) -> Any:

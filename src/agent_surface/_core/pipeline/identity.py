@@ -10,10 +10,12 @@ import asyncio
 
 from ..consumer import Consumer
 from ..ids import random_id
-from ..jsonvalue import digest
+from ..jsonvalue import NOT_PLAIN, digest, plain_copy
 from . import failures
-from .call import Admitted
-from .invocation import Invocation, InvocationResult
+from .call import UNCOPIED, Admitted
+from .dedupe import LazyFingerprint
+from .effective_input import MAX_INPUT_DEPTH
+from .invocation import MISSING, Invocation, InvocationResult
 from .runtime import Pipeline
 from .settlement import result
 
@@ -39,23 +41,33 @@ def enter(
     malformed = _malformed_envelope(req)
     if malformed is not None:
         return result(pipeline, req, invocation_id, failures.malformed_envelope(malformed))
+    key = f"{consumer.key} {invocation_id}"
+    if minted:
+        # Nobody knows a fresh id until its result names it: nothing to find, nobody to join.
+        # Its result is still cached, for a caller that retries with that id; the request's
+        # digest waits for such a caller, over a private copy that the phases reuse.
+        raw = req.input
+        copied = MISSING if raw is MISSING else plain_copy(raw, MAX_INPUT_DEPTH)
+        # (The envelope's other fields are text or None by now: the material always digests.)
+        if copied is not NOT_PLAIN and type(req.capability_id) is str:
+            material = req.fingerprint_material()
+            if copied is not MISSING:
+                material["input"] = copied
+            return Admitted(invocation_id, key, LazyFingerprint(material), copied)
     try:
         fingerprint = digest(req.fingerprint_material())
     # RecursionError: hostile nesting (or a cycle) deeper than the interpreter's stack.
     except (TypeError, ValueError, RecursionError):
         return result(pipeline, req, invocation_id, failures.not_plain_json())
-    key = f"{consumer.key} {invocation_id}"
-    if minted:
-        # Nobody knows a fresh id until its result names it: nothing to find, nobody to join.
-        # Its result is still cached below, for a caller that retries with that id.
-        return Admitted(invocation_id, key, fingerprint)
+    if minted:  # an input the careful paths name the faults of (or digest the long way)
+        return Admitted(invocation_id, key, fingerprint, UNCOPIED)
     state, found = pipeline.dedupe.lookup(key, fingerprint)
     if state == "conflict":
         return result(pipeline, req, invocation_id, failures.invocation_conflict())
     if isinstance(found, (InvocationResult, asyncio.Future)):  # cached, or in flight to join
         return found
     pipeline.dedupe.begin(key, fingerprint)
-    return Admitted(invocation_id, key, fingerprint)
+    return Admitted(invocation_id, key, fingerprint, UNCOPIED)
 
 
 def _malformed_envelope(req: Invocation) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ..audit import Settled
+from ..audit import MemoryAuditSink, Settled, ms
 from ..clock import iso
 from ..errors import ErrorPayload
 from ..events import make_event
@@ -80,7 +80,6 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
     settled_result = result(pipeline, call.request, call.invocation_id, err, output, call.start_version)
     call.settled = True
     now = pipeline.registry.now()
-    duration = round((now - call.started) * 1000, 3)
     if pipeline.events.wants("invocation-settled"):
         pipeline.emit(
             make_event(
@@ -89,7 +88,7 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
                 capabilityId=settled_result.capability_id,
                 status=settled_result.status,
                 code=settled_result.code,
-                durationMs=duration,
+                durationMs=round((now - call.started) * 1000, 3),
                 confirmationId=_confirmation_of(call.request, err),
             )
         )
@@ -97,17 +96,38 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
     level = "metadata" if entry is None else entry.audit
     if level == "none" and not call.settling_policies:
         return settled_result
+    registration_id = None if call.resolved is None else call.resolved.reg.registration_id
+    sink = pipeline.audit_sink
+    if type(sink) is MemoryAuditSink and not call.settling_policies:  # the default sink: built when read
+        sink.note_settled(
+            (
+                now,
+                level,
+                settled_result.capability_id,
+                registration_id,
+                call.invocation_id,
+                call.consumer.id,
+                settled_result.status,
+                settled_result.code,
+                now - call.started,
+                call.queue_wait,
+                call.execution,
+                call.effective,
+                settled_result.output,
+            )
+        )
+        return settled_result
     record = Settled(
         at=iso(now),
         capability_id=settled_result.capability_id,
-        registration_id=None if call.resolved is None else call.resolved.reg.registration_id,
+        registration_id=registration_id,
         invocation_id=call.invocation_id,
         consumer_id=call.consumer.id,
         status=settled_result.status,
         code=settled_result.code,
-        duration_ms=duration,
-        queue_wait_ms=call.queue_wait_ms,
-        execution_ms=call.execution_ms,
+        duration_ms=round((now - call.started) * 1000, 3),
+        queue_wait_ms=ms(call.queue_wait),
+        execution_ms=ms(call.execution),
         input=call.effective,
         output=settled_result.output,
     )

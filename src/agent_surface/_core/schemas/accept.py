@@ -49,6 +49,11 @@ def compile_accept(schema: Any) -> Accept | None:
     """The acceptance check of ``schema``, or None when it uses a keyword left to jsonschema."""
     if not isinstance(schema, Mapping):
         return None
+    keywords = schema.keys() - ANNOTATIONS
+    if schema.get("type") == "object" and keywords <= _OBJECT_KEYWORDS:
+        return _object(schema)
+    if schema.get("type") == "array" and keywords <= _ARRAY_KEYWORDS and "items" in keywords:
+        return _array(schema)
     checks: list[Accept] = []
     for keyword, constraint in schema.items():
         if keyword in ANNOTATIONS:
@@ -60,7 +65,81 @@ def compile_accept(schema: Any) -> Accept | None:
         checks.append(check)
     if len(checks) == 1:
         return checks[0]
-    return lambda value: all(check(value) for check in checks)
+    every = tuple(checks)
+
+    def accept(value: Any) -> bool:
+        for check in every:  # noqa: SIM110 (a loop, not all(genexpr): no generator per value)
+            if not check(value):
+                return False
+        return True
+
+    return accept
+
+
+# The common shapes, checked by one function each (what the keyword checks combined would
+# answer, in one pass and without a call per keyword).
+_OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
+_ARRAY_KEYWORDS = frozenset({"type", "items", "minItems", "maxItems"})
+
+
+def _object(schema: Mapping[str, Any]) -> Accept | None:
+    declared = schema.get("properties", {})
+    required = schema.get("required", ())
+    additional = schema.get("additionalProperties", True)
+    if (
+        not isinstance(declared, Mapping)
+        or not isinstance(required, (list, tuple))
+        or not all(isinstance(n, str) for n in required)
+        or additional not in (True, False)
+        or type(additional) is not bool
+    ):
+        return None
+    subs: dict[str, Accept] = {}
+    for name, sub in declared.items():
+        check = compile_accept(sub)
+        if check is None:
+            return None
+        subs[name] = check
+    names = tuple(required)
+    closed = additional is False
+    lookup = subs.get
+
+    def accept(value: Any) -> bool:
+        if type(value) is not dict:
+            return False
+        for name in names:
+            if name not in value:
+                return False
+        for key, item in value.items():
+            check = lookup(key)
+            if check is None:
+                if closed:
+                    return False
+            elif not check(item):
+                return False
+        return True
+
+    return accept
+
+
+def _array(schema: Mapping[str, Any]) -> Accept | None:
+    sub = compile_accept(schema["items"])
+    at_least, at_most = schema.get("minItems", 0), schema.get("maxItems")
+    if sub is None or type(at_least) is not int or at_least < 0:
+        return None
+    if at_most is not None and (type(at_most) is not int or at_most < 0):
+        return None
+    longest = -1 if at_most is None else at_most
+
+    def accept(value: Any) -> bool:
+        if type(value) is not list or len(value) < at_least or (longest >= 0 and len(value) > longest):
+            return False
+        for item in value:  # noqa: SIM110 (no generator per value)
+            if not sub(item):
+                return False
+        return True
+
+    return accept
 
 
 def _type(constraint: Any, schema: Mapping[str, Any]) -> Accept | None:
