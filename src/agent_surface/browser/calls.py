@@ -31,26 +31,36 @@ from .proxies import destroy, make_proxy
 # ``entry(inputJson, callId, client, aborted)`` answers JSON text now, or ``undefined`` when the
 # call waits: then ``entry.settle(callId, resolve, reject)`` hands it the promise's callbacks
 # (so a call answered at once makes no promise and passes Python no function); and
-# ``entry.cancel(callId)`` on abort.
+# ``entry.cancel(callId)`` on abort. A call answered at once returns its value, not a promise,
+# as a plain JS tool does (the browser then has no promise to wait a task for); a failure is
+# always a rejected promise, never a throw.
 _WRAP_SOURCE = """(entry) => {
   let seq = 0;
-  return async function execute(input, extra) {
+  return function execute(input, extra) {
     const id = ++seq;
     const signal = extra != null ? extra.signal : undefined;
     const client = extra != null && typeof extra.requestUserInteraction === "function" ? extra : undefined;
     const listens = signal != null && typeof signal.addEventListener === "function";
     const onAbort = () => entry.cancel(id);
+    const done = () => { if (listens) signal.removeEventListener("abort", onAbort); };
     if (listens) signal.addEventListener("abort", onAbort, { once: true });
+    let text;
     try {
       const json = input == null ? undefined : JSON.stringify(input);
-      let text = entry(json, id, client, listens && signal.aborted === true);
-      if (typeof text !== "string") {
-        text = await new Promise((resolve, reject) => entry.settle(id, resolve, reject));
-      }
-      return JSON.parse(text);
-    } finally {
-      if (listens) signal.removeEventListener("abort", onAbort);
+      text = entry(json, id, client, listens && signal.aborted === true);
+    } catch (failure) {
+      done();
+      return Promise.reject(failure);
     }
+    if (typeof text === "string") {
+      done();
+      try {
+        return JSON.parse(text);
+      } catch (failure) {
+        return Promise.reject(failure);
+      }
+    }
+    return new Promise((resolve, reject) => entry.settle(id, resolve, reject)).then(JSON.parse).finally(done);
   };
 }"""
 
