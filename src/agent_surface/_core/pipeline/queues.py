@@ -133,7 +133,8 @@ class ObservationAdmission:
         self._total_active += 1
 
     def try_acquire(self, consumer: str) -> Release | None:
-        if self._has_room(consumer) and not any(w.consumer == consumer for w in self._queue):
+        queue = self._queue  # most often empty: no scan for this consumer's waiters
+        if self._has_room(consumer) and (not queue or not any(w.consumer == consumer for w in queue)):
             self._take(consumer)
             return self._releaser(consumer)
         return None
@@ -177,6 +178,8 @@ class ObservationAdmission:
         self._wake()
 
     def _wake(self) -> None:
+        if not self._queue:
+            return
         for waiter in list(self._queue):
             if waiter.future.done():
                 self._queue.remove(waiter)
