@@ -18,7 +18,7 @@ import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from io import BytesIO
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTEN_BACKLOG = 128  # the stdlib's 5 drops connections when a page opens many at once
@@ -63,6 +63,12 @@ class Handler(SimpleHTTPRequestHandler):
 class StaticServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = LISTEN_BACKLOG
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A page closed mid-transfer (a test or bench moving on) is not a server error.
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
 
 
 def make_server(
