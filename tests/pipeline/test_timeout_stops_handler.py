@@ -188,3 +188,15 @@ async def test_a_cancelled_call_whose_handler_will_not_stop_is_not_safe_to_retry
     assert result.code == "CANCELLED" and result.error is not None
     assert result.error.retry == "no" and "could not be stopped" in result.error.message
     gate.set()
+
+
+def test_a_system_clock_reads_its_function_and_a_subclass_keeps_its_own_now() -> None:
+    readings = iter([5.0, 6.0])
+    clock = SystemClock(lambda: next(readings))
+    assert (clock.now(), clock.now()) == (5.0, 6.0)
+
+    class Shifted(SystemClock):
+        def now(self) -> float:
+            return super().now() + 100.0
+
+    assert Shifted(lambda: 1.0).now() == 101.0

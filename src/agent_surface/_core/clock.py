@@ -39,6 +39,8 @@ class SystemClock:
 
     def __init__(self, now: Callable[[], float] = time.time) -> None:
         self._now = now
+        if type(self).now is SystemClock.now:  # not overridden: the clock function itself, no
+            self.now = now  # type: ignore[method-assign]  # method around it (read ~5x a call)
 
     def now(self) -> float:
         return self._now()
