@@ -10,7 +10,8 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, NoReturn, TypeAlias
 
 from .base_error import AgentSurfaceError
@@ -156,13 +157,30 @@ _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _MAX_SAFE_INTEGER = 2**53
 
 
+c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None without json's C accelerator
+
+
+def _not_json(value: Any) -> NoReturn:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def plain_encoder(*, sort_keys: bool = False, ensure_ascii: bool = False, allow_nan: bool = True) -> Callable[[Any], str]:
+    """Compact JSON text of a value already known to be plain JSON (a ``to_json_value`` or
+    ``plain_copy`` result, or one built of plain parts): acyclic, so the C encoder is built
+    once, without the cycle check (``JSONEncoder.encode`` builds one, and its check, per call)."""
+    if c_make_encoder is None:  # no C accelerator: the standard encoder
+        return json.JSONEncoder(
+            sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=ensure_ascii, allow_nan=allow_nan
+        ).encode
+    strings = encode_basestring_ascii if ensure_ascii else encode_basestring
+    chunks = c_make_encoder(None, _not_json, strings, None, ":", ",", sort_keys, False, allow_nan)
+    return lambda value: "".join(chunks(value, 0))
+
+
 # The C encoder writes what _write writes for most values (see _encodes_alike), many times faster.
-_encode_plain = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-).encode
+_encode_plain = plain_encoder(sort_keys=True, allow_nan=False)
 _MAX_PLAIN_DEPTH = 64
-# ``json.dumps`` with options builds a new encoder on every call; this one is built once.
-_encode_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_encode_compact = plain_encoder()
 
 
 def _encodes_alike(value: Any, depth: int) -> bool:
@@ -318,7 +336,8 @@ def digest(value: Any) -> str:
 
 
 def json_size(value: Any) -> int:
-    """Size in bytes of the compact JSON encoding (UTF-8; a lone surrogate counts as its escape)."""
+    """Size in bytes of the compact JSON encoding of a plain JSON value (UTF-8; a lone
+    surrogate counts as its escape)."""
     text = _encode_compact(value)
     if text.isascii():
         return len(text)

@@ -23,6 +23,7 @@ from pyodide.code import run_js
 from pyodide.ffi import jsnull
 
 from .._core.contracts.context import CancelSignal
+from .._core.jsonvalue import plain_encoder
 from ..adapters.model_context import ToolCall, WebMCPTool
 from .convert import js_to_json
 from .packages import dependencies_pending, dependencies_ready
@@ -77,7 +78,7 @@ def _loads(text: str) -> Any:
         return json.loads(text)  # raises the usual JSONDecodeError
     return value if end == len(text) else json.loads(text)
 
-_dumps = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps with options builds one per call
+_dumps = plain_encoder(ensure_ascii=True)  # tool content: plain JSON, built by the adapter
 
 
 def _wrapper() -> Any:
