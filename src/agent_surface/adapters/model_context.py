@@ -39,7 +39,8 @@ class ModelContextError(AgentSurfaceError):
 @dataclass(slots=True)
 class ToolCall:
     """What the browser passed with a call: a cancel signal (shape B) and/or a client that can
-    run in-page UI (shape A's ``requestUserInteraction``)."""
+    run in-page UI (shape A's ``requestUserInteraction``). In the page, ``client`` is fetched
+    when ``request_user_interaction`` first runs (the host's confirm hook runs inside it)."""
 
     signal: CancelSignal | None = None
     request_user_interaction: UserInteraction | None = None

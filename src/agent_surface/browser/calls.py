@@ -29,40 +29,52 @@ from .convert import js_to_json
 from .packages import dependencies_pending, dependencies_ready
 from .proxies import destroy, make_proxy
 
-# ``entry(inputJson, callId, client, aborted)`` answers JSON text now, or ``undefined`` when the
-# call waits: then ``entry.settle(callId, resolve, reject)`` hands it the promise's callbacks
+# ``entry(inputJson, callId, interactive, aborted)`` answers JSON text now, or ``undefined`` when
+# the call waits: then ``entry.settle(callId, resolve, reject)`` hands it the promise's callbacks
 # (so a call answered at once makes no promise and passes Python no function); and
 # ``entry.cancel(callId)`` on abort. A call answered at once returns its value, not a promise,
 # as a plain JS tool does (the browser then has no promise to wait a task for); a failure is
-# always a rejected promise, never a throw.
+# always a rejected promise, never a throw. The browser's client object (shape A) stays in JS
+# until Python asks for it (``execute.clientOf(callId)``): it is needed only for in-page UI, and
+# handing a JS object to Python on every call costs a proxy each time.
 _WRAP_SOURCE = """(entry) => {
   let seq = 0;
-  return function execute(input, extra) {
+  const clients = new Map();  // a waiting call's client, read by Python only for in-page UI
+  function execute(input, extra) {
     const id = ++seq;
     const signal = extra != null ? extra.signal : undefined;
-    const client = extra != null && typeof extra.requestUserInteraction === "function" ? extra : undefined;
+    const interactive = extra != null && typeof extra.requestUserInteraction === "function";
     const listens = signal != null && typeof signal.addEventListener === "function";
-    const onAbort = () => entry.cancel(id);
-    const done = () => { if (listens) signal.removeEventListener("abort", onAbort); };
-    if (listens) signal.addEventListener("abort", onAbort, { once: true });
+    if (interactive) clients.set(id, extra);
     let text;
     try {
       const json = input == null ? undefined : JSON.stringify(input);
-      text = entry(json, id, client, listens && signal.aborted === true);
+      text = entry(json, id, interactive, listens && signal.aborted === true);
     } catch (failure) {
-      done();
+      clients.delete(id);
       return Promise.reject(failure);
     }
     if (typeof text === "string") {
-      done();
+      clients.delete(id);
       try {
         return JSON.parse(text);
       } catch (failure) {
         return Promise.reject(failure);
       }
     }
-    return new Promise((resolve, reject) => entry.settle(id, resolve, reject)).then(JSON.parse).finally(done);
-  };
+    // The call waits: only now can an abort reach it (nothing runs while Python answers).
+    const onAbort = () => entry.cancel(id);
+    if (listens) {
+      if (signal.aborted) entry.cancel(id);
+      else signal.addEventListener("abort", onAbort, { once: true });
+    }
+    return new Promise((resolve, reject) => entry.settle(id, resolve, reject)).then(JSON.parse).finally(() => {
+      clients.delete(id);
+      if (listens) signal.removeEventListener("abort", onAbort);
+    });
+  }
+  execute.clientOf = (id) => clients.get(id);
+  return execute;
 }"""
 
 _wrap: Any = None
@@ -98,15 +110,14 @@ class ToolEntry:
         self._proxy: Any = make_proxy(self)
         self.execute: Any = _wrapper()(self._proxy)  # the JS function the browser calls
 
-    def __call__(self, input_json: Any, call_id: int, client: Any, aborted: bool) -> str | None:
+    def __call__(self, input_json: Any, call_id: int, interactive: bool, aborted: bool) -> str | None:
         tool_input = None if input_json is None or input_json is jsnull else _loads(input_json)
         cancel = CancelSignal()
         if aborted:
             cancel.abort("cancelled")
         call = ToolCall(signal=cancel)
-        if client is not None and client is not jsnull:
-            call.client = client
-            call.request_user_interaction = _user_interaction(client)
+        if interactive is True:
+            call.request_user_interaction = _user_interaction(self.execute, call_id, call)
         self._calls[call_id] = cancel
         task = _start(self._run(call_id, tool_input, call), eager=not dependencies_pending())
         if task.done():
@@ -172,10 +183,15 @@ def _settle(task: asyncio.Task[str], resolve: Any, reject: Any) -> None:
         resolve(task.result())
 
 
-def _user_interaction(client: Any) -> Callable[[Any], Coroutine[Any, Any, Any]]:
-    """Shape A's ``client.requestUserInteraction``, callable with a Python callback."""
+def _user_interaction(execute: Any, call_id: int, call: ToolCall) -> Callable[[Any], Coroutine[Any, Any, Any]]:
+    """Shape A's ``client.requestUserInteraction``, callable with a Python callback. The client
+    is fetched from JS when first asked for, and kept on the call (``call.client``) for the
+    host's confirm hook, which runs inside it."""
 
     async def request(ui: Any) -> Any:
+        client = call.client
+        if client is None:
+            client = call.client = execute.clientOf(call_id)
         callback = make_proxy(ui)  # JS calls it and gets a Promise for the coroutine
         try:
             return js_to_json(await client.requestUserInteraction(callback))
