@@ -129,3 +129,36 @@ def test_rejected_values_still_get_jsonschema_issues(schema: dict[str, Any], val
 )
 def test_keywords_left_to_jsonschema_are_not_compiled(schema: dict[str, Any]) -> None:
     assert compile_accept(schema) is None
+
+
+# The common object and array shapes are checked by one function each (accept.py): over
+# properties whose own checks are exact, that function answers exactly what jsonschema does.
+exact_leaves = st.sampled_from(
+    [{"type": "string"}, {"type": "boolean"}, {"type": "null"}, {"type": "array", "items": {"type": "string"}}]
+)
+object_shapes = st.fixed_dictionaries(
+    {"type": st.just("object")},
+    optional={
+        "properties": st.dictionaries(names, exact_leaves, max_size=3),
+        "required": st.lists(names, max_size=3, unique=True),
+        "additionalProperties": st.booleans(),
+        "title": st.just("annotation only"),
+    },
+)
+array_shapes = st.fixed_dictionaries(
+    {"type": st.just("array"), "items": exact_leaves | object_shapes},
+    optional={"minItems": st.integers(0, 2), "maxItems": st.integers(0, 2)},
+)
+shaped_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from(["", "a"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), inner, max_size=4),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(schema=object_shapes | array_shapes, value=shaped_values)
+def test_the_one_function_checks_of_common_shapes_answer_as_jsonschema(schema: dict[str, Any], value: Any) -> None:
+    accept = compile_accept(freeze(schema))
+    assert accept is not None, schema
+    assert accept(value) == jsonschema.Draft202012Validator(schema).is_valid(value), (schema, value)
