@@ -15,8 +15,10 @@
 // namespace. agent-surface's own dependencies (pydantic, jsonschema) are not on that path unless
 // the page's scripts import them: they load in the background once the scripts have run, or on
 // their first import before that (agent_surface.browser.packages); and when agent-surface is all
-// a page loads at start, it is imported from a zip in place, without Pyodide's package loader.
-// Exposes window.agentSurface = { ready, complete, pyodide, loadedFrom, timings, error } and
+// a page loads at start, it is imported from a zip in place, without Pyodide's package loader, and
+// so are pure-Python data-packages (py3-none-any wheels, e.g. annotated-types), from their wheels.
+// Exposes window.agentSurface = { ready, complete, pyodide, loadedFrom, inPlace, timings, error }
+// (loadedFrom: "zip" or "wheel"; inPlace: the data-packages imported from their wheels) and
 // dispatches `agent-surface:ready` (detail: { pyodide, timings }) or `agent-surface:error`
 // (detail: { message, error }) on document; `complete` resolves once the background loads are
 // done too. A failed start (a script that raised, a package that did not load) rejects `ready`,
@@ -144,6 +146,28 @@ function bootPlan(lock, sources) {
   return { leanLock, atBoot, deferredRoots, onImport };
 }
 
+// A pure-Python wheel (py3-none-any, no shared library) imports in place from its zip, as
+// agent-surface's own zip does: zipimport reads a wheel. These are the entries, or null when one
+// of them needs Pyodide's package loader.
+function pureWheels(lock, names) {
+  const entries = [...names].map((name) => [name, lock.packages[name]]);
+  const pure = ([, entry]) =>
+    entry?.package_type === "package" && !entry.shared_library && /-none-any\.whl$/.test(entry.file_name);
+  return entries.every(pure) ? entries : null;
+}
+
+// The wheel's bytes, integrity-checked against the lock (Pyodide's loader checks the same sha256).
+async function fetchWheel(name, entry) {
+  const url = new URL(entry.file_name, PYODIDE_URL).href;
+  try {
+    const response = await fetch(url, { integrity: sri(entry.sha256) });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    return [`/lib/${url.split("/").pop()}`, new Uint8Array(await response.arrayBuffer())];
+  } catch (error) {
+    throw new Error(`could not load ${name} from ${url}: ${error?.message ?? error}`);
+  }
+}
+
 // Packages are passed to loadPyodide, which downloads them while the runtime compiles and boots
 // instead of after it. A wheel that fails (e.g. an integrity mismatch) does not reject the boot:
 // Pyodide logs why (console.error), so check that every requested package really got loaded.
@@ -197,7 +221,22 @@ async function boot() {
       ? fetchZip(zipInfo.url, zipInfo.sha256)
       : null;
   zipped?.catch(() => {}); // awaited (and so reported) after the boot; not unhandled before it
-  const packages = zipped ? extras : plan.atBoot;
+  // With agent-surface from its zip, pure-Python data-packages (and their dependencies) are
+  // imported in place too: then the boot never runs Pyodide's package loader, which would
+  // compile tarfile, importlib.metadata and more of the stdlib (shipped as sources) first.
+  const inPlace = zipped ? pureWheels(lock, closure(lock, extras)) : null;
+  const wheels = inPlace ? Promise.all(inPlace.map(([name, entry]) => fetchWheel(name, entry))) : null;
+  wheels?.catch(() => {}); // as zipped
+  if (inPlace) {
+    // Already importable: a deferred package that depends on one does not install it again.
+    const placed = new Set(inPlace.map(([name]) => name));
+    for (const [name, entry] of Object.entries(plan.leanLock.packages)) {
+      if (entry.depends.some((dependency) => placed.has(dependency))) {
+        plan.leanLock.packages[name] = { ...entry, depends: entry.depends.filter((d) => !placed.has(d)) };
+      }
+    }
+  }
+  const packages = inPlace ? [] : zipped ? extras : plan.atBoot;
   const pyodide = await loadPyodide({
     indexURL: PYODIDE_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
@@ -205,13 +244,17 @@ async function boot() {
     packages,
   });
   checkLoaded(pyodide, packages);
-  if (zipped) {
-    const path = `/lib/${zipInfo.url.split("/").pop()}`;
-    pyodide.FS.writeFile(path, await zipped);
+  for (const [path, bytes] of zipped ? [[`/lib/${zipInfo.url.split("/").pop()}`, await zipped]] : []) {
+    pyodide.FS.writeFile(path, bytes);
+    callPython(pyodide, "sys", "path.append", path);
+  }
+  for (const [path, bytes] of wheels ? await wheels : []) {
+    pyodide.FS.writeFile(path, bytes);
     callPython(pyodide, "sys", "path.append", path);
   }
   writePageFiles(pyodide, files);
   window.agentSurface.loadedFrom = zipped ? "zip" : "wheel";
+  window.agentSurface.inPlace = inPlace ? inPlace.map(([name]) => name) : [];
   timings.runtimeMs = since(start); // fetches, then the runtime and our packages side by side
   callPython(pyodide, "agent_surface.browser.packages", "load_on_import", JSON.stringify(plan.onImport));
   window.agentSurface.pyodide = pyodide;
@@ -242,7 +285,7 @@ async function completeLoading(pyodide) {
 
 const ready = boot();
 const complete = ready.then(completeLoading);
-window.agentSurface = { ready, complete, pyodide: null, loadedFrom: null, timings, error: null };
+window.agentSurface = { ready, complete, pyodide: null, loadedFrom: null, inPlace: [], timings, error: null };
 
 // The start-up error where the page's own tools can see it: window.agentSurface.error, and the
 // surface inspectors a script installed before it failed (when the page module is loaded).
