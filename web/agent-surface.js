@@ -15,10 +15,10 @@
 // namespace. agent-surface's own dependencies (pydantic, jsonschema) are not on that path unless
 // the page's scripts import them: they load in the background once the scripts have run, or on
 // their first import before that (agent_surface.browser.packages); and when agent-surface is all
-// a page loads at start, it is imported from a zip in place, without Pyodide's package loader, and
-// so are pure-Python data-packages (py3-none-any wheels, e.g. annotated-types), from their wheels.
+// a page loads at start, it is imported from a zip in place, without Pyodide's package loader
+// (pure-Python data-packages, py3-none-any wheels such as annotated-types, are unpacked without it).
 // Exposes window.agentSurface = { ready, complete, pyodide, loadedFrom, inPlace, timings, error }
-// (loadedFrom: "zip" or "wheel"; inPlace: the data-packages imported from their wheels) and
+// (loadedFrom: "zip" or "wheel"; inPlace: the data-packages installed without the package loader) and
 // dispatches `agent-surface:ready` (detail: { pyodide, timings }) or `agent-surface:error`
 // (detail: { message, error }) on document; `complete` resolves once the background loads are
 // done too. A failed start (a script that raised, a package that did not load) rejects `ready`,
@@ -146,9 +146,9 @@ function bootPlan(lock, sources) {
   return { leanLock, atBoot, deferredRoots, onImport };
 }
 
-// A pure-Python wheel (py3-none-any, no shared library) imports in place from its zip, as
-// agent-surface's own zip does: zipimport reads a wheel. These are the entries, or null when one
-// of them needs Pyodide's package loader.
+// Pure-Python wheels (py3-none-any, no shared library) need nothing of Pyodide's package loader:
+// the loader unpacks them itself (agent_surface.browser.packages.unpack_wheels). These are the
+// entries, or null when one of them needs the package loader.
 function pureWheels(lock, names) {
   const entries = [...names].map((name) => [name, lock.packages[name]]);
   const pure = ([, entry]) =>
@@ -162,7 +162,7 @@ async function fetchWheel(name, entry) {
   try {
     const response = await fetch(url, { integrity: sri(entry.sha256) });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    return [`/lib/${url.split("/").pop()}`, new Uint8Array(await response.arrayBuffer())];
+    return [`/tmp/${url.split("/").pop()}`, new Uint8Array(await response.arrayBuffer())];
   } catch (error) {
     throw new Error(`could not load ${name} from ${url}: ${error?.message ?? error}`);
   }
@@ -222,13 +222,13 @@ async function boot() {
       : null;
   zipped?.catch(() => {}); // awaited (and so reported) after the boot; not unhandled before it
   // With agent-surface from its zip, pure-Python data-packages (and their dependencies) are
-  // imported in place too: then the boot never runs Pyodide's package loader, which would
-  // compile tarfile, importlib.metadata and more of the stdlib (shipped as sources) first.
+  // unpacked by us: then the boot never runs Pyodide's package loader, whose imports (tarfile,
+  // importlib.metadata...) the page would compile from source (Pyodide ships its stdlib so) first.
   const inPlace = zipped ? pureWheels(lock, closure(lock, extras)) : null;
   const wheels = inPlace ? Promise.all(inPlace.map(([name, entry]) => fetchWheel(name, entry))) : null;
   wheels?.catch(() => {}); // as zipped
   if (inPlace) {
-    // Already importable: a deferred package that depends on one does not install it again.
+    // Installed by us: a deferred package that depends on one does not install it again.
     const placed = new Set(inPlace.map(([name]) => name));
     for (const [name, entry] of Object.entries(plan.leanLock.packages)) {
       if (entry.depends.some((dependency) => placed.has(dependency))) {
@@ -248,9 +248,13 @@ async function boot() {
     pyodide.FS.writeFile(path, bytes);
     callPython(pyodide, "sys", "path.append", path);
   }
+  const unpacked = [];
   for (const [path, bytes] of wheels ? await wheels : []) {
     pyodide.FS.writeFile(path, bytes);
-    callPython(pyodide, "sys", "path.append", path);
+    unpacked.push(path);
+  }
+  if (unpacked.length) {
+    callPython(pyodide, "agent_surface.browser.packages", "unpack_wheels", JSON.stringify(unpacked));
   }
   writePageFiles(pyodide, files);
   window.agentSurface.loadedFrom = zipped ? "zip" : "wheel";
