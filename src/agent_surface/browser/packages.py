@@ -110,7 +110,11 @@ def unpack_wheels(paths_json: str) -> None:
         with zipfile.ZipFile(path, metadata_encoding="utf-8") as wheel:
             wheel.extractall(target)
         os.remove(path)
-    importlib.invalidate_caches()
+    # Only site-packages' finder forgets its listing: importlib.invalidate_caches() would import
+    # importlib.metadata (and email) to reset its caches too.
+    invalidate = getattr(sys.path_importer_cache.get(target), "invalidate_caches", None)
+    if invalidate is not None:
+        invalidate()
 
 
 def load_on_import(packages_json: str) -> None:
