@@ -195,15 +195,15 @@ let deferredRoots = [];
 async function boot() {
   let start = performance.now();
   const scripts = [...document.querySelectorAll('script[type="text/x-agent-surface"]')];
-  // The runtime module, the lock and the scripts' sources are fetched side by side.
-  const [{ loadPyodide }, lock, zipInfo, sources, files] = await Promise.all([
+  // The runtime module, the lock and the scripts' sources are fetched side by side: the boot plan
+  // needs them. The page's data-files are not waited for here (see below).
+  const [{ loadPyodide }, lock, zipInfo, sources] = await Promise.all([
     import(new URL("pyodide.mjs", PYODIDE_URL).href),
     fetchLock(),
     fetchZipInfo(),
     Promise.all(scripts.map(pythonSource)),
-    Promise.all(pageFiles.map(fetchPageFile)),
   ]);
-  timings.fetchMs = since(start); // the runtime module, the lock, the page's sources and files
+  timings.fetchMs = since(start); // the runtime module, the lock and the page's sources
   const plan = bootPlan(lock, sources);
   deferredRoots = plan.deferredRoots;
   // agent-surface is imported from its zip in place, so the boot never installs its wheel
@@ -237,12 +237,17 @@ async function boot() {
     }
   }
   const packages = inPlace ? [] : zipped ? extras : plan.atBoot;
-  const pyodide = await loadPyodide({
+  const booting = loadPyodide({
     indexURL: PYODIDE_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
     lockFileContents: plan.leanLock,
     packages,
   });
+  // The data-files download while the runtime does (asked for after its own files, which are the
+  // longer wait), instead of holding its start back by a round of requests.
+  const fetchingFiles = Promise.all(pageFiles.map(fetchPageFile));
+  fetchingFiles.catch(() => {}); // awaited (and so reported) after the boot, as zipped
+  const pyodide = await booting;
   checkLoaded(pyodide, packages);
   for (const [path, bytes] of zipped ? [[`/lib/${zipInfo.url.split("/").pop()}`, await zipped]] : []) {
     pyodide.FS.writeFile(path, bytes);
@@ -256,7 +261,7 @@ async function boot() {
   if (unpacked.length) {
     callPython(pyodide, "agent_surface.browser.packages", "unpack_wheels", JSON.stringify(unpacked));
   }
-  writePageFiles(pyodide, files);
+  writePageFiles(pyodide, await fetchingFiles);
   window.agentSurface.loadedFrom = zipped ? "zip" : "wheel";
   window.agentSurface.inPlace = inPlace ? inPlace.map(([name]) => name) : [];
   timings.runtimeMs = since(start); // fetches, then the runtime and our packages side by side
