@@ -12,6 +12,13 @@ from typing import Any
 from test_console import console_server, open_console  # noqa: F401 (a fixture, and the page's opening)
 
 WATCHED = ["pydantic", "pydantic_core", "jsonschema", "demo.app.contracts", "demo.app.session"]
+# Stdlib modules the page compiles from source (Pyodide ships its stdlib as sources) that nothing
+# on the way to the first tool needs: the library's bridge, transport, dialog and type hints, and
+# Pyodide's package loader (the data-packages are imported in place from their wheels).
+NOT_COMPILED = [
+    "urllib.parse", "ipaddress", "importlib.resources", "uuid", "secrets", "hmac", "pyodide.http",
+    "tarfile", "importlib.metadata",
+]
 
 # Installed before the page's scripts: which of WATCHED are imported when its first tool appears.
 AT_FIRST_TOOL = """(watched) => {
@@ -29,7 +36,7 @@ AT_FIRST_TOOL = """(watched) => {
 
 def _open(open_page: Any, base: str) -> Any:
     def watch(run: Any) -> None:
-        run.context.add_init_script(script=f"({AT_FIRST_TOOL})({json.dumps(WATCHED)})")
+        run.context.add_init_script(script=f"({AT_FIRST_TOOL})({json.dumps(WATCHED + NOT_COMPILED)})")
 
     run = open_page("/index.html", variant="webmcp", base=base, before_goto=watch)
     run.page.wait_for_function("() => document.body.dataset.ready === 'true'")
@@ -72,6 +79,8 @@ def test_the_console_reaches_its_first_tool_without_pydantic(open_page: Any, con
     page = run.page
     assert page.evaluate("() => window.modulesAtFirstTool") == []
     assert page.evaluate("() => window.agentSurface.loadedFrom") == "zip"  # agent-surface alone at boot
+    # index.html's data-packages, pure-Python wheels, imported in place (no package loader at boot).
+    assert sorted(page.evaluate("() => window.agentSurface.inPlace")) == ["annotated-types", "typing-extensions"]
     schemas = _schemas(page)
     assert schemas["view_devices__table__openDevice"]["properties"]["deviceId"] == {
         "maxLength": 64, "title": "Deviceid", "type": "string"}

@@ -8,12 +8,12 @@ import builtins
 import dataclasses
 import importlib.util
 import marshal
-import pkgutil
 import sys
 from typing import Any
 
 import pytest
 
+from agent_surface import _compat
 from agent_surface._compat import DATACLASS_CODE, use_compiled_dataclass_code
 
 
@@ -63,7 +63,7 @@ def in_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_generated_methods_come_from_the_compiled_code(monkeypatch: pytest.MonkeyPatch, in_the_page: None) -> None:
     texts = _texts()
     served = importlib.util.MAGIC_NUMBER + marshal.dumps(texts)
-    monkeypatch.setattr(pkgutil, "get_data", lambda package, name: served if name == DATACLASS_CODE else None)
+    monkeypatch.setattr(_compat, "package_data", lambda package, name: served if name == DATACLASS_CODE else None)
     compiled_by_hand: list[str] = []
     real_compile = builtins.compile
 
@@ -88,7 +88,7 @@ def test_generated_methods_come_from_the_compiled_code(monkeypatch: pytest.Monke
 
 def test_another_pythons_code_is_ignored(monkeypatch: pytest.MonkeyPatch, in_the_page: None) -> None:
     served = b"\0\0\r\n" + marshal.dumps(_texts())
-    monkeypatch.setattr(pkgutil, "get_data", lambda package, name: served)
+    monkeypatch.setattr(_compat, "package_data", lambda package, name: served)
     assert use_compiled_dataclass_code() is False
     assert dataclasses.exec is builtins.exec  # type: ignore[attr-defined]
 
@@ -97,6 +97,6 @@ def test_a_wheel_without_the_file_changes_nothing(monkeypatch: pytest.MonkeyPatc
     def missing(package: str, name: str) -> bytes:
         raise FileNotFoundError(name)
 
-    monkeypatch.setattr(pkgutil, "get_data", missing)
+    monkeypatch.setattr(_compat, "package_data", missing)
     assert use_compiled_dataclass_code() is False
     assert dataclasses.exec is builtins.exec  # type: ignore[attr-defined]

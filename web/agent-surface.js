@@ -15,8 +15,10 @@
 // namespace. agent-surface's own dependencies (pydantic, jsonschema) are not on that path unless
 // the page's scripts import them: they load in the background once the scripts have run, or on
 // their first import before that (agent_surface.browser.packages); and when agent-surface is all
-// a page loads at start, it is imported from a zip in place, without Pyodide's package loader.
-// Exposes window.agentSurface = { ready, complete, pyodide, loadedFrom, timings, error } and
+// a page loads at start, it is imported from a zip in place, without Pyodide's package loader
+// (pure-Python data-packages, py3-none-any wheels such as annotated-types, are unpacked without it).
+// Exposes window.agentSurface = { ready, complete, pyodide, loadedFrom, inPlace, timings, error }
+// (loadedFrom: "zip" or "wheel"; inPlace: the data-packages installed without the package loader) and
 // dispatches `agent-surface:ready` (detail: { pyodide, timings }) or `agent-surface:error`
 // (detail: { message, error }) on document; `complete` resolves once the background loads are
 // done too. A failed start (a script that raised, a package that did not load) rejects `ready`,
@@ -144,6 +146,28 @@ function bootPlan(lock, sources) {
   return { leanLock, atBoot, deferredRoots, onImport };
 }
 
+// Pure-Python wheels (py3-none-any, no shared library) need nothing of Pyodide's package loader:
+// the loader unpacks them itself (agent_surface.browser.packages.unpack_wheels). These are the
+// entries, or null when one of them needs the package loader.
+function pureWheels(lock, names) {
+  const entries = [...names].map((name) => [name, lock.packages[name]]);
+  const pure = ([, entry]) =>
+    entry?.package_type === "package" && !entry.shared_library && /-none-any\.whl$/.test(entry.file_name);
+  return entries.every(pure) ? entries : null;
+}
+
+// The wheel's bytes, integrity-checked against the lock (Pyodide's loader checks the same sha256).
+async function fetchWheel(name, entry) {
+  const url = new URL(entry.file_name, PYODIDE_URL).href;
+  try {
+    const response = await fetch(url, { integrity: sri(entry.sha256) });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    return [`/tmp/${url.split("/").pop()}`, new Uint8Array(await response.arrayBuffer())];
+  } catch (error) {
+    throw new Error(`could not load ${name} from ${url}: ${error?.message ?? error}`);
+  }
+}
+
 // Packages are passed to loadPyodide, which downloads them while the runtime compiles and boots
 // instead of after it. A wheel that fails (e.g. an integrity mismatch) does not reject the boot:
 // Pyodide logs why (console.error), so check that every requested package really got loaded.
@@ -171,15 +195,15 @@ let deferredRoots = [];
 async function boot() {
   let start = performance.now();
   const scripts = [...document.querySelectorAll('script[type="text/x-agent-surface"]')];
-  // The runtime module, the lock and the scripts' sources are fetched side by side.
-  const [{ loadPyodide }, lock, zipInfo, sources, files] = await Promise.all([
+  // The runtime module, the lock and the scripts' sources are fetched side by side: the boot plan
+  // needs them. The page's data-files are not waited for here (see below).
+  const [{ loadPyodide }, lock, zipInfo, sources] = await Promise.all([
     import(new URL("pyodide.mjs", PYODIDE_URL).href),
     fetchLock(),
     fetchZipInfo(),
     Promise.all(scripts.map(pythonSource)),
-    Promise.all(pageFiles.map(fetchPageFile)),
   ]);
-  timings.fetchMs = since(start); // the runtime module, the lock, the page's sources and files
+  timings.fetchMs = since(start); // the runtime module, the lock and the page's sources
   const plan = bootPlan(lock, sources);
   deferredRoots = plan.deferredRoots;
   // agent-surface is imported from its zip in place, so the boot never installs its wheel
@@ -197,21 +221,49 @@ async function boot() {
       ? fetchZip(zipInfo.url, zipInfo.sha256)
       : null;
   zipped?.catch(() => {}); // awaited (and so reported) after the boot; not unhandled before it
-  const packages = zipped ? extras : plan.atBoot;
-  const pyodide = await loadPyodide({
+  // With agent-surface from its zip, pure-Python data-packages (and their dependencies) are
+  // unpacked by us: then the boot never runs Pyodide's package loader, whose imports (tarfile,
+  // importlib.metadata...) the page would compile from source (Pyodide ships its stdlib so) first.
+  const inPlace = zipped ? pureWheels(lock, closure(lock, extras)) : null;
+  const wheels = inPlace ? Promise.all(inPlace.map(([name, entry]) => fetchWheel(name, entry))) : null;
+  wheels?.catch(() => {}); // as zipped
+  if (inPlace) {
+    // Installed by us: a deferred package that depends on one does not install it again.
+    const placed = new Set(inPlace.map(([name]) => name));
+    for (const [name, entry] of Object.entries(plan.leanLock.packages)) {
+      if (entry.depends.some((dependency) => placed.has(dependency))) {
+        plan.leanLock.packages[name] = { ...entry, depends: entry.depends.filter((d) => !placed.has(d)) };
+      }
+    }
+  }
+  const packages = inPlace ? [] : zipped ? extras : plan.atBoot;
+  const booting = loadPyodide({
     indexURL: PYODIDE_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
     lockFileContents: plan.leanLock,
     packages,
   });
+  // The data-files download while the runtime does (asked for after its own files, which are the
+  // longer wait), instead of holding its start back by a round of requests.
+  const fetchingFiles = Promise.all(pageFiles.map(fetchPageFile));
+  fetchingFiles.catch(() => {}); // awaited (and so reported) after the boot, as zipped
+  const pyodide = await booting;
   checkLoaded(pyodide, packages);
-  if (zipped) {
-    const path = `/lib/${zipInfo.url.split("/").pop()}`;
-    pyodide.FS.writeFile(path, await zipped);
+  for (const [path, bytes] of zipped ? [[`/lib/${zipInfo.url.split("/").pop()}`, await zipped]] : []) {
+    pyodide.FS.writeFile(path, bytes);
     callPython(pyodide, "sys", "path.append", path);
   }
-  writePageFiles(pyodide, files);
+  const unpacked = [];
+  for (const [path, bytes] of wheels ? await wheels : []) {
+    pyodide.FS.writeFile(path, bytes);
+    unpacked.push(path);
+  }
+  if (unpacked.length) {
+    callPython(pyodide, "agent_surface.browser.packages", "unpack_wheels", JSON.stringify(unpacked));
+  }
+  writePageFiles(pyodide, await fetchingFiles);
   window.agentSurface.loadedFrom = zipped ? "zip" : "wheel";
+  window.agentSurface.inPlace = inPlace ? inPlace.map(([name]) => name) : [];
   timings.runtimeMs = since(start); // fetches, then the runtime and our packages side by side
   callPython(pyodide, "agent_surface.browser.packages", "load_on_import", JSON.stringify(plan.onImport));
   window.agentSurface.pyodide = pyodide;
@@ -242,7 +294,7 @@ async function completeLoading(pyodide) {
 
 const ready = boot();
 const complete = ready.then(completeLoading);
-window.agentSurface = { ready, complete, pyodide: null, loadedFrom: null, timings, error: null };
+window.agentSurface = { ready, complete, pyodide: null, loadedFrom: null, inPlace: [], timings, error: null };
 
 // The start-up error where the page's own tools can see it: window.agentSurface.error, and the
 // surface inspectors a script installed before it failed (when the page module is loaded).

@@ -102,11 +102,25 @@ async def _preload() -> None:
     import demo.app.contracts  # noqa: F401  (the procedures' own pydantic contracts)
 
 
+async def _manifest() -> BackendUnavailableError | None:
+    """The agent bridge's ``load_manifest()``, its failure answered instead of raised: a
+    session that cannot open is told first (``main``), whichever request fails first."""
+    try:
+        await agent_bridge.load_manifest()
+    except BackendUnavailableError as exc:
+        return exc
+    return None
+
+
 async def main() -> None:
     # The app's own reads are procedures: the same server, checks and audit as every call.
+    # The backend's manifest (the contract check below) is fetched beside them: three requests,
+    # one round trip.
     try:
-        session, listing = await asyncio.gather(  # side by side: one round trip, not two
-            person_bridge.call(SESSION_DESCRIBE, {}), person_bridge.call(QUERY_ID, {"limit": LISTING_LIMIT})
+        session, listing, served = await asyncio.gather(
+            person_bridge.call(SESSION_DESCRIBE, {}),
+            person_bridge.call(QUERY_ID, {"limit": LISTING_LIMIT}),
+            _manifest(),
         )
     except CapabilityFailure as refusal:
         js.document.getElementById("app").textContent = f"Could not open a session: {refusal.error.message}"
@@ -115,9 +129,12 @@ async def main() -> None:
     rows = listing.get("devices")
     listed = rows if isinstance(rows, list) else []
     state.set_devices([Device.from_api(row) for row in listed if isinstance(row, dict)])
-    # The exposure ceiling: the page's procedure contracts must be the ones the backend serves.
+    # The exposure ceiling: the page's procedure contracts must be the ones the backend serves,
+    # checked before anything is registered (fail closed).
     try:
-        await agent_bridge.connect(contracts())
+        if isinstance(served, BackendUnavailableError):
+            raise served
+        agent_bridge.ceiling(contracts())
     except (BackendContractError, BackendUnavailableError) as exc:
         js.document.getElementById("app").textContent = f"The backend does not match this page: {exc}"
         raise
@@ -145,7 +162,7 @@ async def main() -> None:
         human_api,
     )
     await adapter.settled()  # ready means the attached components' tools are in the browser
-    ui.render()  # and the rows drawn (if the first frame has not drawn them yet)
+    ui.render()  # then the rows drawn (the first render: ConsoleUI asks for none before)
     # Once per person: the offer to register a passkey (destructive approvals then ask for it).
     await offer_passkey(js_or_none(js.document.getElementById("passkey-slot")), person_bridge, PROCEDURES_URL, bearer, state)
     # What the compiled check cannot prove valid goes to jsonschema or the server's pydantic

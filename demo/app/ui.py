@@ -118,9 +118,10 @@ class ConsoleUI:
         page.attach(surface.navigation, by_id("tabs"))
         on_state_change(self._render_soon.request)
         surface.registry.subscribe(self._on_event)
-        # The first render (a row per device) waits for the next frame: the agent's tools, which
-        # read the state, not the rows, are published first. ``render()`` draws it at once.
-        self._render_soon.request()
+        # No render is requested here: the first one (a row per device, then the browser's
+        # layout: the longest step of the boot) is the caller's ``render()``, after the agent's
+        # tools, which read the state, not the rows, are published. A frame requested now would
+        # run before them (the browser serves an overdue frame before the event loop's next turn).
 
     def on_decided(self, approved: bool, pending: PendingConfirmation) -> None:
         """The confirmation dialog's verdict, told to the person."""

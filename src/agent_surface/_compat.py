@@ -8,6 +8,7 @@ the import).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from types import ModuleType
 from typing import Any
@@ -32,6 +33,19 @@ def import_jsonschema() -> ModuleType:
     return importlib.import_module("jsonschema")
 
 
+def package_data(package: str, resource: str) -> bytes | None:
+    """``pkgutil.get_data(package, resource)``: a file beside ``package``'s modules, read by its
+    loader (a directory, a wheel, the page's zip); None when that loader cannot read files.
+    Written out because the page compiles pkgutil (16 kB of stdlib source) to import it."""
+    module = sys.modules.get(package) or importlib.import_module(package)
+    loader = getattr(getattr(module, "__spec__", None), "loader", None)
+    origin = getattr(module, "__file__", None)
+    if loader is None or origin is None or not hasattr(loader, "get_data"):
+        return None
+    data: bytes = loader.get_data(os.path.join(os.path.dirname(origin), *resource.split("/")))
+    return data
+
+
 # The code dataclasses generates for each class (``__init__``, ``__eq__``, ``__setattr__``...) is
 # source text it compiles on every import: in the page that is ~40 ms of importing the library
 # (~56 dataclasses). The build compiles those texts once, with the page's own Python, into this
@@ -49,10 +63,9 @@ def use_compiled_dataclass_code() -> bool:
     import dataclasses
     import importlib.util
     import marshal
-    import pkgutil
 
     try:
-        data = pkgutil.get_data(__package__ or "agent_surface", DATACLASS_CODE)
+        data = package_data(__package__ or "agent_surface", DATACLASS_CODE)
     except OSError:
         return False
     magic = importlib.util.MAGIC_NUMBER

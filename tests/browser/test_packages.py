@@ -123,3 +123,32 @@ async def test_calls_wait_for_the_background_load_until_the_loader_says_it_settl
     packages.dependencies_loaded()
     await asyncio.gather(*waiting)
     await packages.dependencies_ready()  # nothing pending: returns at once
+
+
+def test_unpack_wheels_installs_a_pure_wheel_and_its_bytecode(
+    fake: FakePyodide, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loader's install of a pure-Python data-package without Pyodide's package loader: the
+    wheel's files land in site-packages (its __pycache__ pycs with them) and the wheel is removed."""
+    import site
+    import zipfile
+
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(fake.site)])
+    wheel = tmp_path / "ünpacked_pkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("unpacked_pkg/__init__.py", "VALUE = 'from the wheel'\n")
+        archive.writestr("unpacked_pkg/__pycache__/__init__.cpython-314.pyc", b"\0")
+        archive.writestr("unpacked_pkg/données.txt", "utf-8 name")  # Python sets the UTF-8 flag
+        archive.writestr("unpacked_pkg-1.0.dist-info/METADATA", "Name: unpacked-pkg\n")
+    packages = sys.modules["agent_surface.browser.packages"]
+    packages.unpack_wheels(json.dumps([str(wheel)]))
+    try:
+        assert not wheel.exists()
+        assert (fake.site / "unpacked_pkg" / "__pycache__" / "__init__.cpython-314.pyc").read_bytes() == b"\0"
+        assert (fake.site / "unpacked_pkg" / "données.txt").read_text() == "utf-8 name"
+        assert importlib.import_module("unpacked_pkg").VALUE == "from the wheel"
+        assert fake.loads == []  # never through the package loader
+    finally:
+        sys.modules.pop("unpacked_pkg", None)
+    with pytest.raises(TypeError):
+        packages.unpack_wheels(json.dumps({"not": "a list"}))

@@ -13,7 +13,7 @@ model_context_detector: Callable[[], Any] | None = None
 """Returns the browser's model context (``adapters.model_context.ModelContext``) or ``None``."""
 
 page_transport: Callable[[], Any] | None = None
-"""Returns a new ``bridge.transport.Transport`` for the page (``pyfetch``)."""
+"""Returns a new ``bridge.transport.Transport`` for the page (the browser's ``fetch``)."""
 
 
 def provide(*, detector: Callable[[], Any], transport: Callable[[], Any]) -> None:

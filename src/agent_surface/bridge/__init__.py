@@ -7,7 +7,7 @@
     registry = AgentSurfaceRegistry(authority=create_capability_authority(manifest))
     registry.set_procedure_executor(bridge)
 
-In the page the transport is ``pyfetch`` (with an AbortController); under CPython it is httpx
+In the page the transport is the browser's ``fetch`` (with an AbortController); under CPython it is httpx
 (``pip install 'agent-surface[bridge]'``). The server side is :mod:`agent_surface.server`.
 """
 

@@ -1,4 +1,4 @@
-"""How the bridge reaches the server: ``pyfetch`` in the page, httpx under CPython.
+"""How the bridge reaches the server: the browser's ``fetch`` in the page, httpx under CPython.
 
 A transport sends one request and returns the status, headers and (bounded) body, or raises
 TransportError when nothing came back. Cancellation is the asyncio kind: the bridge cancels the
@@ -78,7 +78,7 @@ class HttpxTransport:
 
 
 def default_transport() -> Transport:
-    """The page's transport (``pyfetch``) where the page layer injected one, httpx elsewhere."""
+    """The page's transport (the browser's ``fetch``) where the page layer injected one, httpx elsewhere."""
     make = page_services.page_transport
     if make is not None:
         made: Transport = make()

@@ -20,7 +20,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import quote
 
 from .. import ErrorPayload
 
@@ -87,14 +86,25 @@ def procedure_path(procedure_id: str) -> str:
     return procedure_id.removeprefix(DOMAIN_PREFIX)
 
 
+# RFC 3986's unreserved characters: all that ``urllib.parse.quote(text, safe="")`` leaves as is.
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
+
+
+def quote_segment(text: str) -> str:
+    """``urllib.parse.quote(text, safe="")``: UTF-8, every byte but the unreserved ones as %XX.
+    Written out because ``urllib.parse`` (with ``ipaddress``) is the largest module a page would
+    otherwise compile from source on its way to its first tool (about 0.3 s in Chromium)."""
+    return "".join(chr(byte) if byte in _UNRESERVED else f"%{byte:02X}" for byte in text.encode("utf-8"))
+
+
 def call_url(base_url: str, procedure_id: str) -> str:
     # The path after ``domain:`` is opaque (it may hold '/', '?', '%'): encode all of it.
-    return base_url.rstrip("/") + PROCEDURES_PREFIX + quote(procedure_path(procedure_id), safe="")
+    return base_url.rstrip("/") + PROCEDURES_PREFIX + quote_segment(procedure_path(procedure_id))
 
 
 def challenge_url(base_url: str, procedure_id: str) -> str:
     """Where the bridge asks for the server's approval challenge for one exact call (same envelope)."""
-    return base_url.rstrip("/") + CHALLENGES_PREFIX + quote(procedure_path(procedure_id), safe="")
+    return base_url.rstrip("/") + CHALLENGES_PREFIX + quote_segment(procedure_path(procedure_id))
 
 
 def manifest_url(base_url: str) -> str:

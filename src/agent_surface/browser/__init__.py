@@ -2,7 +2,7 @@
 ``jsvalues`` (the null/undefined helpers), which also imports on CPython.
 
 Loading this package connects the layers below it to the page: the WebMCP adapter's detection of
-the browser's model context and the procedure bridge's ``pyfetch`` transport are injected here
+the browser's model context and the procedure bridge's ``fetch`` transport are injected here
 (``_core.page_services``; the browser modules load on first use), so no import points up.
 """
 

@@ -91,6 +91,32 @@ class LoadOnImport(importlib.abc.MetaPathFinder):
         return importlib.machinery.PathFinder.find_spec(fullname)
 
 
+def unpack_wheels(paths_json: str) -> None:
+    """Unpack pure-Python wheels (JSON list of their paths, written by the loader) into
+    site-packages and delete them: the loader's way to install a page's data-packages at start
+    without Pyodide's package loader, whose own imports (tarfile, importlib.metadata...) the page
+    would compile from source first. zipfile is imported by Pyodide's boot already; the names are
+    read as UTF-8 (what Python's zipfile writes for non-ASCII names), so its cp437 codec is not
+    imported either. The wheels' ``__pycache__`` pycs (the build's) are used as installed."""
+    import os
+    import site
+    import zipfile
+
+    paths = json.loads(paths_json)
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise TypeError("unpack_wheels expects a JSON list of wheel paths")
+    target = site.getsitepackages()[0]
+    for path in paths:
+        with zipfile.ZipFile(path, metadata_encoding="utf-8") as wheel:
+            wheel.extractall(target)
+        os.remove(path)
+    # Only site-packages' finder forgets its listing: importlib.invalidate_caches() would import
+    # importlib.metadata (and email) to reset its caches too.
+    invalidate = getattr(sys.path_importer_cache.get(target), "invalidate_caches", None)
+    if invalidate is not None:
+        invalidate()
+
+
 def load_on_import(packages_json: str) -> None:
     """Install the finder for ``{import name: lock package}`` (JSON text, from the loader); until
     ``dependencies_loaded()``, the dependencies count as pending."""

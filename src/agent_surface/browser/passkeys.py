@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
-import secrets
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -238,7 +238,8 @@ async def assert_presence(options: Mapping[str, Any], *, signal: Any = None) -> 
 async def _procedure(base_url: str, procedure: str, value: Any, headers: Mapping[str, str]) -> Any:
     from .fetch import PyfetchTransport
 
-    envelope = {"invocationId": f"passkey-{secrets.token_hex(12)}", "input": value}
+    # secrets.token_hex(12) is os.urandom(12).hex(); the page need not compile secrets (and hmac).
+    envelope = {"invocationId": f"passkey-{os.urandom(12).hex()}", "input": value}
     try:
         answer = await PyfetchTransport().request(
             "POST",

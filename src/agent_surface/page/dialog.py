@@ -26,9 +26,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from importlib import resources
 from typing import Any, Literal, Protocol
 
+from .._compat import package_data
 from .._core.jsonvalue import JsonValue
 from .._core.pipeline.confirmation import PendingConfirmation
 from .._core.registry.registry import AgentSurfaceRegistry
@@ -298,6 +298,16 @@ class ConfirmationDialog:
         return outcome == "approved"
 
 
+def _dialog_css() -> str:
+    """The dialog's stylesheet, read beside this module (from a wheel, a directory or the page's
+    zip) with its loader: importlib.resources would cost the page ~0.1 s to compile on the way to
+    its first tool."""
+    data = package_data(__package__ or "agent_surface.page", "dialog.css")
+    if data is None:
+        raise OSError("agent_surface.page's loader cannot read dialog.css")
+    return data.decode("utf-8")
+
+
 def install_confirmation_dialog(
     registry: AgentSurfaceRegistry,
     *,
@@ -311,7 +321,7 @@ def install_confirmation_dialog(
     ``confirm`` to ``WebMCPAdapter(confirm=...)`` so the draft WebMCP shape prompts in it."""
     from ..browser.dialog_dom import DomDialogView
 
-    css = resources.files("agent_surface.page").joinpath("dialog.css").read_text(encoding="utf-8")
+    css = _dialog_css()
     view = DomDialogView(parent=parent, css=css, close_shield_ms=close_shield_ms)
     dialog = ConfirmationDialog(
         registry, view, on_decided=on_decided, input_protection_ms=input_protection_ms

@@ -15,19 +15,22 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import datetime
-import decimal
 import enum
 import pathlib
+import sys
 import types
 import typing
-import uuid
 from typing import Annotated, Any, Literal, Union
 
 from ..errors import DefinitionError
 
 _SCALARS: frozenset[Any] = frozenset(
-    {str, int, float, bool, type(None), None, datetime.datetime, datetime.date, uuid.UUID, decimal.Decimal, object}
+    {str, int, float, bool, type(None), None, datetime.datetime, datetime.date, object}
 )
+# Scalars too, looked up where their module is loaded: a hint can only be uuid.UUID or
+# decimal.Decimal once its author imported that module, and importing them here would cost every
+# page (a page compiles uuid from source: ~60 ms in Chromium) for hints most never write.
+_SCALARS_BY_MODULE = (("uuid", "UUID"), ("decimal", "Decimal"))
 _SEQUENCES: frozenset[Any] = frozenset(
     {list, collections.abc.Sequence, collections.abc.MutableSequence, typing.Sequence}
 )
@@ -126,7 +129,7 @@ class _Vetter:
         self.seen: set[int] = set()
 
     def vet(self, hint: Any, what: str, *, in_model: bool = False) -> Any:
-        if _among(hint, _SCALARS) or hint is Any:
+        if _is_scalar(hint) or hint is Any:
             return hint
         origin = typing.get_origin(hint)
         args = typing.get_args(hint)
@@ -194,6 +197,16 @@ class _Vetter:
         for name, field_hint in fields.items():
             self.vet(field_hint, f"{what}: field {hint.__qualname__}.{name}", in_model=True)
         return hint
+
+
+def _is_scalar(hint: Any) -> bool:
+    if _among(hint, _SCALARS):
+        return True
+    for module_name, class_name in _SCALARS_BY_MODULE:
+        module = sys.modules.get(module_name)
+        if module is not None and hint is getattr(module, class_name, None):
+            return True
+    return False
 
 
 def _among(hint: Any, group: frozenset[Any]) -> bool:
