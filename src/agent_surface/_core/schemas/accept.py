@@ -90,16 +90,12 @@ def _object(schema: Mapping[str, Any]) -> Accept | None:
         not isinstance(declared, Mapping)
         or not isinstance(required, (list, tuple))
         or not all(isinstance(n, str) for n in required)
-        or additional not in (True, False)
         or type(additional) is not bool
     ):
         return None
-    subs: dict[str, Accept] = {}
-    for name, sub in declared.items():
-        check = compile_accept(sub)
-        if check is None:
-            return None
-        subs[name] = check
+    subs = _compiled_properties(declared)
+    if subs is None:
+        return None
     names = tuple(required)
     closed = additional is False
     lookup = subs.get
@@ -152,15 +148,23 @@ def _type(constraint: Any, schema: Mapping[str, Any]) -> Accept | None:
     return lambda value: type(value) in exact
 
 
-def _properties(constraint: Any, schema: Mapping[str, Any]) -> Accept | None:
-    if not isinstance(constraint, Mapping):
-        return None
+def _compiled_properties(declared: Mapping[str, Any]) -> dict[str, Accept] | None:
+    """Each property's check, or None when one of them is left to jsonschema."""
     subs: dict[str, Accept] = {}
-    for name, sub in constraint.items():
+    for name, sub in declared.items():
         check = compile_accept(sub)
         if check is None:
             return None
         subs[name] = check
+    return subs
+
+
+def _properties(constraint: Any, schema: Mapping[str, Any]) -> Accept | None:
+    if not isinstance(constraint, Mapping):
+        return None
+    subs = _compiled_properties(constraint)
+    if subs is None:
+        return None
     items = tuple(subs.items())
 
     def accept(value: Any) -> bool:
