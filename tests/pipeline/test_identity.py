@@ -377,3 +377,31 @@ async def test_AS_IDENT_001_a_minted_id_replays_for_the_same_request_whatever_ha
     # Another consumer's call with that id is its own (and runs).
     assert (await registry.invoke(retry, consumer=B)).ok
     assert counter.executions == 2
+
+
+async def test_AS_BOUND_002_a_cached_result_never_keeps_a_large_input_for_its_fingerprint() -> None:
+    """A minted id's fingerprint is digested lazily over a copy of the input; a large input
+    (or one refused before it was sized) is digested when the call settles, so 200 cached
+    results cannot pin 200 large inputs."""
+    from agent_surface._core.pipeline.dedupe import LazyFingerprint
+
+    registry, _counter = counter_registry(gated=False)
+    small = await registry.invoke({"capabilityId": "view:conf.counter.bump", "input": {"by": 1}}, consumer=A)
+    large = await registry.invoke(
+        {"capabilityId": "view:conf.counter.bump", "input": {"by": 1, "pad": "x" * 10_000}}, consumer=A
+    )
+    absent = await registry.invoke(
+        {"capabilityId": "view:conf.nothing.here", "input": {"pad": "y" * 10_000}}, consumer=A
+    )
+    assert small.ok and large.code == "INVALID_INPUT" and absent.code == "CAPABILITY_NOT_FOUND"
+    kept = {key.split(" ")[-1]: record.fingerprint for key, record in registry._pipeline.dedupe._terminal.items()}
+    assert isinstance(kept[small.invocation_id], LazyFingerprint) and kept[small.invocation_id]._material
+    for refused in (large, absent):
+        assert refused.invocation_id in kept  # terminal errors are cached too
+        fingerprint = kept[refused.invocation_id]
+        assert isinstance(fingerprint, LazyFingerprint) and fingerprint._material is None  # input let go
+    # The large one still replays, and conflicts on another request, through its digest.
+    retry = {"capabilityId": "view:conf.counter.bump", "input": {"by": 1, "pad": "x" * 10_000}}
+    assert await registry.invoke({**retry, "invocationId": large.invocation_id}, consumer=A) == large
+    changed = {**retry, "input": {"by": 2, "pad": "x"}, "invocationId": large.invocation_id}
+    assert (await registry.invoke(changed, consumer=A)).code == "INVOCATION_CONFLICT"

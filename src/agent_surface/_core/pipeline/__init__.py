@@ -107,7 +107,7 @@ async def invoke(
         if result is None:  # the caller's task itself was cancelled mid-pipeline
             call.settle.abort("cancelled")
             result = settlement.settle(call, failures.cancelled())  # 10
-        settlement.remember(pipeline, entered, result)
+        settlement.remember(pipeline, entered, result, keep_lazy=call.small_input)
     return result
 
 

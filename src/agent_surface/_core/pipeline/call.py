@@ -64,6 +64,8 @@ class Call:
     started: float
     start_version: int
     plain_input: Any = UNCOPIED  # Admitted.plain_input
+    # Phase 5 found that copy small: a lazy fingerprint may keep it (settlement.remember).
+    small_input: bool = False
     signal: CancelSignal = field(default_factory=CancelSignal)  # what the handler sees
     # Aborting ``settle`` settles the invocation now (timeout, external cancel, disposal,
     # unmount of a non-navigation call) and also aborts ``signal``. A navigation's unmount

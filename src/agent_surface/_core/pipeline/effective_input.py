@@ -19,6 +19,9 @@ log = logging.getLogger("agent_surface")
 
 MAX_INPUT_BYTES = 262_144
 MAX_INPUT_DEPTH = 32
+# The largest input a cached result keeps as itself, for a fingerprint digested only if asked
+# for (dedupe.LazyFingerprint); a larger one is digested when its call settles.
+LAZY_FINGERPRINT_BYTES = 4096
 
 
 def build(call: Call) -> None:
@@ -26,7 +29,9 @@ def build(call: Call) -> None:
     copied = call.plain_input
     if copied is not UNCOPIED:  # identity copied it: plain JSON, not too deep
         # (An empty input, or a number, is never too large: no need to encode it.)
-        if raw is not MISSING and (copied or type(copied) is str) and json_size(copied) > MAX_INPUT_BYTES:
+        size = json_size(copied) if raw is not MISSING and (copied or type(copied) is str) else 0
+        call.small_input = size <= LAZY_FINGERPRINT_BYTES
+        if size > MAX_INPUT_BYTES:
             raise PhaseRefusal(failures.invalid_input([Issue(ROOT, f"input exceeds {MAX_INPUT_BYTES} bytes")]))
     elif raw is not MISSING:
         try:

@@ -14,6 +14,7 @@ from ..jsonvalue import JsonValue, NotJsonError, json_size, to_json_value
 from ..schemas.schema import Valid, validate_output
 from . import failures
 from .call import Admitted, Call
+from .dedupe import LazyFingerprint
 from .failures import PhaseRefusal
 from .invocation import Invocation, InvocationResult
 
@@ -142,9 +143,14 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
     return settled_result
 
 
-def remember(pipeline: Pipeline, admitted: Admitted, settled_result: InvocationResult) -> None:
-    """Cache the terminal result for its (consumer, invocation id) and answer joined callers."""
+def remember(pipeline: Pipeline, admitted: Admitted, settled_result: InvocationResult, *, keep_lazy: bool) -> None:
+    """Cache the terminal result for its (consumer, invocation id) and answer joined callers.
+
+    A lazy fingerprint keeps its request only when phase 5 found the input small (``keep_lazy``):
+    otherwise it is digested now, so a cached result never holds a large input."""
     cacheable = settled_result.ok or (settled_result.error is not None and settled_result.error.cacheable)
+    if cacheable and not keep_lazy and isinstance(admitted.fingerprint, LazyFingerprint):
+        str(admitted.fingerprint)  # digests it and lets the input go
     joined = pipeline.dedupe.finish(admitted.key, admitted.fingerprint, settled_result, cacheable)
     if joined is not None and not joined.done():
         joined.set_result(settled_result)
