@@ -131,3 +131,26 @@ async def test_the_memory_sink_reads_back_settled_calls_as_any_sink_receives_the
 
 def _without_ids(event: AuditEvent) -> dict[str, object]:
     return {k: v for k, v in event.to_json().items() if k not in ("invocation_id", "registration_id")}
+
+
+async def test_the_memory_sink_holds_no_input_or_output_below_level_full() -> None:
+    """Kept unbuilt, a metadata-level line still holds no payload: the ring of 1000 lines must
+    not pin an agent's large inputs and outputs that its records drop anyway."""
+    from agent_surface import ActionContract, ComponentContract, ObservationContract
+
+    contract = ComponentContract(
+        type="app.echo",
+        description="Echoes",
+        observations={"read": ObservationContract("nothing", output={"type": "object"})},
+        actions={"echo": ActionContract("echo it", input={"type": "object"})},
+    )
+    sink = MemoryAuditSink()
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([contract])), audit=sink)
+    registry.register(
+        contract.bind(observations={"read": lambda ctx: {}}, actions={"echo": lambda value, ctx: {"n": len(value["pad"])}})
+    )
+    big = {"pad": "x" * 100_000}
+    assert (await registry.invoke({"capabilityId": "view:app.echo.echo", "input": big})).ok
+    kept = list(sink._events or ())
+    assert kept and all("x" * 100_000 not in repr(line) for line in kept)
+    assert [e.payload for e in sink.events() if e.type == "invocation-settled"] == [None]

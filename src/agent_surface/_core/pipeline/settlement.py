@@ -100,6 +100,7 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
     registration_id = None if call.resolved is None else call.resolved.reg.registration_id
     sink = pipeline.audit_sink
     if type(sink) is MemoryAuditSink and not call.settling_policies:  # the default sink: built when read
+        full = level == "full"  # below it the record drops input and output: the ring must not hold them
         sink.note_settled(
             (
                 now,
@@ -113,8 +114,8 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
                 now - call.started,
                 call.queue_wait,
                 call.execution,
-                call.effective,
-                settled_result.output,
+                call.effective if full else None,
+                settled_result.output if full else None,
             )
         )
         return settled_result
