@@ -379,6 +379,20 @@ async def test_AS_IDENT_001_a_minted_id_replays_for_the_same_request_whatever_ha
     assert counter.executions == 2
 
 
+async def test_AS_IDENT_001_a_minted_id_replays_for_a_null_or_absent_input() -> None:
+    """A null input is no input to the fingerprint, on the minted path as on the careful one:
+    a retry with the minted id and the same (null or absent) input replays, it does not conflict."""
+    registry, _counter = counter_registry(gated=False)
+    for sent in ({"input": None}, {}):
+        request = {"capabilityId": "view:conf.counter.peek", **sent}
+        first = await registry.invoke(request, consumer=A)
+        assert first.ok and first.invocation_id.startswith("inv_")
+        for again in ({"input": None}, {}):
+            retry = {"capabilityId": "view:conf.counter.peek", "invocationId": first.invocation_id, **again}
+            assert await registry.invoke(retry, consumer=A) == first
+    assert (await registry.invoke({**BUMP, "invocationId": None}, consumer=A)).ok
+
+
 async def test_AS_BOUND_002_a_cached_result_never_keeps_a_large_input_for_its_fingerprint() -> None:
     """A minted id's fingerprint is digested lazily over a copy of the input; a large input
     (or one refused before it was sized) is digested when the call settles, so 200 cached
@@ -395,11 +409,12 @@ async def test_AS_BOUND_002_a_cached_result_never_keeps_a_large_input_for_its_fi
     )
     assert small.ok and large.code == "INVALID_INPUT" and absent.code == "CAPABILITY_NOT_FOUND"
     kept = {key.split(" ")[-1]: record.fingerprint for key, record in registry._pipeline.dedupe._terminal.items()}
-    assert isinstance(kept[small.invocation_id], LazyFingerprint) and kept[small.invocation_id]._material
+    assert isinstance(kept[small.invocation_id], LazyFingerprint) and kept[small.invocation_id]._copied
     for refused in (large, absent):
         assert refused.invocation_id in kept  # terminal errors are cached too
         fingerprint = kept[refused.invocation_id]
-        assert isinstance(fingerprint, LazyFingerprint) and fingerprint._material is None  # input let go
+        assert isinstance(fingerprint, LazyFingerprint)
+        assert fingerprint._request is None and fingerprint._copied is None  # input let go
     # The large one still replays, and conflicts on another request, through its digest.
     retry = {"capabilityId": "view:conf.counter.bump", "input": {"by": 1, "pad": "x" * 10_000}}
     assert await registry.invoke({**retry, "invocationId": large.invocation_id}, consumer=A) == large

@@ -118,10 +118,14 @@ class ToolEntry:
         call = ToolCall(signal=cancel)
         if interactive is True:
             call.request_user_interaction = _user_interaction(self.execute, call_id, call)
+        if dependencies_pending():
+            task = _start(self._run_when_ready(call_id, tool_input, call), eager=False)
+        else:
+            task = _start(self._run(call_id, tool_input, call), eager=True)
+            if task.done():
+                return _answer(task)  # settled without waiting: no promise hop back to JS
+        # Only a waiting call can be aborted (JS listens for its signal once this returns).
         self._calls[call_id] = cancel
-        task = _start(self._run(call_id, tool_input, call), eager=not dependencies_pending())
-        if task.done():
-            return _answer(task)  # settled without waiting: no promise hop back to JS
         self._waiting[call_id] = task
         return None
 
@@ -142,11 +146,14 @@ class ToolEntry:
 
     async def _run(self, call_id: int, tool_input: Any, call: ToolCall) -> str:
         try:
-            if dependencies_pending():
-                await dependencies_ready()
             return _dumps(await self._tool.execute(tool_input, call))
         finally:
-            self._calls.pop(call_id, None)
+            if self._calls:
+                self._calls.pop(call_id, None)
+
+    async def _run_when_ready(self, call_id: int, tool_input: Any, call: ToolCall) -> str:
+        await dependencies_ready()
+        return await self._run(call_id, tool_input, call)
 
     def release(self) -> None:
         destroy(self._proxy)

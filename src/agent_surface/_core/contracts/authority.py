@@ -140,7 +140,9 @@ class CapabilityAuthority:
         return f"<CapabilityAuthority {len(self._entries)} contracts {self.hash[:19]}>"
 
 
-_GENUINE: weakref.WeakSet[CapabilityAuthority] = weakref.WeakSet()
+# Weak references to the authorities minted here (a set of refs, not a WeakSet: checking one
+# is then a C-level lookup, on the path of every registry created).
+_GENUINE: set[weakref.ref[CapabilityAuthority]] = set()
 
 
 def create_capability_authority(manifest: Mapping[str, Any]) -> CapabilityAuthority:
@@ -179,16 +181,16 @@ def create_capability_authority(manifest: Mapping[str, Any]) -> CapabilityAuthor
     refused = external_refusals(manifest, entries)
     frozen = freeze(thaw(manifest))
     authority = CapabilityAuthority(frozen, entries, refused)
-    _GENUINE.add(authority)
+    _GENUINE.add(weakref.ref(authority, _GENUINE.discard))
     return authority
 
 
 def is_genuine_authority(value: object) -> bool:
-    return isinstance(value, CapabilityAuthority) and value in _GENUINE
+    return isinstance(value, CapabilityAuthority) and weakref.ref(value) in _GENUINE
 
 
 def assert_capability_authority(value: object) -> CapabilityAuthority:
-    if not is_genuine_authority(value):
+    if not (isinstance(value, CapabilityAuthority) and weakref.ref(value) in _GENUINE):  # is_genuine_authority
         raise AuthorityError(
             "a registry needs a CapabilityAuthority minted by create_capability_authority(manifest)"
         )

@@ -20,7 +20,7 @@ def admit(call: Call) -> Awaitable[None] | None:
     pipeline = call.pipeline
     group = target.entry.queue_group(target.reg.registration_id, pipeline.registry.limits)
     if group is None:
-        release = pipeline.observations.try_acquire(call.consumer.key)
+        release = pipeline.observations.try_acquire(call.consumer._key)  # Consumer.key
     else:
         release = pipeline.actions.try_acquire(group.key, group.max_active)
     if target.reg.status == "active":

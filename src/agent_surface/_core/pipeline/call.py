@@ -72,6 +72,9 @@ class Call:
     # aborts only ``signal``: the handler may abandon, but the router's answer settles it.
     settle: CancelSignal = field(default_factory=CancelSignal)
     resolved: CallTarget | None = None
+    # The same target, for the phases after resolution (a plain slot: read several times a
+    # call; reading it before resolution sets it raises AttributeError).
+    target: CallTarget = field(init=False)
     # Learned by the phases, in order:
     value: Any = None  # what the handler receives (5)
     effective: JsonValue = None  # the validated effective input as JSON (5)
@@ -87,12 +90,6 @@ class Call:
     def __post_init__(self) -> None:
         self.settle.add_listener(self.signal.abort)
 
-    @property
-    def target(self) -> CallTarget:
-        """The resolved target; only phases after resolution ask for it."""
-        if self.resolved is None:
-            raise RuntimeError("the call has no target before resolution (phase 2)")
-        return self.resolved
 
     def untrack(self) -> None:
         """Forget this call's signals on its registration (it no longer runs there)."""

@@ -10,27 +10,33 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..jsonvalue import digest
-from .invocation import InvocationResult
+from .invocation import MISSING, Invocation, InvocationResult
 
 
 class LazyFingerprint:
     """The fingerprint of a call whose id the registry minted, digested only if a caller ever
     presents that id (most never do: the id is first known from the call's own result).
 
-    ``material`` is the request's fingerprint material over a private plain copy of its input
-    (``plain_copy``), so nothing the caller or the handler does later changes it."""
+    It digests the request's fingerprint material over ``copied``, a private plain copy of its
+    input (``plain_copy``; ``MISSING`` for none), so nothing the caller or the handler does later
+    changes it. The material is built only then too."""
 
-    __slots__ = ("_material", "_text")
+    __slots__ = ("_copied", "_request", "_text")
 
-    def __init__(self, material: dict[str, Any]) -> None:
-        self._material: dict[str, Any] | None = material
+    def __init__(self, request: Invocation, copied: Any) -> None:
+        self._request: Invocation | None = request
+        self._copied = copied
         self._text: str | None = None
 
     def __str__(self) -> str:
         if self._text is None:
-            assert self._material is not None
-            self._text = digest(self._material)
-            self._material = None
+            assert self._request is not None
+            material = self._request.fingerprint_material()
+            material.pop("input", None)
+            if self._copied is not MISSING and self._copied is not None:  # as fingerprint_material
+                material["input"] = self._copied
+            self._text = digest(material)
+            self._request = self._copied = None
         return self._text
 
 

@@ -42,13 +42,26 @@ def execute(call: Call) -> Awaitable[None] | None:
     try:
         if call.signal.aborted:
             raise PhaseRefusal(abort_error(call, call.signal.reason or "cancelled", during_execution=False))
-        outcome = _started(call)
+        try:
+            outcome = _start(call)
+        except PhaseRefusal:
+            raise
+        except BaseException as exc:  # the handler's failures settle as typed refusals
+            refusal = _refusal(call, exc)
+            if refusal is None:
+                raise
+            raise refusal from None
     except BaseException:
         _finished(call, begun)
         raise
     if outcome is None or type(outcome) is dict or not inspect.isawaitable(outcome):  # the common results first
         call.raw_output = outcome
-        _finished(call, begun)
+        # _finished, inline: every synchronous handler's path
+        pipeline.active.discard(call.settle)
+        inflight = call.target.reg.inflight
+        inflight.discard(call.signal)
+        inflight.discard(call.settle)
+        call.execution = registry.now() - begun
         return None
     return _execute_awaitable(call, outcome, begun)
 
@@ -92,21 +105,8 @@ def _start(call: Call) -> Any:
             return executor(entry.capability_id, call.effective, ctx)
 
 
-def _started(call: Call) -> Any:
-    """:func:`_start` with the handler's failures settled as typed refusals."""
-    try:
-        return _start(call)
-    except PhaseRefusal:
-        raise
-    except BaseException as exc:
-        refusal = _refusal(call, exc)
-        if refusal is None:
-            raise
-        raise refusal from None
-
-
 async def _guarded_async(call: Call, outcome: Awaitable[Any]) -> Any:
-    """Await the handler's awaitable, its failures settled as in :func:`_started`."""
+    """Await the handler's awaitable, its failures settled as in :func:`execute`."""
     try:
         return await _await_or_abort(call, outcome)
     except PhaseRefusal:

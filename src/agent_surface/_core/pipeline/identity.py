@@ -38,10 +38,17 @@ def enter(
     invocation_id = random_id("inv_", 16) if minted else req.invocation_id
     if not isinstance(invocation_id, str) or not invocation_id or len(invocation_id) > 256:
         return result(pipeline, req, "invalid", failures.bad_invocation_id())
-    malformed = _malformed_envelope(req)
-    if malformed is not None:
-        return result(pipeline, req, invocation_id, failures.malformed_envelope(malformed))
-    key = f"{consumer.key} {invocation_id}"
+    if not (  # the common envelope, checked inline; _malformed_envelope names the fault
+        type(req.instance_id) in _TEXT_OR_NONE
+        and type(req.registration_id) in _TEXT_OR_NONE
+        and type(req.surface_id) in _TEXT_OR_NONE
+        and type(req.surface_version) in _TEXT_OR_NONE
+        and type(req.confirmation_id) in _TEXT_OR_NONE
+    ):
+        malformed = _malformed_envelope(req)
+        if malformed is not None:
+            return result(pipeline, req, invocation_id, failures.malformed_envelope(malformed))
+    key = f"{consumer._key} {invocation_id}"  # Consumer.key, without the property call
     if minted:
         # Nobody knows a fresh id until its result names it: nothing to find, nobody to join.
         # Its result is still cached, for a caller that retries with that id; the request's
@@ -50,10 +57,7 @@ def enter(
         copied = MISSING if raw is MISSING else plain_copy(raw, MAX_INPUT_DEPTH)
         # (The envelope's other fields are text or None by now: the material always digests.)
         if copied is not NOT_PLAIN and type(req.capability_id) is str:
-            material = req.fingerprint_material()
-            if copied is not MISSING:
-                material["input"] = copied
-            return Admitted(invocation_id, key, LazyFingerprint(material), copied)
+            return Admitted(invocation_id, key, LazyFingerprint(req, copied), copied)
     try:
         fingerprint = digest(req.fingerprint_material())
     # RecursionError: hostile nesting (or a cycle) deeper than the interpreter's stack.
@@ -75,14 +79,6 @@ def _malformed_envelope(req: Invocation) -> str | None:
 
     These fields arrive from agents (meta-mode envelopes) and are used as lookup keys: a list
     or dict there must settle as INVALID_INPUT, not raise ``unhashable type`` mid-pipeline."""
-    if (  # the common envelope, checked without a loop
-        type(req.instance_id) in _TEXT_OR_NONE
-        and type(req.registration_id) in _TEXT_OR_NONE
-        and type(req.surface_id) in _TEXT_OR_NONE
-        and type(req.surface_version) in _TEXT_OR_NONE
-        and type(req.confirmation_id) in _TEXT_OR_NONE
-    ):
-        return None
     for name, wire in _ENVELOPE_FIELDS.items():
         value = getattr(req, name)
         if value is not None and not isinstance(value, str):

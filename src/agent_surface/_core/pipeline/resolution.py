@@ -67,7 +67,7 @@ def resolve(call: Call) -> Awaitable[None] | None:
         and entry.effect in VERSION_GUARDED_EFFECTS
     ):
         raise PhaseRefusal(failures.surface_version_mismatch(reg.registration_id))
-    call.resolved = CallTarget(reg, entry, policy, decision)
+    call.resolved = call.target = CallTarget(reg, entry, policy, decision)
     return None
 
 

@@ -78,9 +78,20 @@ def _confirmation_of(request: Invocation, err: ErrorPayload | None) -> str | Non
 def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> InvocationResult:
     """Settle a call that entered the pipeline: its result, then what observes it."""
     pipeline = call.pipeline
-    settled_result = result(pipeline, call.request, call.invocation_id, err, output, call.start_version)
+    registry = pipeline.registry
+    version = registry.revision
+    code = None if err is None else err.code
+    settled_result = InvocationResult(  # result(), inline: every call settles here
+        status="ok" if err is None else "error",
+        invocation_id=call.invocation_id,
+        capability_id=str(call.request.capability_id),
+        surface_version=str(version),
+        output=output,
+        error=err,
+        surface_changed=version != call.start_version,
+    )
     call.settled = True
-    now = pipeline.registry.now()
+    now = registry.now()
     if pipeline.events.wants("invocation-settled"):
         pipeline.emit(
             make_event(
@@ -88,7 +99,7 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
                 invocationId=call.invocation_id,
                 capabilityId=settled_result.capability_id,
                 status=settled_result.status,
-                code=settled_result.code,
+                code=code,
                 durationMs=round((now - call.started) * 1000, 3),
                 confirmationId=_confirmation_of(call.request, err),
             )
@@ -110,7 +121,7 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
                 call.invocation_id,
                 call.consumer.id,
                 settled_result.status,
-                settled_result.code,
+                code,
                 now - call.started,
                 call.queue_wait,
                 call.execution,
@@ -126,7 +137,7 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
         invocation_id=call.invocation_id,
         consumer_id=call.consumer.id,
         status=settled_result.status,
-        code=settled_result.code,
+        code=code,
         duration_ms=round((now - call.started) * 1000, 3),
         queue_wait_ms=ms(call.queue_wait),
         execution_ms=ms(call.execution),
@@ -149,7 +160,8 @@ def remember(pipeline: Pipeline, admitted: Admitted, settled_result: InvocationR
 
     A lazy fingerprint keeps its request only when phase 5 found the input small (``keep_lazy``):
     otherwise it is digested now, so a cached result never holds a large input."""
-    cacheable = settled_result.ok or (settled_result.error is not None and settled_result.error.cacheable)
+    error = settled_result.error
+    cacheable = error is None or error.cacheable
     if cacheable and not keep_lazy and isinstance(admitted.fingerprint, LazyFingerprint):
         str(admitted.fingerprint)  # digests it and lets the input go
     joined = pipeline.dedupe.finish(admitted.key, admitted.fingerprint, settled_result, cacheable)

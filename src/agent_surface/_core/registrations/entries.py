@@ -26,7 +26,7 @@ from ..contracts import (
 from ..contracts.kinds import AuditLevel, ConfirmationLevel
 from ..limits import Limits
 from ..policies.base import Policy, PolicyScope
-from ..quick_init import quick_init
+from ..quick_init import derived, quick_init
 from ..schemas.schema import Schema
 
 PolicyChain: TypeAlias = tuple[tuple[Policy, PolicyScope], ...]  # registry → component → capability
@@ -60,19 +60,19 @@ class ObservationEntry:
     confirmation: ClassVar[ConfirmationLevel] = "never"
     audit: ClassVar[AuditLevel] = "none"
 
-    @property
+    @derived
     def description(self) -> str:
         return self.contract.description
 
-    @property
+    @derived
     def output(self) -> Schema:
         return self.contract.output
 
-    @property
+    @derived
     def when(self) -> Callable[[], bool] | None:
         return self.binding.when
 
-    @property
+    @derived
     def unavailable_reason(self) -> Reason:
         return self.binding.unavailable_reason
 
@@ -96,39 +96,39 @@ class ActionEntry:
 
     kind: ClassVar[Literal["action"]] = "action"
 
-    @property
+    @derived
     def effect(self) -> str:
         return self.contract.effect
 
-    @property
+    @derived
     def description(self) -> str:
         return self.contract.description
 
-    @property
+    @derived
     def output(self) -> Schema | None:
         return self.contract.output
 
-    @property
+    @derived
     def idempotent(self) -> bool:
         return bool(self.contract.idempotent)
 
-    @property
+    @derived
     def confirmation(self) -> ConfirmationLevel:
         return resolved(self.contract.confirmation)
 
-    @property
+    @derived
     def audit(self) -> AuditLevel:
         return self.contract.audit or "metadata"
 
-    @property
+    @derived
     def when(self) -> Callable[[], bool] | None:
         return self.binding.when
 
-    @property
+    @derived
     def unavailable_reason(self) -> Reason:
         return self.binding.unavailable_reason
 
-    @property
+    @derived
     def navigation(self) -> bool:
         """A navigation's unmount aborts only the handler's signal: the router's answer settles it."""
         return self.contract.effect == "navigation"
@@ -137,7 +137,12 @@ class ActionEntry:
         return self.contract.timeout or limits.action_timeout
 
     def queue_group(self, registration_id: str, limits: Limits) -> QueueGroup | None:
-        return _group(self.contract.concurrency, registration_id, self.capability_id, limits)
+        cached = self.__dict__.get("_queue_group")
+        if cached is not None and cached[0] is limits and cached[1] == registration_id:
+            return cached[2]  # type: ignore[no-any-return]
+        group = _group(self.contract.concurrency, registration_id, self.capability_id, limits)
+        self.__dict__["_queue_group"] = (limits, registration_id, group)  # frozen: kept aside
+        return group
 
 
 @quick_init
@@ -152,39 +157,39 @@ class ProcedureEntry:
 
     kind: ClassVar[Literal["procedure"]] = "procedure"
 
-    @property
+    @derived
     def contract(self) -> ProcedureContract:
         return self.reference.contract
 
-    @property
+    @derived
     def effect(self) -> str:
         return self.reference.contract.effect
 
-    @property
+    @derived
     def description(self) -> str:
         return self.reference.contract.description
 
-    @property
+    @derived
     def output(self) -> Schema | None:
         return self.reference.contract.output
 
-    @property
+    @derived
     def idempotent(self) -> bool:
         return bool(self.reference.contract.idempotent)
 
-    @property
+    @derived
     def confirmation(self) -> ConfirmationLevel:
         return self.reference.confirmation  # the reference may raise the contract's floor
 
-    @property
+    @derived
     def audit(self) -> AuditLevel:
         return self.reference.contract.audit or "metadata"
 
-    @property
+    @derived
     def when(self) -> Callable[[], bool] | None:
         return self.reference.when
 
-    @property
+    @derived
     def unavailable_reason(self) -> Reason:
         return self.reference.unavailable_reason
 

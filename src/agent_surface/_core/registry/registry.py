@@ -399,8 +399,9 @@ class AgentSurfaceRegistry:
     ) -> InvocationResult:
         """Run one invocation through the pipeline. Returns a result value; never raises for
         anything an agent did (only for misuse such as calling after ``dispose()``)."""
-        self._check_alive()
-        return await invoke(self._invoker, request, consumer, signal, timeout)
+        if self._disposed:
+            raise RegistryClosedError("this registry has been closed")
+        return await invoke(self._pipeline or self._invoker, request, consumer, signal, timeout)
 
     def _audit(self, type_: str, registration_id: str | None = None, detail: str | None = None) -> None:
         sink = self.audit_sink
