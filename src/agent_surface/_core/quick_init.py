@@ -82,7 +82,7 @@ def quick_init(cls: type[T]) -> type[T]:
 __all__ = ["quick_init"]
 
 
-class derived(Generic[T, V]):  # noqa: N801 (used as a decorator, like property)
+class derived(Generic[T, V]):
     """A read-only property of a frozen ``quick_init`` class, computed on first read and kept in
     the instance's ``__dict__`` (read after that as a plain attribute, with no call).
 

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 UNCOPIED: Any = object()
 
 
-@dataclass(frozen=True, slots=True)
+# Admitted and CallTarget are read-only by convention, not frozen: a frozen dataclass sets each
+# field through a call, and both are made on every invocation (a few µs each in the page).
+@dataclass(slots=True, eq=False)
 class Admitted:
     """A fresh call: its dedupe key and its request's fingerprint (callers that join it while it
     runs wait on a future the dedupe cache makes only when the first one arrives), and the
@@ -42,7 +44,7 @@ class Admitted:
     plain_input: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class CallTarget:
     """What resolution (phase 2) found: fixed for the rest of the call."""
 

@@ -8,6 +8,7 @@ from typing import Any, Final, Literal
 
 from ..errors import ErrorPayload
 from ..jsonvalue import JsonValue
+from ..quick_init import quick_init
 
 
 class _Missing:
@@ -30,7 +31,10 @@ class _Missing:
 MISSING: Final = _Missing()
 
 
-@dataclass(frozen=True, slots=True)
+# Both are made on every call: quick_init fills them in one step (a frozen dataclass's own
+# __init__ sets each field through a call), which needs a __dict__, so no slots.
+@quick_init
+@dataclass(frozen=True)
 class Invocation:
     """One call: which capability, on which target, with what input and evidence."""
 
@@ -71,7 +75,8 @@ class Invocation:
         return {k: v for k, v in material.items() if v is not None}
 
 
-@dataclass(frozen=True, slots=True)
+@quick_init
+@dataclass(frozen=True)
 class InvocationResult:
     status: Literal["ok", "error"]
     invocation_id: str
