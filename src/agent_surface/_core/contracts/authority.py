@@ -77,7 +77,7 @@ class CapabilityAuthority:
         """The paths of the manifest's domain procedures (a registry checks view ids against them)."""
         # Contracts are frozen; once a contract object has been checked, re-hashing it on
         # every mount would only cost time.
-        self._verified: weakref.WeakSet[Contract] = weakref.WeakSet()
+        self._verified: set[weakref.ref[Contract]] = set()  # weak: a C-level lookup per registration
 
     @property
     def manifest(self) -> FrozenDict:
@@ -118,7 +118,7 @@ class CapabilityAuthority:
             raise AuthorityError(f"{ref.contract.id!r} requires policies {missing}")
 
     def _verify_contract(self, contract: Contract) -> None:
-        if contract in self._verified:
+        if weakref.ref(contract) in self._verified:
             return
         entry = self._entries.get(contract.id)
         if entry is None:
@@ -134,7 +134,7 @@ class CapabilityAuthority:
                 f"{contract.id!r} differs from its manifest entry (stale or semantically "
                 f"changed contract: manifest {entry['hash']}, contract {actual})"
             )
-        self._verified.add(contract)
+        self._verified.add(weakref.ref(contract, self._verified.discard))
 
     def __repr__(self) -> str:
         return f"<CapabilityAuthority {len(self._entries)} contracts {self.hash[:19]}>"

@@ -19,12 +19,13 @@ from ..quick_init import quick_init
 Handler = Callable[..., Any]
 # Bindings minted by ``bind()``/``reference()``; the registry refuses anything else. A private
 # weak set, so the proof cannot be copied onto a hand-made object through public attributes.
-_MINTED: weakref.WeakSet[Any] = weakref.WeakSet()
+# (A set of weak references rather than a WeakSet: a C-level lookup on every registration.)
+_MINTED: set[weakref.ref[Any]] = set()
 
 
 def is_minted(binding: object) -> bool:
     try:
-        return binding in _MINTED
+        return weakref.ref(binding) in _MINTED
     except TypeError:
         return False
 
@@ -75,4 +76,4 @@ def check_live_options(
 
 def mint(binding: object) -> None:
     """Mark ``binding`` as made by this library (the registry accepts nothing else)."""
-    _MINTED.add(binding)
+    _MINTED.add(weakref.ref(binding, _MINTED.discard))
