@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..consumer import Consumer
+from ..quick_init import quick_init
 
 
 class CancelSignal:
@@ -70,7 +71,10 @@ class CancelSignal:
             raise asyncio.CancelledError(self.reason)
 
 
-@dataclass(frozen=True, slots=True)
+# The handler's context is made on every call: quick_init builds it in one step (a frozen
+# dataclass's own __init__ sets each field through a call), which needs a __dict__, so no slots.
+@quick_init
+@dataclass(frozen=True)
 class ReadContext:
     capability_id: str
     registration_id: str
@@ -78,7 +82,8 @@ class ReadContext:
     host: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@quick_init
+@dataclass(frozen=True)
 class ActionContext:
     capability_id: str
     registration_id: str

@@ -90,7 +90,9 @@ class Call:
     settled: bool = False  # (10)
 
     def __post_init__(self) -> None:
-        self.settle.add_listener(self.signal.abort)
+        # settle.add_listener(signal.abort), without its remover: both signals are new, and
+        # the link lasts as long as the call.
+        self.settle._callbacks.append(self.signal.abort)
 
 
     def untrack(self) -> None:
