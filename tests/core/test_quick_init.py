@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from agent_surface._core.audit import AuditEvent
-from agent_surface._core.quick_init import quick_init
+from agent_surface._core.quick_init import derived, quick_init
 from agent_surface._core.registrations.registration import Tombstone
 
 
@@ -116,3 +116,47 @@ def test_refuses_what_it_cannot_speed_up() -> None:
     for cls in (Mutable, Slotted, NotADataclass):
         with pytest.raises(TypeError):
             quick_init(cls)
+
+
+def test_a_derived_value_is_computed_once_and_the_instance_stays_frozen() -> None:
+    computed: list[int] = []
+
+    @quick_init
+    @dataclass(frozen=True)
+    class Entry:
+        base: int
+
+        @derived
+        def doubled(self) -> int:
+            computed.append(self.base)
+            return self.base * 2
+
+    entry = Entry(21)
+    assert isinstance(Entry.doubled, derived)
+    assert (entry.doubled, entry.doubled, computed) == (42, 42, [21])  # read twice, computed once
+    assert Entry(1).doubled == 2 and computed == [21, 1]  # per instance
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        entry.doubled = 3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        entry.base = 3  # type: ignore[misc]
+
+
+def test_the_entries_derived_values_are_their_contracts() -> None:
+    """Capability entries read their contract's values once; what they answer is unchanged."""
+    from agent_surface import ActionContract, ComponentContract, ObservationContract
+    from agent_surface._core.registrations.entries import ActionEntry, build_capabilities
+
+    contract = ComponentContract(
+        type="t.widget",
+        description="a widget",
+        observations={"peek": ObservationContract("look", output={"type": "object"})},
+        actions={"go": ActionContract("go", effect="navigation", confirmation="required", audit="full")},
+    )
+    binding = contract.bind(observations={"peek": lambda ctx: {}}, actions={"go": lambda value, ctx: None})
+    entries = build_capabilities(binding, ())
+    go, peek = entries["view:t.widget.go"], entries["view:t.widget.peek"]
+    assert isinstance(go, ActionEntry)
+    assert (go.effect, go.navigation, go.confirmation, go.audit, go.description) == (
+        "navigation", True, "required", "full", "go",
+    )
+    assert peek.output is contract.observations["peek"].output and peek.when is None
