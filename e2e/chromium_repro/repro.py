@@ -1,7 +1,19 @@
-"""Minimal reproduction attempt of a Chromium 156 browser-process crash (WebMCPTesting):
-a page with WebMCP tools navigates cross-origin while a second CDP client lists its tools.
+"""Reproduces a Chromium 156 browser-process crash (WebMCPTesting): ``getTools()`` reaching the
+browser from a document whose page goes into the back/forward cache on a cross-site navigation
+makes the browser CHECK-fail (SIGILL, always the same address, in the code that gathers the page's
+tools for blink.mojom.ModelContextHost). Chromium's stderr says nothing; the dump lands in
+crashpad's "Crash Reports/pending".
 
-    python e2e/chromium_repro/repro.py --rounds 200 [--no-poll] [--no-unregister] [--same-origin]
+    python e2e/chromium_repro/repro.py --rounds 60 --watch pagehide --no-wait --stagger 20
+        getTools() in a pagehide listener: crashes on the first navigation
+    ... --watch timer          getTools() every 5 ms in every document: crashes within a few rounds
+    ... --watch burst --dwell 2.5   getTools() only while the page is settled: no crash
+    ... --arg=--disable-back-forward-cache   no crash with any of the above
+    ... --same-origin          no crash
+    python e2e/chromium_repro/repro.py --console --rounds 8 --poll 2 --link
+        the devices console (Pyodide) navigated 127.0.0.1 -> localhost while agent-surface's own
+        PageLink.list_tools() is polled (what an MCP client's tools/list does): crashes in round 1;
+        with --disable-back-forward-cache, or without the polling, no crash in 12 rounds.
 """
 
 from __future__ import annotations
