@@ -31,8 +31,11 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
 ]
 
-_LIST = agent_runtime_function("return agent.list();")
-_CALL = agent_runtime_function("""
+# Never from a document that is leaving (after its pagehide, e.g. on its way into the back/forward
+# cache): Chromium 156's browser process CHECK-fails on getTools() from such a document.
+_LEAVING = "window.__agentSurfaceMcpLeaving === true"
+_LIST = agent_runtime_function(f"if ({_LEAVING}) return []; return agent.list();")
+_CALL = agent_runtime_function(f"if ({_LEAVING}) return {{leaving: true}};" + """
   if (!agent.shape()) return null;
   agent.start(arg.id, arg.name, arg.input);
   return agent.calls[arg.id].done.then(() => {
@@ -51,6 +54,8 @@ MARKER = "agent-surface-mcp:toolchange"
 _WATCH = f"""(() => {{
   if (window.__agentSurfaceMcpWatching) return;
   window.__agentSurfaceMcpWatching = true;
+  addEventListener("pagehide", () => {{ window.__agentSurfaceMcpLeaving = true; }});
+  addEventListener("pageshow", () => {{ window.__agentSurfaceMcpLeaving = false; }});
   const notify = () => console.debug("{MARKER}");
   const hook = () => {{
     const native = document.modelContext;
@@ -98,6 +103,9 @@ class PageLink:
         self._launched = False
         self.page: Page | None = None
         self._gone: asyncio.Future[str] | None = None  # settles when the page crashes or closes
+        # The page's main-frame navigations in flight: until one commits (or fails), the bridge
+        # evaluates nothing in the document that is leaving (see _LEAVING).
+        self._navigating: set[Any] = set()
 
     # ------------------------------------------------------------------ opening
 
@@ -139,12 +147,26 @@ class PageLink:
         page.on("crash", lambda _: self._went("the page crashed"))
         page.on("close", lambda _: self._went("the page was closed"))
         page.on("framenavigated", lambda frame: self._navigated(frame))
+        page.on("request", self._request_started)
+        page.on("requestfinished", self._request_ended)
+        page.on("requestfailed", self._request_ended)
         page.on("console", lambda message: self._changed() if message.text == MARKER else None)
 
     def _navigated(self, frame: Any) -> None:
         # A new document: its tools are listed again. A call running in the old one is rejected
         # by Playwright (its execution context was destroyed), which answers it PageGone.
         if self.page is not None and frame == self.page.main_frame:
+            self._navigating.clear()
+            self._changed()
+
+    def _request_started(self, request: Any) -> None:
+        with contextlib.suppress(PlaywrightError):  # a request of no frame (a service worker's)
+            if request.is_navigation_request() and self.page is not None and request.frame == self.page.main_frame:
+                self._navigating.add(request)
+
+    def _request_ended(self, request: Any) -> None:
+        if request in self._navigating:  # it did not commit (a download, 204, failure): list again
+            self._navigating.discard(request)
             self._changed()
 
     def _went(self, reason: str) -> None:
@@ -177,7 +199,7 @@ class PageLink:
         """The page's tools of the allowed origins (none when the page is elsewhere or gone)."""
         page = self.page
         origin = self.page_origin
-        if page is None or origin is None or origin not in self.options.origins:
+        if page is None or origin is None or origin not in self.options.origins or self._navigating:
             return []
         try:
             raw = await page.evaluate(_LIST, None)
@@ -199,6 +221,8 @@ class PageLink:
             raise PageGone(gone.result())
         if self.page_origin not in self.options.origins:
             raise PageGone(f"the page is now at {self.page_origin}, not an allowed origin")
+        if self._navigating:
+            raise PageGone("the page is navigating away")
         call_id = f"mcp-{next(self._ids)}"
         running = asyncio.ensure_future(page.evaluate(_CALL, {"id": call_id, "name": name, "input": arguments}))
         try:
@@ -217,6 +241,8 @@ class PageLink:
             raise PageGone(gone.result() if gone.done() else _reason(exc)) from exc
         if outcome is None:
             raise PageGone("the page offers no WebMCP client any more")
+        if outcome.get("leaving"):
+            raise PageGone("the page is navigating away")
         return dict(outcome)
 
 
