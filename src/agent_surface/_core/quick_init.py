@@ -87,8 +87,8 @@ class derived(Generic[T, V]):
     the instance's ``__dict__`` (read after that as a plain attribute, with no call).
 
     ``functools.cached_property`` does the same, but on Python 3.11 it takes a lock on every
-    first read, which made registering a component (whose entries are read once or twice each)
-    half again slower. Only for values that cannot change: the instance is frozen."""
+    first read (and an entry's values are mostly read once or twice). Only for values that
+    cannot change: the instance is frozen."""
 
     __slots__ = ("_compute", "_name")
 

@@ -56,12 +56,7 @@ def execute(call: Call) -> Awaitable[None] | None:
         raise
     if outcome is None or type(outcome) is dict or not inspect.isawaitable(outcome):  # the common results first
         call.raw_output = outcome
-        # _finished, inline: every synchronous handler's path
-        pipeline.active.discard(call.settle)
-        inflight = call.target.reg.inflight
-        inflight.discard(call.signal)
-        inflight.discard(call.settle)
-        call.execution = registry.now() - begun
+        _finished(call, begun)
         return None
     return _execute_awaitable(call, outcome, begun)
 

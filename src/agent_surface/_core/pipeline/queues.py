@@ -70,20 +70,12 @@ class ActionQueues:
 
     def _releaser(self, key: str, group: _Group) -> Release:
         released = False
-        groups = self._groups
 
         def release() -> None:
             nonlocal released
-            if released:
-                return
-            released = True
-            if group.waiters:
+            if not released:
+                released = True
                 self._release(key, group)
-                return
-            # Nobody waits (the common case): the group frees a slot, and goes when idle.
-            group.active -= 1
-            if group.active <= 0 and groups.get(key) is group:
-                del groups[key]
 
         return release
 
@@ -142,15 +134,8 @@ class ObservationAdmission:
 
     def try_acquire(self, consumer: str) -> Release | None:
         queue = self._queue  # most often empty: no scan for this consumer's waiters
-        active = self._active
-        count = active.get(consumer, 0)
-        if (
-            self._total_active < self._total
-            and count < self._per_consumer
-            and (not queue or not any(w.consumer == consumer for w in queue))
-        ):
-            active[consumer] = count + 1  # _take, inline: this is every observation's path
-            self._total_active += 1
+        if self._has_room(consumer) and (not queue or not any(w.consumer == consumer for w in queue)):
+            self._take(consumer)
             return self._releaser(consumer)
         return None
 
@@ -177,20 +162,9 @@ class ObservationAdmission:
 
         def release() -> None:
             nonlocal released
-            if released:
-                return
-            released = True
-            if self._queue:
+            if not released:
+                released = True
                 self._release(consumer)
-                return
-            # Nobody waits (the common case): _release without waking anyone.
-            active = self._active
-            count = active.get(consumer, 0) - 1
-            if count > 0:
-                active[consumer] = count
-            else:
-                active.pop(consumer, None)
-            self._total_active -= 1
 
         return release
 

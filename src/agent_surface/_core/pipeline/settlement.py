@@ -78,20 +78,10 @@ def _confirmation_of(request: Invocation, err: ErrorPayload | None) -> str | Non
 def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> InvocationResult:
     """Settle a call that entered the pipeline: its result, then what observes it."""
     pipeline = call.pipeline
-    registry = pipeline.registry
-    version = registry.revision
-    code = None if err is None else err.code
-    settled_result = InvocationResult(  # result(), inline: every call settles here
-        status="ok" if err is None else "error",
-        invocation_id=call.invocation_id,
-        capability_id=str(call.request.capability_id),
-        surface_version=str(version),
-        output=output,
-        error=err,
-        surface_changed=version != call.start_version,
-    )
+    settled_result = result(pipeline, call.request, call.invocation_id, err, output, call.start_version)
+    code = settled_result.code
     call.settled = True
-    now = registry.now()
+    now = pipeline.registry.now()
     if pipeline.events.wants("invocation-settled"):
         pipeline.emit(
             make_event(
