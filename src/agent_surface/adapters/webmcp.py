@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._catalog import Descriptor, Target
@@ -276,13 +276,17 @@ class WebMCPAdapter:
     # ------------------------------------------------------------------ calls
 
     def _executor(self, name: str) -> ToolExecute:
-        async def execute(input: JsonValue, call: ToolCall) -> dict[str, Any]:
-            return content(await self._run(name, input, call))
-
-        return execute
+        return _ToolExecutor(self, name)
 
     async def _run(self, name: str, input: JsonValue, call: ToolCall) -> InvocationResult:
         """The full result of one browser call (its tool content drops the envelope)."""
+        outcome = self._start_call(name, input, call)
+        return outcome if isinstance(outcome, InvocationResult) else await outcome
+
+    def _start_call(
+        self, name: str, input: JsonValue, call: ToolCall
+    ) -> InvocationResult | Awaitable[InvocationResult]:
+        """The result of one browser call now, or an awaitable of it if the call must wait."""
         registry, target = self._registry, self._targets.get(name)
         if registry is None or target is None or not self._running:
             # A tool the agent kept from an older listing: answered with the version the
@@ -306,23 +310,63 @@ class WebMCPAdapter:
             surface_version=target.surface_version,
         )
         try:
-            result = await registry.invoke(request, consumer=self._consumer, signal=call.signal)
+            outcome = registry.start_invocation(request, consumer=self._consumer, signal=call.signal)
+        except RegistryClosedError:
+            return _shut_down(registry, request)
+        if isinstance(outcome, InvocationResult) and outcome.code != "CONFIRMATION_REQUIRED":
+            return outcome
+        return self._complete(registry, request, outcome, call)
+
+    async def _complete(
+        self,
+        registry: AgentSurfaceRegistry,
+        request: Invocation,
+        outcome: InvocationResult | Awaitable[InvocationResult],
+        call: ToolCall,
+    ) -> InvocationResult:
+        """A call that waits: in the pipeline, or for the user's confirmation."""
+        try:
+            result = outcome if isinstance(outcome, InvocationResult) else await outcome
             if result.code == "CONFIRMATION_REQUIRED":
                 flow = InCallConfirmation(
                     registry, self._consumer, self._stop_signal, self._confirm, self._diagnose
                 )
                 result = await flow.complete(request, result, call)
         except RegistryClosedError:
-            # The page disposed the registry under a listed tool: answer in content, never raise
-            # into the browser (as the embedded toolset does).
-            result = InvocationResult(
-                "error",
-                random_id("inv_", 16),
-                request.capability_id,
-                registry.version,
-                error=surface_shut_down(),
-            )
+            result = _shut_down(registry, request)
         return result
+
+
+class _ToolExecutor:
+    """A projected tool's ``execute``: awaitable like any ``ToolExecute``, plus ``now`` for the
+    browser layer, which answers a call that never waits without making a coroutine or a task."""
+
+    __slots__ = ("_adapter", "_name")
+
+    def __init__(self, adapter: WebMCPAdapter, name: str) -> None:
+        self._adapter = adapter
+        self._name = name
+
+    def now(self, input: JsonValue, call: ToolCall) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+        """The tool content now, or an awaitable of it (which must be awaited)."""
+        outcome = self._adapter._start_call(self._name, input, call)
+        return content(outcome) if isinstance(outcome, InvocationResult) else _content_of(outcome)
+
+    async def __call__(self, input: JsonValue, call: ToolCall) -> dict[str, Any]:
+        outcome = self.now(input, call)
+        return outcome if isinstance(outcome, dict) else await outcome
+
+
+async def _content_of(outcome: Awaitable[InvocationResult]) -> dict[str, Any]:
+    return content(await outcome)
+
+
+def _shut_down(registry: AgentSurfaceRegistry, request: Invocation) -> InvocationResult:
+    # The page disposed the registry under a listed tool: answer in content, never raise into
+    # the browser (as the embedded toolset does).
+    return InvocationResult(
+        "error", random_id("inv_", 16), request.capability_id, registry.version, error=surface_shut_down()
+    )
 
 
 def _meta_executor(tool: AgentTool) -> ToolExecute:

@@ -3,8 +3,9 @@ calls, with JSON text (not proxied objects) crossing the boundary both ways.
 
 Per call, nothing is proxied: the JS side stringifies the input, listens for its abort signal
 with a JS closure and tells Python by call id, and parses the JSON text Python answers. The
-coroutine starts eagerly inside the browser's call, so a call that never waits (most view
-calls) answers synchronously, with no event-loop hop before or after it. Except while the loader
+call runs inside the browser's call: one that never waits (most view calls) answers
+synchronously, with no coroutine, task or event-loop hop; one that waits goes on as a task,
+started eagerly, and its promise settles when it ends. Except while the loader
 is still loading agent-surface's deferred dependencies: a call may need one (jsonschema for an
 input the compiled check cannot prove valid), so it runs as a task of the loop once they are in
 (calls arriving together would otherwise import the same package from several stacks at once).
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from json.scanner import make_scanner
 from typing import Any
 
@@ -107,6 +108,10 @@ class ToolEntry:
         self._tool = tool
         self._calls: dict[int, CancelSignal] = {}
         self._waiting: dict[int, asyncio.Task[str]] = {}  # calls not answered at once, by id
+        # The adapter's execute can answer a call that never waits without a coroutine.
+        self._now: Callable[[Any, ToolCall], dict[str, Any] | Awaitable[dict[str, Any]]] | None = getattr(
+            tool.execute, "now", None
+        )
         self._proxy: Any = make_proxy(self)
         self.execute: Any = _wrapper()(self._proxy)  # the JS function the browser calls
 
@@ -120,6 +125,14 @@ class ToolEntry:
             call.request_user_interaction = _user_interaction(self.execute, call_id, call)
         if dependencies_pending():
             task = _start(self._run_when_ready(call_id, tool_input, call), eager=False)
+        elif self._now is not None:
+            _claim_loop()
+            outcome = self._now(tool_input, call)  # a failure propagates: JS rejects the call
+            if isinstance(outcome, dict):
+                return _dumps(outcome)  # answered without waiting: no coroutine, task or hop
+            task = _start(self._answer_later(call_id, outcome), eager=True)
+            if task.done():
+                return _answer(task)
         else:
             task = _start(self._run(call_id, tool_input, call), eager=True)
             if task.done():
@@ -151,6 +164,13 @@ class ToolEntry:
             if self._calls:
                 self._calls.pop(call_id, None)
 
+    async def _answer_later(self, call_id: int, outcome: Awaitable[dict[str, Any]]) -> str:
+        try:
+            return _dumps(await outcome)
+        finally:
+            if self._calls:
+                self._calls.pop(call_id, None)
+
     async def _run_when_ready(self, call_id: int, tool_input: Any, call: ToolCall) -> str:
         await dependencies_ready()
         return await self._run(call_id, tool_input, call)
@@ -161,18 +181,22 @@ class ToolEntry:
         self.execute = None
 
 
+def _claim_loop() -> asyncio.AbstractEventLoop:
+    """The browser called us directly, not through one of the loop's handles: claim the running
+    loop for this thread state as the WebLoop does before each handle, so what runs now (and a
+    task's steps) sees the loop it belongs to."""
+    loop = asyncio.get_event_loop()
+    if asyncio.events._get_running_loop() is not loop:
+        asyncio.events._set_running_loop(loop)
+    return loop
+
+
 def _start(coroutine: Coroutine[Any, Any, str], eager: bool) -> asyncio.Task[str]:
     """Run the coroutine now, inside the browser's call, up to its first real wait (``eager``),
     or as a task of the loop."""
-    loop = asyncio.get_event_loop()
     if not eager or sys.version_info < (3, 12):  # no eager tasks (Pyodide runs 3.14)
-        return loop.create_task(coroutine)
-    # The browser called us directly, not through one of the loop's handles: claim the running
-    # loop for this thread state as the WebLoop does before each handle, so the task's steps
-    # see the loop they belong to.
-    if asyncio.events._get_running_loop() is not loop:
-        asyncio.events._set_running_loop(loop)
-    return asyncio.Task(coroutine, loop=loop, eager_start=True)
+        return asyncio.get_event_loop().create_task(coroutine)
+    return asyncio.Task(coroutine, loop=_claim_loop(), eager_start=True)
 
 
 def _answer(task: asyncio.Task[str]) -> str:

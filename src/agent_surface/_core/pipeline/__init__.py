@@ -12,8 +12,9 @@
                     stops its handler's task (signal, cancel, short grace) before settling
 10 settlement       output checks, result, events, audit, policy hooks, identity cache
 
-``invoke`` is the whole story: identity admits the call, ``PHASES`` run in order over one
-per-call context, settlement always closes it.
+``start`` is the whole story: identity admits the call, ``PHASES`` run in order over one
+per-call context, settlement always closes it. It runs synchronously until a phase must wait,
+and hands back the rest as an awaitable only then; ``invoke`` awaits it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from ..consumer import ANONYMOUS, Consumer
 from ..contracts.context import CancelSignal
 from ..errors import ErrorPayload
 from ..events import make_event
-from ..jsonvalue import JsonValue
 from . import (
     admission,
     authorization,
@@ -41,13 +41,13 @@ from . import (
     resolution,
     settlement,
 )
-from .call import Call
+from .call import Admitted, Call
 from .execution import HANDLER_STOP_GRACE
 from .failures import PhaseRefusal
 from .invocation import Invocation, InvocationResult
 from .runtime import Pipeline, ProcedureExecutor
 
-__all__ = ["HANDLER_STOP_GRACE", "PHASES", "Pipeline", "ProcedureExecutor", "invoke"]
+__all__ = ["HANDLER_STOP_GRACE", "PHASES", "Pipeline", "ProcedureExecutor", "invoke", "start"]
 
 log = logging.getLogger("agent_surface")
 
@@ -67,21 +67,25 @@ PHASES: tuple[Phase, ...] = (
 )
 
 
-async def invoke(
+def start(
     pipeline: Pipeline,
     request: Invocation | Mapping[str, Any],
     consumer: Consumer | None,
     signal: CancelSignal | None,
     timeout: float | None,
-) -> InvocationResult:
-    """Run one invocation. Returns a result value; never raises for anything an agent did."""
+) -> InvocationResult | Awaitable[InvocationResult]:
+    """Run one invocation as far as it goes without waiting: its result, or (when a phase must
+    wait: a queue, a policy, an async handler) an awaitable of it that must be awaited for the
+    call to settle, and that has not started anything yet. Never raises for anything an agent did.
+
+    Most calls never wait, and answer here with no coroutine made and no loop turn taken."""
     req = request if isinstance(request, Invocation) else Invocation.from_json(request)
     who = consumer or ANONYMOUS
     entered = identity.enter(pipeline, req, who)  # 1
     if isinstance(entered, InvocationResult):
         return entered
     if isinstance(entered, asyncio.Future):
-        return await asyncio.shield(entered)
+        return asyncio.shield(entered)
     registry = pipeline.registry
     call = Call(
         pipeline,
@@ -98,46 +102,112 @@ async def invoke(
     remove_external = (
         signal.add_listener(lambda _r: call.settle.abort("cancelled")) if signal is not None else None
     )
-    result: InvocationResult | None = None
     try:
-        result = await _run(call)
-    finally:
-        if remove_external is not None:
-            remove_external()
-        if result is None:  # the caller's task itself was cancelled mid-pipeline
-            call.settle.abort("cancelled")
-            result = settlement.settle(call, failures.cancelled())  # 10
-        settlement.remember(pipeline, entered, result, keep_lazy=call.small_input)
+        if call.pipeline.events.wants("invocation-started"):
+            _announce(call)
+        outcome = _run_now(call)
+    except BaseException:
+        _close(call, entered, None, remove_external)
+        raise
+    if isinstance(outcome, InvocationResult):
+        return _close(call, entered, outcome, remove_external)
+    return _finish(call, entered, remove_external, *outcome)
+
+
+async def invoke(
+    pipeline: Pipeline,
+    request: Invocation | Mapping[str, Any],
+    consumer: Consumer | None,
+    signal: CancelSignal | None,
+    timeout: float | None,
+) -> InvocationResult:
+    """Run one invocation. Returns a result value; never raises for anything an agent did."""
+    outcome = start(pipeline, request, consumer, signal, timeout)
+    return outcome if isinstance(outcome, InvocationResult) else await outcome
+
+
+def _announce(call: Call) -> None:
+    call.pipeline.emit(
+        make_event(
+            "invocation-started",
+            invocationId=call.invocation_id,
+            capabilityId=str(call.request.capability_id),
+            consumerId=call.consumer.id,
+        )
+    )
+
+
+def _close(
+    call: Call, entered: Admitted, result: InvocationResult | None, remove_external: Callable[[], None] | None
+) -> InvocationResult:
+    """Every call that entered ends here, settled or not (the caller's task was cancelled)."""
+    if remove_external is not None:
+        remove_external()
+    if result is None:  # the caller's task itself was cancelled mid-pipeline
+        call.settle.abort("cancelled")
+        result = settlement.settle(call, failures.cancelled())  # 10
+    settlement.remember(call.pipeline, entered, result, keep_lazy=call.small_input, at=call.settled_at)
     return result
 
 
-async def _run(call: Call) -> InvocationResult:
-    if call.pipeline.events.wants("invocation-started"):
-        call.pipeline.emit(
-            make_event(
-                "invocation-started",
-                invocationId=call.invocation_id,
-                capabilityId=str(call.request.capability_id),
-                consumerId=call.consumer.id,
-            )
-        )
-    output: JsonValue = None
-    err: ErrorPayload | None = None
+def _run_now(call: Call) -> InvocationResult | tuple[int, Awaitable[None]]:
+    """Phases 2 to 10 up to the first that must wait: the settled result, or that phase's
+    index and awaitable (the admission slot, if taken, is then still held)."""
+    waiting = False
     try:
         try:
-            for phase in PHASES:
+            for index, phase in enumerate(PHASES):
                 pending = phase(call)
                 if pending is not None:
-                    await pending
+                    waiting = True
+                    return index, pending
+        finally:
+            if not waiting and call.release is not None:
+                call.release()
+        output = settlement.check_output(call)  # 10
+    except Exception as exc:
+        return settlement.settle(call, _error_of(call, exc))  # 10
+    return settlement.settle(call, None, output)
+
+
+async def _finish(
+    call: Call,
+    entered: Admitted,
+    remove_external: Callable[[], None] | None,
+    index: int,
+    pending: Awaitable[None],
+) -> InvocationResult:
+    """The rest of a call that had to wait at phase ``PHASES[index]``."""
+    result: InvocationResult | None = None
+    try:
+        result = await _run_rest(call, index, pending)
+    finally:
+        result = _close(call, entered, result, remove_external)
+    return result
+
+
+async def _run_rest(call: Call, index: int, pending: Awaitable[None]) -> InvocationResult:
+    try:
+        try:
+            await pending
+            for phase in PHASES[index + 1 :]:
+                later = phase(call)
+                if later is not None:
+                    await later
         finally:
             if call.release is not None:
                 call.release()
         output = settlement.check_output(call)  # 10
-    except PhaseRefusal as refusal:
-        err = refusal.err
-    except Exception:
-        # A defect in a validator, policy plumbing or the library itself: the caller still
-        # gets a typed result and the registry keeps serving.
-        log.exception("invocation %s failed unexpectedly", call.invocation_id)
-        err = failures.internal_failure()
-    return settlement.settle(call, err, output)  # 10
+    except Exception as exc:
+        return settlement.settle(call, _error_of(call, exc))  # 10
+    return settlement.settle(call, None, output)
+
+
+def _error_of(call: Call, exc: Exception) -> ErrorPayload:
+    """A phase's refusal, or (from inside the handler of ``exc``) a defect in a validator,
+    policy plumbing or the library itself: the caller still gets a typed result and the
+    registry keeps serving."""
+    if isinstance(exc, PhaseRefusal):
+        return exc.err
+    log.exception("invocation %s failed unexpectedly", call.invocation_id)
+    return failures.internal_failure()

@@ -88,6 +88,7 @@ class Call:
     raw_output: Any = None  # what the handler returned (9)
     execution: float | None = None  # seconds (9)
     settled: bool = False  # (10)
+    settled_at: float | None = None  # registry clock (10)
 
     def __post_init__(self) -> None:
         # settle.add_listener(signal.abort), without its remover: both signals are new, and

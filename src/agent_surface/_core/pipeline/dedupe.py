@@ -92,9 +92,15 @@ class DedupeCache:
         self._inflight[key] = _InFlight(fingerprint)
 
     def finish(
-        self, key: str, fingerprint: Fingerprint, result: InvocationResult, cacheable: bool
+        self,
+        key: str,
+        fingerprint: Fingerprint,
+        result: InvocationResult,
+        cacheable: bool,
+        at: float | None = None,
     ) -> asyncio.Future[InvocationResult] | None:
-        """Record the terminal result; returns the future joined callers wait on, if any joined."""
+        """Record the terminal result (stored ``at``, default now); returns the future joined
+        callers wait on, if any joined."""
         flight = self._inflight.pop(key, None)
         joined = None if flight is None else flight.future
         if not cacheable or self._size <= 0:
@@ -102,7 +108,7 @@ class DedupeCache:
         terminal = self._terminal
         if key in terminal:
             terminal.move_to_end(key)
-        terminal[key] = _Terminal(fingerprint, result, self._now())
+        terminal[key] = _Terminal(fingerprint, result, self._now() if at is None else at)
         if len(terminal) > self._size:
             terminal.popitem(last=False)  # one in, at most one out
         return joined

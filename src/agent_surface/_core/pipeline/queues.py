@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 Release = Callable[[], None]
 
@@ -23,7 +23,8 @@ class _Group:
     max_active: int
     depth: int
     active: int = 0
-    waiters: deque[asyncio.Future[None]] = field(default_factory=deque)
+    # Made when the first caller waits: most groups live for one call and never queue one.
+    waiters: deque[asyncio.Future[None]] | None = None
 
 
 class ActionQueues:
@@ -52,15 +53,18 @@ class ActionQueues:
             group.active += 1
             return self._releaser(key, group)
         group.depth = depth
-        if len(group.waiters) >= group.depth:
+        waiters = group.waiters
+        if waiters is None:
+            waiters = group.waiters = deque()
+        if len(waiters) >= group.depth:
             raise QueueFull(key)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        group.waiters.append(future)
+        waiters.append(future)
         try:
             await future
         except BaseException:
-            if future in group.waiters:
-                group.waiters.remove(future)
+            if future in waiters:
+                waiters.remove(future)
             elif future.done() and not future.cancelled():
                 # The slot was handed over just as we were cancelled: pass it on.
                 self._release(key, group)
@@ -80,8 +84,9 @@ class ActionQueues:
         return release
 
     def _release(self, key: str, group: _Group) -> None:
-        while group.waiters:
-            nxt = group.waiters.popleft()
+        waiters = group.waiters
+        while waiters:
+            nxt = waiters.popleft()
             if not nxt.done():
                 nxt.set_result(None)  # the slot passes directly to the next waiter
                 return
@@ -94,7 +99,7 @@ class ActionQueues:
 
     def cancel_all(self) -> None:
         for group in self._groups.values():
-            for waiter in group.waiters:
+            for waiter in group.waiters or ():
                 waiter.cancel()
         self._groups.clear()
 

@@ -81,7 +81,7 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
     settled_result = result(pipeline, call.request, call.invocation_id, err, output, call.start_version)
     code = settled_result.code
     call.settled = True
-    now = pipeline.registry.now()
+    now = call.settled_at = pipeline.registry.now()
     if pipeline.events.wants("invocation-settled"):
         pipeline.emit(
             make_event(
@@ -145,15 +145,23 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
     return settled_result
 
 
-def remember(pipeline: Pipeline, admitted: Admitted, settled_result: InvocationResult, *, keep_lazy: bool) -> None:
+def remember(
+    pipeline: Pipeline,
+    admitted: Admitted,
+    settled_result: InvocationResult,
+    *,
+    keep_lazy: bool,
+    at: float | None = None,
+) -> None:
     """Cache the terminal result for its (consumer, invocation id) and answer joined callers.
 
     A lazy fingerprint keeps its request only when phase 5 found the input small (``keep_lazy``):
-    otherwise it is digested now, so a cached result never holds a large input."""
+    otherwise it is digested now, so a cached result never holds a large input. ``at``: when it
+    settled (default: now)."""
     error = settled_result.error
     cacheable = error is None or error.cacheable
     if cacheable and not keep_lazy and isinstance(admitted.fingerprint, LazyFingerprint):
         str(admitted.fingerprint)  # digests it and lets the input go
-    joined = pipeline.dedupe.finish(admitted.key, admitted.fingerprint, settled_result, cacheable)
+    joined = pipeline.dedupe.finish(admitted.key, admitted.fingerprint, settled_result, cacheable, at)
     if joined is not None and not joined.done():
         joined.set_result(settled_result)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from ..audit import AuditEvent, AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink
+from ..audit import AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink, record_lifecycle
 from ..clock import Clock, as_clock, iso
 from ..consumer import ANONYMOUS, Consumer
 from ..contracts import ComponentBinding
@@ -18,7 +18,7 @@ from ..errors import RegistryClosedError
 from ..events import EventBus, Listener, SurfaceEvent, make_event
 from ..ids import random_id
 from ..limits import DEFAULT_LIMITS, Limits
-from ..pipeline import Pipeline, ProcedureExecutor, invoke
+from ..pipeline import Pipeline, ProcedureExecutor, start
 from ..pipeline.confirmation import ConfirmationController
 from ..pipeline.invocation import Invocation, InvocationResult
 from ..policies.base import Policy
@@ -397,23 +397,25 @@ class AgentSurfaceRegistry:
         signal: CancelSignal | None = None,
         timeout: float | None = None,
     ) -> InvocationResult:
-        """Run one invocation through the pipeline. Returns a result value; never raises for
-        anything an agent did (only for misuse such as calling after ``dispose()``)."""
+        """Run one invocation through the pipeline: a result, never a raise for what an agent did."""
+        outcome = self.start_invocation(request, consumer=consumer, signal=signal, timeout=timeout)
+        return outcome if isinstance(outcome, InvocationResult) else await outcome
+
+    def start_invocation(
+        self,
+        request: Invocation | Mapping[str, Any],
+        *,
+        consumer: Consumer | None = None,
+        signal: CancelSignal | None = None,
+        timeout: float | None = None,
+    ) -> InvocationResult | Awaitable[InvocationResult]:
+        """``invoke``, answered now if the call never waits; else an awaitable that must be awaited."""
         if self._disposed:
             raise RegistryClosedError("this registry has been closed")
-        return await invoke(self._pipeline or self._invoker, request, consumer, signal, timeout)
+        return start(self._pipeline or self._invoker, request, consumer, signal, timeout)
 
     def _audit(self, type_: str, registration_id: str | None = None, detail: str | None = None) -> None:
-        sink = self.audit_sink
-        try:
-            if type(sink) is MemoryAuditSink:  # the default: it builds the record when read
-                sink.note(self.now(), type_, registration_id, detail)
-            else:
-                sink.record(
-                    AuditEvent(at=iso(self.now()), type=type_, registration_id=registration_id, detail=detail)
-                )
-        except Exception:
-            log.exception("audit sink failed")
+        record_lifecycle(self.audit_sink, self.now(), type_, registration_id, detail)
 
     # ------------------------------------------------------------------ teardown
 
