@@ -125,16 +125,12 @@ class ToolEntry:
             call.request_user_interaction = _user_interaction(self.execute, call_id, call)
         if dependencies_pending():
             task = _start(self._run_when_ready(call_id, tool_input, call), eager=False)
-        elif self._now is not None:
+        else:
             _claim_loop()
-            outcome = self._now(tool_input, call)  # a failure propagates: JS rejects the call
+            outcome = (self._now or self._tool.execute)(tool_input, call)  # a failure: JS rejects
             if isinstance(outcome, dict):
                 return _dumps(outcome)  # answered without waiting: no coroutine, task or hop
             task = _start(self._answer_later(call_id, outcome), eager=True)
-            if task.done():
-                return _answer(task)
-        else:
-            task = _start(self._run(call_id, tool_input, call), eager=True)
             if task.done():
                 return _answer(task)  # settled without waiting: no promise hop back to JS
         # Only a waiting call can be aborted (JS listens for its signal once this returns).
@@ -157,13 +153,6 @@ class ToolEntry:
         if signal is not None:
             signal.abort("cancelled")
 
-    async def _run(self, call_id: int, tool_input: Any, call: ToolCall) -> str:
-        try:
-            return _dumps(await self._tool.execute(tool_input, call))
-        finally:
-            if self._calls:
-                self._calls.pop(call_id, None)
-
     async def _answer_later(self, call_id: int, outcome: Awaitable[dict[str, Any]]) -> str:
         try:
             return _dumps(await outcome)
@@ -173,7 +162,7 @@ class ToolEntry:
 
     async def _run_when_ready(self, call_id: int, tool_input: Any, call: ToolCall) -> str:
         await dependencies_ready()
-        return await self._run(call_id, tool_input, call)
+        return await self._answer_later(call_id, self._tool.execute(tool_input, call))
 
     def release(self) -> None:
         destroy(self._proxy)
