@@ -30,7 +30,9 @@ FEATURES = ("WebMCP", "WebMCPTesting", "DevToolsWebMCPSupport")
 
 @pytest.fixture(scope="module")
 def devtools_chromium(chromium_executable: str) -> Iterator[str]:
-    with tempfile.TemporaryDirectory(prefix="as-cdm-chromium-") as profile:
+    # Chromium's helper processes can still be writing the profile as the browser exits: a
+    # leftover file in a throwaway profile must not fail the test.
+    with tempfile.TemporaryDirectory(prefix="as-cdm-chromium-", ignore_cleanup_errors=True) as profile:
         process, endpoint = start_chromium(chromium_executable, Path(profile), *FEATURES)
         yield endpoint
         process.terminate()
