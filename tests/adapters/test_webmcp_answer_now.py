@@ -1,12 +1,14 @@
 """A projected tool's ``execute.now``: what the page's browser layer calls so that a call which
 never waits is answered inside the browser's call, with no coroutine or task. It answers the
-same content as awaiting ``execute``; a call that waits (an async handler, a confirmation) comes
-back as an awaitable that has started nothing yet."""
+JSON text of the content awaiting ``execute`` gives (compact, ASCII: what the browser parses); a
+call that waits (an async handler, a confirmation) comes back as an awaitable that has started
+nothing yet."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from typing import Any
 
 from agent_surface.adapters.model_context import ToolCall
@@ -29,17 +31,30 @@ async def test_a_call_that_never_waits_is_answered_now_as_awaiting_would(app: Ap
     app.mount_table()
     _adapter, fake = await start("abortable")
     answered = now_of(fake, SELECT)({"ids": ["d1"]}, ToolCall())
-    assert isinstance(answered, dict)
+    assert isinstance(answered, str)
     awaited = await fake.agent.execute_of(SELECT)({"ids": ["d1"]}, ToolCall())
-    assert answered == awaited == {"content": [{"type": "text", "text": '{"selected":["d1"]}'}]}
+    assert json.loads(answered) == awaited == {"content": [{"type": "text", "text": '{"selected":["d1"]}'}]}
+    assert answered == json.dumps(awaited, separators=(",", ":"))
     assert app.calls["selectRows"] == 2
+
+
+async def test_the_text_answered_now_escapes_what_json_escapes(app: App, start: Start) -> None:
+    app.mount_table()
+    _adapter, fake = await start("abortable")
+    # Quotes, a backslash, a control character, non-ASCII and a character outside the BMP.
+    ids = ['q"uote', "back\\slash", "tab\t", "caf\u00e9", "\U0001f600"]
+    answered = now_of(fake, SELECT)({"ids": ids}, ToolCall())
+    awaited = await fake.agent.execute_of(SELECT)({"ids": ids}, ToolCall())
+    assert isinstance(answered, str) and answered.isascii()
+    assert answered == json.dumps(awaited, separators=(",", ":"), ensure_ascii=True)
+    assert json.loads(json.loads(answered)["content"][0]["text"]) == {"selected": ids}
 
 
 async def test_a_refused_call_is_answered_now(app: App, start: Start) -> None:
     app.mount_table()
     _adapter, fake = await start("abortable")
-    answered = now_of(fake, SELECT)({"ids": 3}, ToolCall())
-    assert isinstance(answered, dict) and answered["isError"] is True
+    answered = json.loads(now_of(fake, SELECT)({"ids": 3}, ToolCall()))
+    assert answered["isError"] is True
     assert '"code":"INVALID_INPUT"' in answered["content"][0]["text"]
     assert app.calls["selectRows"] == 0
 
@@ -48,7 +63,7 @@ async def test_an_async_handler_comes_back_awaitable_and_starts_only_when_awaite
     app.mount_table()
     _adapter, fake = await start("abortable")
     later = now_of(fake, WAIT)({}, ToolCall())
-    assert inspect.isawaitable(later) and not isinstance(later, dict)
+    assert inspect.isawaitable(later) and not isinstance(later, str)
     await turn()
     assert app.calls["wait"] == 0
     running = asyncio.ensure_future(later)
@@ -63,7 +78,7 @@ async def test_a_call_that_needs_confirmation_comes_back_awaitable(app: App, sta
     app.mount_table()
     _adapter, fake = await start("abortable")
     later = now_of(fake, WIPE)({}, ToolCall())
-    assert not isinstance(later, dict)
+    assert not isinstance(later, str)
     running = asyncio.ensure_future(later)
     await turn()
     (pending,) = app.registry.confirmations.pending()
@@ -79,5 +94,5 @@ async def test_a_tool_kept_from_an_old_listing_is_answered_now(app: App, start: 
     stale = now_of(fake, SELECT)
     table.unregister()
     await adapter.settled()
-    answered = stale({"ids": ["d1"]}, ToolCall())
-    assert isinstance(answered, dict) and '"code":"CAPABILITY_NOT_FOUND"' in answered["content"][0]["text"]
+    answered = json.loads(stale({"ids": ["d1"]}, ToolCall()))
+    assert '"code":"CAPABILITY_NOT_FOUND"' in answered["content"][0]["text"]

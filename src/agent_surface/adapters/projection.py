@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any
 
 from .._catalog import CatalogEntry, Descriptor, Target, catalog_entries
 from .._core.contracts.kinds import READ_ONLY_EFFECTS
 from .._core.errors import DefinitionError
-from .._core.jsonvalue import canonical_json, thaw
+from .._core.jsonvalue import canonical_json, plain_encoder, thaw
 from .._core.pipeline.invocation import InvocationResult
 from .._core.registry.descriptors import ProcedureDescriptor, Snapshot
 from .._core.schemas.schema import inline_refs
@@ -34,6 +35,19 @@ def content(result: InvocationResult) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": "null" if output is None else canonical_json(output)}]}
     assert result.error is not None
     return {"content": [{"type": "text", "text": canonical_json(result.error.to_json())}], "isError": True}
+
+
+_content_text = plain_encoder(ensure_ascii=True)
+
+
+def content_json(result: InvocationResult) -> str:
+    """``content(result)`` as compact ASCII JSON text, the form the page hands the browser: a
+    result's text is escaped into place, not built as a dict and encoded again."""
+    if result.ok:
+        output = result.output
+        text = "null" if output is None else canonical_json(output)
+        return '{"content":[{"type":"text","text":' + encode_basestring_ascii(text) + "}]}"
+    return _content_text(content(result))
 
 
 def annotations_for(descriptor: Descriptor, shape: str) -> dict[str, bool]:

@@ -37,7 +37,7 @@ from .model_context import (
     WebMCPTool,
     detect_model_context,
 )
-from .projection import Curation, DirectProjection, content, project_meta
+from .projection import Curation, DirectProjection, content, content_json, project_meta
 
 if TYPE_CHECKING:  # loaded in start() for meta mode: the default direct mode never needs it
     from ..toolset import AgentTool, AgentToolset
@@ -347,14 +347,16 @@ class _ToolExecutor:
         self._adapter = adapter
         self._name = name
 
-    def now(self, input: JsonValue, call: ToolCall) -> dict[str, Any] | Awaitable[dict[str, Any]]:
-        """The tool content now, or an awaitable of it (which must be awaited)."""
+    def now(self, input: JsonValue, call: ToolCall) -> str | Awaitable[dict[str, Any]]:
+        """The tool content now, as JSON text (``content_json``), or an awaitable of it (which
+        must be awaited): that has not started yet, so it reads ``call`` (its client's UI, for
+        a confirmation) only then."""
         outcome = self._adapter._start_call(self._name, input, call)
-        return content(outcome) if isinstance(outcome, InvocationResult) else _content_of(outcome)
+        return content_json(outcome) if isinstance(outcome, InvocationResult) else _content_of(outcome)
 
     async def __call__(self, input: JsonValue, call: ToolCall) -> dict[str, Any]:
-        outcome = self.now(input, call)
-        return outcome if isinstance(outcome, dict) else await outcome
+        outcome = self._adapter._start_call(self._name, input, call)
+        return content(outcome) if isinstance(outcome, InvocationResult) else await _content_of(outcome)
 
 
 async def _content_of(outcome: Awaitable[InvocationResult]) -> dict[str, Any]:

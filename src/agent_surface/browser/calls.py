@@ -109,7 +109,8 @@ class ToolEntry:
         self._calls: dict[int, CancelSignal] = {}
         self._waiting: dict[int, asyncio.Task[str]] = {}  # calls not answered at once, by id
         # The adapter's execute can answer a call that never waits without a coroutine.
-        self._now: Callable[[Any, ToolCall], dict[str, Any] | Awaitable[dict[str, Any]]] | None = getattr(
+        # (Its JSON text then, made without building the content as a dict first.)
+        self._now: Callable[[Any, ToolCall], str | Awaitable[dict[str, Any]]] | None = getattr(
             tool.execute, "now", None
         )
         self._proxy: Any = make_proxy(self)
@@ -121,15 +122,21 @@ class ToolEntry:
         if aborted:
             cancel.abort("cancelled")
         call = ToolCall(signal=cancel)
-        if interactive is True:
-            call.request_user_interaction = _user_interaction(self.execute, call_id, call)
         if dependencies_pending():
+            if interactive is True:
+                call.request_user_interaction = _user_interaction(self.execute, call_id, call)
             task = _start(self._run_when_ready(call_id, tool_input, call), eager=False)
         else:
             _claim_loop()
             outcome = (self._now or self._tool.execute)(tool_input, call)  # a failure: JS rejects
-            if isinstance(outcome, dict):
-                return _dumps(outcome)  # answered without waiting: no coroutine, task or hop
+            if isinstance(outcome, str):  # answered without waiting: no coroutine, task or hop
+                return outcome
+            if isinstance(outcome, dict):  # an execute of another kind that answered at once
+                return _dumps(outcome)
+            # Only a call that waits can ask the user (a confirmation): what ``outcome`` runs
+            # has not started yet, so it finds the client's UI here when it needs it.
+            if interactive is True:
+                call.request_user_interaction = _user_interaction(self.execute, call_id, call)
             task = _start(self._answer_later(call_id, outcome), eager=True)
             if task.done():
                 return _answer(task)  # settled without waiting: no promise hop back to JS
@@ -174,8 +181,9 @@ def _claim_loop() -> asyncio.AbstractEventLoop:
     """The browser called us directly, not through one of the loop's handles: claim the running
     loop for this thread state as the WebLoop does before each handle, so what runs now (and a
     task's steps) sees the loop it belongs to."""
-    loop = asyncio.get_event_loop()
-    if asyncio.events._get_running_loop() is not loop:
+    loop = asyncio.events._get_running_loop()  # still set from the last call, most often
+    if loop is None:
+        loop = asyncio.get_event_loop()
         asyncio.events._set_running_loop(loop)
     return loop
 

@@ -99,18 +99,20 @@ def start(
         start_version=registry.revision,
         plain_input=entered.plain_input,
     )
-    remove_external = (
-        signal.add_listener(lambda _r: call.settle.abort("cancelled")) if signal is not None else None
-    )
     try:
         if call.pipeline.events.wants("invocation-started"):
             _announce(call)
         outcome = _run_now(call)
     except BaseException:
-        _close(call, entered, None, remove_external)
+        _close(call, entered, None, None)
         raise
     if isinstance(outcome, InvocationResult):
-        return _close(call, entered, outcome, remove_external)
+        return _close(call, entered, outcome, None)
+    # The caller's signal can fire only while the call waits (nothing else runs until then):
+    # it is heard from here on (at once if it already fired).
+    remove_external = (
+        signal.add_listener(lambda _r: call.settle.abort("cancelled")) if signal is not None else None
+    )
     return _finish(call, entered, remove_external, *outcome)
 
 

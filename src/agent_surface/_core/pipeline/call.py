@@ -8,7 +8,7 @@ recorded on the call in order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -81,12 +81,13 @@ class Call:
     value: Any = None  # what the handler receives (5)
     effective: JsonValue = None  # the validated effective input as JSON (5)
     invoke_ctx: PolicyContext | None = None  # the policy context with effective input (6)
-    settling_policies: list[Policy] = field(default_factory=list)  # their on_invoke ran (6)
+    settling_policies: Sequence[Policy] = ()  # their on_invoke ran (6)
     confirmation: ConfirmationRecord | None = None  # consumed approval evidence (6)
     release: Callable[[], None] | None = None  # the admission slot (8)
     queue_wait: float | None = None  # seconds (8)
     raw_output: Any = None  # what the handler returned (9)
     execution: float | None = None  # seconds (9)
+    ended_at: float | None = None  # registry clock, when the handler's run ended (9)
     settled: bool = False  # (10)
     settled_at: float | None = None  # registry clock (10)
 

@@ -6,10 +6,10 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..jsonvalue import JsonValue, NotJsonError, json_size, to_json_value
+from ..jsonvalue import JsonValue, NotJsonError, json_size, plain_copy, to_json_value
 from ..pointer import ROOT, json_pointer
-from ..registrations.entries import ActionEntry, ObservationEntry, ProcedureEntry
-from ..schemas.schema import Invalid, Issue, Schema
+from ..registrations.entries import ActionEntry, ObservationEntry
+from ..schemas.schema import Invalid, Issue, JsonSchemaSchema, Schema
 from . import failures
 from .call import UNCOPIED, Call
 from .failures import PhaseRefusal
@@ -27,12 +27,16 @@ LAZY_FINGERPRINT_BYTES = 4096
 def build(call: Call) -> None:
     raw = call.request.input
     copied = call.plain_input
+    # ``own``: ``raw`` is a plain copy nobody else holds, which the handler may receive as it is.
+    own = False
     if copied is not UNCOPIED:  # identity copied it: plain JSON, not too deep
         # (An empty input, or a number, is never too large: no need to encode it.)
         size = json_size(copied) if raw is not MISSING and (copied or type(copied) is str) else 0
         call.small_input = size <= LAZY_FINGERPRINT_BYTES
         if size > MAX_INPUT_BYTES:
             raise PhaseRefusal(failures.invalid_input([Issue(ROOT, f"input exceeds {MAX_INPUT_BYTES} bytes")]))
+        # The copy is the fingerprint's: the handler gets a copy of its own (_validate).
+        raw = copied
     elif raw is not MISSING:
         try:
             raw = to_json_value(raw, max_depth=MAX_INPUT_DEPTH)
@@ -40,27 +44,29 @@ def build(call: Call) -> None:
             raise PhaseRefusal(failures.invalid_input([Issue(json_pointer(exc.parts), exc.reason)])) from None
         if json_size(raw) > MAX_INPUT_BYTES:
             raise PhaseRefusal(failures.invalid_input([Issue(ROOT, f"input exceeds {MAX_INPUT_BYTES} bytes")]))
-    match call.target.entry:
-        case ObservationEntry():
-            if raw not in (MISSING, None, {}):
-                raise PhaseRefusal(failures.invalid_input([Issue(ROOT, "observations take no input")]))
-            call.value, call.effective = None, None
-        case ActionEntry(contract=contract):
-            _validate(call, contract.input, {} if raw in (MISSING, None) else raw)
-        case ProcedureEntry(reference=ref):
-            agent = {} if raw in (MISSING, None) else raw
-            if not isinstance(agent, dict):
-                raise PhaseRefusal(failures.invalid_input([Issue(ROOT, "expected an object")]))
-            locked = sorted(f for f in ref.locked_fields if f in agent)
-            if locked:
-                raise PhaseRefusal(failures.locked_fields(locked))
-            merged = dict(agent)
-            if ref.bind is not None:
-                bound = _bind(ref.bind, ref.bound_fields)
-                for name in ref.bound_fields:
-                    if name in ref.locked_fields or name not in agent:
-                        merged[name] = bound[name]
-            _validate(call, ref.contract.input, merged)
+        own = True
+    entry = call.target.entry
+    if isinstance(entry, ActionEntry):
+        _validate(call, entry.contract.input, {} if raw is MISSING or raw is None else raw, own)
+    elif isinstance(entry, ObservationEntry):
+        if raw not in (MISSING, None, {}):
+            raise PhaseRefusal(failures.invalid_input([Issue(ROOT, "observations take no input")]))
+        call.value, call.effective = None, None
+    else:
+        ref = entry.reference
+        agent = {} if raw is MISSING or raw is None else raw
+        if not isinstance(agent, dict):
+            raise PhaseRefusal(failures.invalid_input([Issue(ROOT, "expected an object")]))
+        locked = sorted(f for f in ref.locked_fields if f in agent)
+        if locked:
+            raise PhaseRefusal(failures.locked_fields(locked))
+        merged = dict(agent)
+        if ref.bind is not None:
+            bound = _bind(ref.bind, ref.bound_fields)
+            for name in ref.bound_fields:
+                if name in ref.locked_fields or name not in agent:
+                    merged[name] = bound[name]
+        _validate(call, ref.contract.input, merged, own)
 
 
 def _bind(bind: Callable[[], Mapping[str, Any]], fields: tuple[str, ...]) -> dict[str, JsonValue]:
@@ -80,7 +86,17 @@ def _bind(bind: Callable[[], Mapping[str, Any]], fields: tuple[str, ...]) -> dic
     return bound
 
 
-def _validate(call: Call, schema: Schema, value: JsonValue) -> None:
+def _validate(call: Call, schema: Schema, value: JsonValue, own: bool) -> None:
+    """Validate ``value`` (plain JSON; the handler may keep it if ``own``, else it gets a copy)."""
+    if type(schema) is JsonSchemaSchema:
+        # The compiled check proves the common valid value on the plain copy itself; only a
+        # value it cannot prove valid goes through ``validate`` (jsonschema names the issues).
+        accepts = schema._accepts
+        mine = value if own else plain_copy(value)
+        if accepts is not None and accepts(mine):
+            call.value = call.effective = mine
+            return
+        value = mine
     outcome = schema.validate(value)
     if isinstance(outcome, Invalid):
         raise PhaseRefusal(failures.invalid_input(outcome.issues))

@@ -74,7 +74,8 @@ async def _execute_awaitable(call: Call, outcome: Awaitable[Any], begun: float) 
 def _finished(call: Call, begun: float) -> None:
     call.pipeline.active.discard(call.settle)
     call.untrack()
-    call.execution = call.pipeline.registry.now() - begun
+    ended = call.ended_at = call.pipeline.registry.now()
+    call.execution = ended - begun
 
 
 def _start(call: Call) -> Any:

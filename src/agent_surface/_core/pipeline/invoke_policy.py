@@ -33,9 +33,11 @@ async def _decide_with_policies(call: Call) -> None:
     assert target.policy is not None  # resolution builds it for a capability with policies
     ctx = with_effective_input(target.policy, call.effective)
     call.invoke_ctx = ctx
+    ran: list[Policy] = []
+    call.settling_policies = ran
     for policy, _scope in target.entry.policies:
         await run_hook(policy.on_invoke, ctx, policy.name)
-        call.settling_policies.append(policy)  # its on_invoke ran: it hears the settlement
+        ran.append(policy)  # its on_invoke ran: it hears the settlement
     escalating: list[Policy] = []
     for policy, _scope in target.entry.policies:
         try:

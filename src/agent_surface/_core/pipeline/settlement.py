@@ -4,14 +4,15 @@ identity cache, in that order and in this one place."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..audit import MemoryAuditSink, Settled, ms
 from ..clock import iso
 from ..errors import ErrorPayload
 from ..events import make_event
-from ..jsonvalue import JsonValue, NotJsonError, json_size, to_json_value
-from ..schemas.schema import Valid, validate_output
+from ..jsonvalue import NOT_PLAIN, JsonValue, NotJsonError, json_size, plain_copy, to_json_value
+from ..registrations.entries import CapabilityEntry
+from ..schemas.schema import JsonSchemaSchema, Valid, validate_output
 from . import failures
 from .call import Admitted, Call
 from .dedupe import LazyFingerprint
@@ -26,25 +27,43 @@ log = logging.getLogger("agent_surface")
 
 def check_output(call: Call) -> JsonValue:
     """The handler's result as JSON, checked against the output schema and the size limit."""
-    entry = call.target.entry
-    raw = call.raw_output
+    value = _output_json(call.target.entry, call.raw_output)
+    max_bytes = call.pipeline.registry.limits.max_output_bytes
+    if value is not None and json_size(value) > max_bytes:
+        raise PhaseRefusal(failures.output_too_large(max_bytes))
+    return value
+
+
+def _output_json(entry: CapabilityEntry, raw: Any) -> JsonValue:
     schema = entry.output
+    if type(schema) is JsonSchemaSchema:
+        proven = _proven_output(schema, raw)
+        if proven is not _UNPROVEN:
+            return proven  # type: ignore[no-any-return]
     if schema is not None:
         outcome = validate_output(schema, raw)
         if not isinstance(outcome, Valid):
             log.error("output of %s failed its schema: %s", entry.capability_id, outcome.issues)
             raise PhaseRefusal(failures.output_invalid())
-        value = outcome.json
-    else:
-        try:
-            value = to_json_value(raw)
-        except NotJsonError as exc:
-            log.error("output of %s is not JSON: %s", entry.capability_id, exc)
-            raise PhaseRefusal(failures.output_invalid()) from None
-    max_bytes = call.pipeline.registry.limits.max_output_bytes
-    if value is not None and json_size(value) > max_bytes:
-        raise PhaseRefusal(failures.output_too_large(max_bytes))
-    return value
+        return outcome.json
+    try:
+        return to_json_value(raw)
+    except NotJsonError as exc:
+        log.error("output of %s is not JSON: %s", entry.capability_id, exc)
+        raise PhaseRefusal(failures.output_invalid()) from None
+
+
+_UNPROVEN: Any = object()
+
+
+def _proven_output(schema: JsonSchemaSchema, raw: Any) -> Any:
+    """The plain copy of ``raw`` when the schema's compiled check proves it valid (what
+    ``validate`` would answer, without building its result), else ``_UNPROVEN``."""
+    accepts = schema._accepts
+    if accepts is None:
+        return _UNPROVEN
+    plain = plain_copy(raw)
+    return plain if plain is not NOT_PLAIN and accepts(plain) else _UNPROVEN
 
 
 def result(
@@ -81,7 +100,11 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
     settled_result = result(pipeline, call.request, call.invocation_id, err, output, call.start_version)
     code = settled_result.code
     call.settled = True
-    now = call.settled_at = pipeline.registry.now()
+    # Settlement follows the handler's end with nothing to wait for: that clock read serves.
+    now = call.ended_at
+    if now is None:
+        now = pipeline.registry.now()
+    call.settled_at = now
     if pipeline.events.wants("invocation-settled"):
         pipeline.emit(
             make_event(
