@@ -1,5 +1,5 @@
-"""What the pipeline needs from the registry: a narrow, read-only view (two of its reading
-methods are underscored: the registry's internals, not its public API)."""
+"""What the pipeline needs from the registry: a narrow, read-only view (its resolution index
+and one reading method are underscored: the registry's internals, not its public API)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,18 @@ from ..limits import Limits
 from ..registrations.registration import Registration, Tombstone
 
 
+class HolderIndex(Protocol):
+    """Capability id -> the live registrations holding it, in snapshot order."""
+
+    def holding(self, capability_id: str) -> Sequence[Registration]:
+        """A copy: the caller may keep it while registrations come and go."""
+        ...
+
+    def sole(self, capability_id: str) -> Registration | None:
+        """The only live registration holding ``capability_id``; None if none or several."""
+        ...
+
+
 class RegistryView(Protocol):
     """The registry as the pipeline sees it. Events go through the event bus the registry
     hands the pipeline, so nothing here can change the registry."""
@@ -18,6 +30,9 @@ class RegistryView(Protocol):
     limits: Limits
     clock: Clock
     now: Callable[[], float]
+
+    @property
+    def _holders(self) -> HolderIndex: ...
 
     @property
     def surface_id(self) -> str: ...
@@ -28,8 +43,6 @@ class RegistryView(Protocol):
         ...
 
     def host_context(self) -> Mapping[str, Any]: ...
-
-    def _holding(self, capability_id: str) -> Sequence[Registration]: ...
 
     def tombstone(self, registration_id: str) -> Tombstone | None: ...
 

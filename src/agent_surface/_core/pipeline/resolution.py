@@ -31,6 +31,15 @@ def resolve(call: Call) -> Awaitable[None] | None:
         raise PhaseRefusal(failures.no_capability_id())
     if req.surface_id is not None and req.surface_id != registry.surface_id:
         raise PhaseRefusal(failures.page_reloaded())
+    sole = registry._holders.sole(cid)
+    if (  # the common call: one holder, no policies, and it is the one the call names
+        sole is not None
+        and not sole.capabilities[cid].policies
+        and req.registration_id in (None, sole.registration_id)
+        and req.instance_id in (None, sole.binding.instance_id)
+    ):
+        _target(call, sole, EXPOSE, None)
+        return None
     host = call.host
     consumer = call.consumer
     visible: list[tuple[Registration, Decision, PolicyContext | None]] = []
@@ -40,7 +49,7 @@ def resolve(call: Call) -> Awaitable[None] | None:
     # A call naming only an instance can concern only that instance's holders (_pick and the
     # gate refusal filter the same way); one naming a registration sees them all.
     instance = req.instance_id if req.registration_id is None else None
-    for reg in registry._holding(cid):
+    for reg in registry._holders.holding(cid):
         if instance is not None and reg.binding.instance_id != instance:
             continue
         held = reg.capabilities[cid]
@@ -60,15 +69,22 @@ def resolve(call: Call) -> Awaitable[None] | None:
         if refusal.err.code == "CAPABILITY_NOT_FOUND" and hidden:
             return _gate_refusal(call, hidden, refusal)
         raise
-    entry = reg.capabilities[cid]
+    _target(call, reg, decision, policy)
+    return None
+
+
+def _target(call: Call, reg: Registration, decision: Decision, policy: PolicyContext | None) -> None:
+    """Fix the call's target, unless the surface it was listed at has changed under an effect
+    that must not run on a stale view."""
+    req = call.request
+    entry = reg.capabilities[req.capability_id]
     if (
         req.surface_version is not None
-        and req.surface_version != str(registry.revision)
+        and req.surface_version != str(call.pipeline.registry.revision)
         and entry.effect in VERSION_GUARDED_EFFECTS
     ):
         raise PhaseRefusal(failures.surface_version_mismatch(reg.registration_id))
     call.resolved = call.target = CallTarget(reg, entry, policy, decision)
-    return None
 
 
 async def _gate_refusal(call: Call, hidden: list[Registration], not_found: PhaseRefusal) -> None:

@@ -38,6 +38,11 @@ class Holders:
                 if not holders:
                     del lists[cid]
 
+    def sole(self, capability_id: str) -> Registration | None:
+        """The live registration holding ``capability_id`` if it is the only one (no copy)."""
+        holders = self._lists.get(capability_id)
+        return holders[0] if holders is not None and len(holders) == 1 else None
+
     def holding(self, capability_id: str) -> list[Registration]:
         """A copy: callers may keep it while registrations come and go."""
         return list(self._lists.get(capability_id, ()))

@@ -328,10 +328,6 @@ class AgentSurfaceRegistry:
 
     # ------------------------------------------------------------------ reading
 
-    def _holding(self, capability_id: str) -> list[Registration]:
-        """Live registrations holding ``capability_id``, in snapshot order."""
-        return self._holders.holding(capability_id)
-
     def registrations(self) -> list[Registration]:
         """Live registrations in snapshot order (for the invoker, adapters' internals, tools)."""
         return sorted(self._by_id.values(), key=ORDER)
