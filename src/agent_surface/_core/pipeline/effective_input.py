@@ -27,16 +27,12 @@ LAZY_FINGERPRINT_BYTES = 4096
 def build(call: Call) -> None:
     raw = call.request.input
     copied = call.plain_input
-    # ``own``: ``raw`` is a plain copy nobody else holds, which the handler may receive as it is.
-    own = False
     if copied is not UNCOPIED:  # identity copied it: plain JSON, not too deep
         # (An empty input, or a number, is never too large: no need to encode it.)
         size = json_size(copied) if raw is not MISSING and (copied or type(copied) is str) else 0
         call.small_input = size <= LAZY_FINGERPRINT_BYTES
         if size > MAX_INPUT_BYTES:
             raise PhaseRefusal(failures.invalid_input([Issue(ROOT, f"input exceeds {MAX_INPUT_BYTES} bytes")]))
-        # The copy is the fingerprint's: the handler gets a copy of its own (_validate).
-        raw = copied
     elif raw is not MISSING:
         try:
             raw = to_json_value(raw, max_depth=MAX_INPUT_DEPTH)
@@ -44,17 +40,23 @@ def build(call: Call) -> None:
             raise PhaseRefusal(failures.invalid_input([Issue(json_pointer(exc.parts), exc.reason)])) from None
         if json_size(raw) > MAX_INPUT_BYTES:
             raise PhaseRefusal(failures.invalid_input([Issue(ROOT, f"input exceeds {MAX_INPUT_BYTES} bytes")]))
-        own = True
     entry = call.target.entry
     if isinstance(entry, ActionEntry):
-        _validate(call, entry.contract.input, {} if raw is MISSING or raw is None else raw, own)
+        schema = entry.contract.input
+        if type(schema) is JsonSchemaSchema:
+            # identity's copy is the fingerprint's: the handler gets a copy of it; a copy made
+            # here is nobody else's
+            plain, shared = (raw, False) if copied is UNCOPIED else (copied, True)
+            if _proven(call, schema, {} if plain is MISSING or plain is None else plain, shared):
+                return
+        _validate(call, schema, {} if raw in (MISSING, None) else raw)
     elif isinstance(entry, ObservationEntry):
         if raw not in (MISSING, None, {}):
             raise PhaseRefusal(failures.invalid_input([Issue(ROOT, "observations take no input")]))
         call.value, call.effective = None, None
     else:
         ref = entry.reference
-        agent = {} if raw is MISSING or raw is None else raw
+        agent = {} if raw in (MISSING, None) else raw
         if not isinstance(agent, dict):
             raise PhaseRefusal(failures.invalid_input([Issue(ROOT, "expected an object")]))
         locked = sorted(f for f in ref.locked_fields if f in agent)
@@ -66,7 +68,21 @@ def build(call: Call) -> None:
             for name in ref.bound_fields:
                 if name in ref.locked_fields or name not in agent:
                     merged[name] = bound[name]
-        _validate(call, ref.contract.input, merged, own)
+        _validate(call, ref.contract.input, merged)
+
+
+def _proven(call: Call, schema: JsonSchemaSchema, value: JsonValue, shared: bool) -> bool:
+    """Whether the schema's compiled check proves ``value`` (plain JSON) valid, and if so the
+    call's input is set as ``validate`` would set it, without building its result. A value it
+    cannot prove valid goes through ``validate`` (jsonschema names the issues)."""
+    accepts = schema._accepts
+    if accepts is None:
+        return False
+    mine = plain_copy(value) if shared else value
+    if not accepts(mine):
+        return False
+    call.value = call.effective = mine
+    return True
 
 
 def _bind(bind: Callable[[], Mapping[str, Any]], fields: tuple[str, ...]) -> dict[str, JsonValue]:
@@ -86,17 +102,7 @@ def _bind(bind: Callable[[], Mapping[str, Any]], fields: tuple[str, ...]) -> dic
     return bound
 
 
-def _validate(call: Call, schema: Schema, value: JsonValue, own: bool) -> None:
-    """Validate ``value`` (plain JSON; the handler may keep it if ``own``, else it gets a copy)."""
-    if type(schema) is JsonSchemaSchema:
-        # The compiled check proves the common valid value on the plain copy itself; only a
-        # value it cannot prove valid goes through ``validate`` (jsonschema names the issues).
-        accepts = schema._accepts
-        mine = value if own else plain_copy(value)
-        if accepts is not None and accepts(mine):
-            call.value = call.effective = mine
-            return
-        value = mine
+def _validate(call: Call, schema: Schema, value: JsonValue) -> None:
     outcome = schema.validate(value)
     if isinstance(outcome, Invalid):
         raise PhaseRefusal(failures.invalid_input(outcome.issues))
