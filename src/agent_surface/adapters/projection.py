@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .._catalog import CatalogEntry, Descriptor, Target, catalog_entries
 from .._core.contracts.kinds import READ_ONLY_EFFECTS
 from .._core.errors import DefinitionError
-from .._core.jsonvalue import canonical_json, plain_encoder, thaw
+from .._core.jsonvalue import JsonValue, canonical_json, plain_encoder, thaw
 from .._core.pipeline.invocation import InvocationResult
 from .._core.registry.descriptors import ProcedureDescriptor, Snapshot
 from .._core.schemas.schema import inline_refs
@@ -31,8 +31,7 @@ Diagnose = Callable[[str], None]
 def content(result: InvocationResult) -> dict[str, Any]:
     """Tool content for a result: capability errors ride in content with code/retry/details."""
     if result.ok:
-        output = result.output
-        return {"content": [{"type": "text", "text": "null" if output is None else canonical_json(output)}]}
+        return {"content": [{"type": "text", "text": _output_text(result.output)}]}
     assert result.error is not None
     return {"content": [{"type": "text", "text": canonical_json(result.error.to_json())}], "isError": True}
 
@@ -44,10 +43,12 @@ def content_json(result: InvocationResult) -> str:
     """``content(result)`` as compact ASCII JSON text, the form the page hands the browser: a
     result's text is escaped into place, not built as a dict and encoded again."""
     if result.ok:
-        output = result.output
-        text = "null" if output is None else canonical_json(output)
-        return '{"content":[{"type":"text","text":' + encode_basestring_ascii(text) + "}]}"
+        return '{"content":[{"type":"text","text":' + encode_basestring_ascii(_output_text(result.output)) + "}]}"
     return _content_text(content(result))
+
+
+def _output_text(output: JsonValue) -> str:
+    return "null" if output is None else canonical_json(output)
 
 
 def annotations_for(descriptor: Descriptor, shape: str) -> dict[str, bool]:

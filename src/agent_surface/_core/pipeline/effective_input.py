@@ -6,9 +6,10 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..jsonvalue import JsonValue, NotJsonError, json_size, plain_copy, to_json_value
+from ..jsonvalue import JsonValue, NotJsonError, json_size, to_json_value
 from ..pointer import ROOT, json_pointer
 from ..registrations.entries import ActionEntry, ObservationEntry
+from ..schemas.accept import UNPROVEN
 from ..schemas.schema import Invalid, Issue, JsonSchemaSchema, Schema
 from . import failures
 from .call import UNCOPIED, Call
@@ -42,14 +43,7 @@ def build(call: Call) -> None:
             raise PhaseRefusal(failures.invalid_input([Issue(ROOT, f"input exceeds {MAX_INPUT_BYTES} bytes")]))
     entry = call.target.entry
     if isinstance(entry, ActionEntry):
-        schema = entry.contract.input
-        if type(schema) is JsonSchemaSchema:
-            # identity's copy is the fingerprint's: the handler gets a copy of it; a copy made
-            # here is nobody else's
-            plain, shared = (raw, False) if copied is UNCOPIED else (copied, True)
-            if _proven(call, schema, {} if plain is MISSING or plain is None else plain, shared):
-                return
-        _validate(call, schema, {} if raw in (MISSING, None) else raw)
+        _validate(call, entry.contract.input, {} if raw in (MISSING, None) else raw)
     elif isinstance(entry, ObservationEntry):
         if raw not in (MISSING, None, {}):
             raise PhaseRefusal(failures.invalid_input([Issue(ROOT, "observations take no input")]))
@@ -71,20 +65,6 @@ def build(call: Call) -> None:
         _validate(call, ref.contract.input, merged)
 
 
-def _proven(call: Call, schema: JsonSchemaSchema, value: JsonValue, shared: bool) -> bool:
-    """Whether the schema's compiled check proves ``value`` (plain JSON) valid, and if so the
-    call's input is set as ``validate`` would set it, without building its result. A value it
-    cannot prove valid goes through ``validate`` (jsonschema names the issues)."""
-    accepts = schema._accepts
-    if accepts is None:
-        return False
-    mine = plain_copy(value) if shared else value
-    if not accepts(mine):
-        return False
-    call.value = call.effective = mine
-    return True
-
-
 def _bind(bind: Callable[[], Mapping[str, Any]], fields: tuple[str, ...]) -> dict[str, JsonValue]:
     """The view's current values for the bound fields, exactly those keys."""
     try:
@@ -103,6 +83,11 @@ def _bind(bind: Callable[[], Mapping[str, Any]], fields: tuple[str, ...]) -> dic
 
 
 def _validate(call: Call, schema: Schema, value: JsonValue) -> None:
+    if type(schema) is JsonSchemaSchema:  # the common valid value, proven without a result built
+        proven = schema.proven(value)  # a copy of its own: the handler may keep it
+        if proven is not UNPROVEN:
+            call.value = call.effective = proven
+            return
     outcome = schema.validate(value)
     if isinstance(outcome, Invalid):
         raise PhaseRefusal(failures.invalid_input(outcome.issues))

@@ -10,8 +10,9 @@ from ..audit import MemoryAuditSink, Settled, ms
 from ..clock import iso
 from ..errors import ErrorPayload
 from ..events import make_event
-from ..jsonvalue import NOT_PLAIN, JsonValue, NotJsonError, json_size, plain_copy, to_json_value
+from ..jsonvalue import JsonValue, NotJsonError, json_size, to_json_value
 from ..registrations.entries import CapabilityEntry
+from ..schemas.accept import UNPROVEN
 from ..schemas.schema import JsonSchemaSchema, Valid, validate_output
 from . import failures
 from .call import Admitted, Call
@@ -36,9 +37,9 @@ def check_output(call: Call) -> JsonValue:
 
 def _output_json(entry: CapabilityEntry, raw: Any) -> JsonValue:
     schema = entry.output
-    if type(schema) is JsonSchemaSchema:
-        proven = _proven_output(schema, raw)
-        if proven is not _UNPROVEN:
+    if type(schema) is JsonSchemaSchema:  # the common valid output, proven without a result built
+        proven = schema.proven(raw)
+        if proven is not UNPROVEN:
             return proven  # type: ignore[no-any-return]
     if schema is not None:
         outcome = validate_output(schema, raw)
@@ -51,19 +52,6 @@ def _output_json(entry: CapabilityEntry, raw: Any) -> JsonValue:
     except NotJsonError as exc:
         log.error("output of %s is not JSON: %s", entry.capability_id, exc)
         raise PhaseRefusal(failures.output_invalid()) from None
-
-
-_UNPROVEN: Any = object()
-
-
-def _proven_output(schema: JsonSchemaSchema, raw: Any) -> Any:
-    """The plain copy of ``raw`` when the schema's compiled check proves it valid (what
-    ``validate`` would answer, without building its result), else ``_UNPROVEN``."""
-    accepts = schema._accepts
-    if accepts is None:
-        return _UNPROVEN
-    plain = plain_copy(raw)
-    return plain if plain is not NOT_PLAIN and accepts(plain) else _UNPROVEN
 
 
 def result(

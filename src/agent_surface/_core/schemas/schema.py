@@ -21,17 +21,19 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import DefinitionError
 from ..jsonvalue import (
+    NOT_PLAIN,
     FrozenDict,
     JsonValue,
     NotJsonError,
     find_lone_surrogate,
     freeze,
     json_size,
+    plain_copy,
     thaw,
     to_json_value,
 )
 from ..pointer import ROOT, json_pointer
-from .accept import ANNOTATIONS, Accept, compile_accept
+from .accept import ANNOTATIONS, UNPROVEN, Accept, compile_accept
 from .formats import FORMAT_CHECKS
 
 MAX_SCHEMA_BYTES = 16_384
@@ -358,16 +360,26 @@ class JsonSchemaSchema:
     def _accepts(self) -> Accept | None:
         return compile_accept(self._json_schema)
 
+    def proven(self, value: Any) -> Any:
+        """A plain copy of ``value`` when the compiled check proves it valid, else ``UNPROVEN``:
+        what ``validate`` answers for the common valid value, without building its result (the
+        pipeline's hot path takes it so)."""
+        accepts = self._accepts
+        if accepts is None:
+            return UNPROVEN
+        plain = plain_copy(value)
+        return plain if plain is not NOT_PLAIN and accepts(plain) else UNPROVEN
+
     def validate(self, value: JsonValue) -> ValidationResult:
+        # Compiled once per schema, the check proves the common valid value without jsonschema;
+        # anything it cannot prove valid gets the full validation and its issues.
+        proven = self.proven(value)
+        if proven is not UNPROVEN:
+            return Valid(proven, proven)
         try:
             plain = to_json_value(value)
         except NotJsonError as exc:
             return Invalid((Issue(json_pointer(exc.parts), exc.reason),))
-        # Compiled once per schema, it proves the common valid value without jsonschema;
-        # anything it cannot prove valid gets the full validation and its issues.
-        accepts = self._accepts
-        if accepts is not None and accepts(plain):
-            return Valid(plain, plain)
         errors = sorted(self._validator.iter_errors(plain), key=lambda e: list(e.absolute_path))
         if not errors:
             return Valid(plain, plain)
