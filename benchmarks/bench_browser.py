@@ -17,8 +17,12 @@
   Chromium's document.modelContext and on @mcp-b/webmcp-polyfill
   (navigator.modelContextTesting), the three tools of a row called in turn. Single-call
   p50/p95/mean and the p50 of 50-call means; with ``--call-rounds N``, the floor (ours minus
-  the bare tool, p50) again over N rounds and its median. These pages are served cross-origin isolated
-  (COOP/COEP), where the page's clock has 5 us steps (100 us otherwise).
+  the bare tool, p50) again over N rounds and its median. On the native shape, also the time
+  inside the browser's call (the tool's execute, p50): our code as the browser runs it, between
+  its own work, without the round trip's scheduling, which moves with the machine's load; and
+  the same execute called back to back in a hot loop, for how much running cold costs. These
+  pages are served cross-origin isolated (COOP/COEP), where the page's clock has 5 us steps
+  (100 us otherwise).
 - memory: JS heap (CDP Runtime.getHeapUsage after a collection), Python heap (tracemalloc after
   gc.collect()) and live proxies across ``--changes`` surface changes (a mount or an unmount each).
 
@@ -79,6 +83,38 @@ CLOCK = """() => {
     if (now > last) { step = Math.min(step, now - last); last = now; }
   }
   return { isolated: self.crossOriginIsolated === true, step };
+}"""
+# On the native shape, how long each tool's execute runs inside the browser's call (its synchronous
+# part, which is all of it for a call answered at once), recorded per tool name: that is our code
+# as the browser runs it, between its own work, without the round trip's scheduling around it.
+# HOT_LOOP calls the same execute directly, back to back, where the code and its data stay in the
+# CPU's caches: the difference between the two is what a call costs for running cold.
+EXECUTE_TIMING = """(() => {
+  const context = document.modelContext;
+  if (!context) return;
+  const register = context.registerTool.bind(context);
+  window.executeMs = {};
+  window.executeOf = {};
+  context.registerTool = (tool, ...rest) => {
+    const execute = (window.executeOf[tool.name] = tool.execute);
+    const timed = (...args) => {
+      const start = performance.now();
+      try {
+        return execute(...args);
+      } finally {
+        (window.executeMs[tool.name] ??= []).push(performance.now() - start);
+      }
+    };
+    return register({ ...tool, execute: timed }, ...rest);
+  };
+})();"""
+HOT_LOOP = """async ([name, input]) => {
+  const execute = window.executeOf?.[name];
+  if (!execute) return null;
+  for (let i = 0; i < 200; i++) await execute(input, {});
+  const start = performance.now();
+  for (let i = 0; i < 1000; i++) await execute(input, {});
+  return (performance.now() - start) / 1000;
 }"""
 # The tools of one row are timed interleaved (ours, the bare tool, plain JS, ours, ...), so a
 # change in the machine's load falls on all of them alike.
@@ -238,7 +274,7 @@ def _runs(values: list[float]) -> str:
 # --------------------------------------------------------------------------- calls
 
 
-CALLS = (
+CALLS: tuple[tuple[str, str, dict[str, Any], str, str, str], ...] = (
     (
         "no-op action",
         "view_bench__widget__poke",
@@ -269,6 +305,8 @@ def calls(pw: Playwright, base: str, count: int, rounds: int = 1) -> None:
     )
     for label, flags, page_name, script in shapes:
         with browser(pw, flags) as context:
+            if flags:
+                context.add_init_script(EXECUTE_TIMING)
             page, _ = visit(context, f"{base}/benchmarks/pages/{page_name}", "window.firstToolMs")
             # Steady state: agent-surface's deferred dependencies loaded (until then calls start
             # as tasks of the loop rather than eagerly).
@@ -287,6 +325,7 @@ def calls(pw: Playwright, base: str, count: int, rounds: int = 1) -> None:
                 f" page clock step {clock['step'] * 1000:.1f} us)"
             )
             for what, ours_name, tool_input, plain_name, bare_name, capability in CALLS:
+                page.evaluate("() => { window.executeMs = {}; }")
                 ours, bare, plain = measure(
                     [(ours_name, tool_input), (bare_name, tool_input), (plain_name, tool_input)]
                 )
@@ -316,6 +355,26 @@ def calls(pw: Playwright, base: str, count: int, rounds: int = 1) -> None:
                 )
                 row = [(ours_name, tool_input), (bare_name, tool_input), (plain_name, tool_input)]
                 _floor_rounds(what, measure, ours, bare, row, rounds)
+                _inside(page, what, ours_name, bare_name, tool_input)
+
+
+def _inside(page: Page, what: str, ours_name: str, bare_name: str, tool_input: Any) -> None:
+    """The p50 time inside the browser's call (EXECUTE_TIMING) over the row's rounds, where the
+    shape records it, and the same executes' mean in a hot loop (HOT_LOOP)."""
+    inside: dict[str, list[float]] = page.evaluate("() => window.executeMs ?? {}")
+    if ours_name not in inside or bare_name not in inside:
+        return
+    ours_us, bare_us = (statistics.median(inside[name]) * 1000 for name in (ours_name, bare_name))
+    print(
+        f"    {what}: inside the browser's call (the tool's execute), p50: ours {ours_us:.0f} us,"
+        f" bare Pyodide tool {bare_us:.0f} us ({ours_us - bare_us:+.0f} us)"
+    )
+    hot_ours, hot_bare = (page.evaluate(HOT_LOOP, [name, tool_input]) * 1000 for name in (ours_name, bare_name))
+    print(
+        f"    {what}: the same executes in a hot loop, mean: ours {hot_ours:.0f} us,"
+        f" bare Pyodide tool {hot_bare:.0f} us ({hot_ours - hot_bare:+.0f} us); inside the browser's"
+        f" call they take {ours_us / hot_ours:.1f}x and {bare_us / hot_bare:.1f}x that"
+    )
 
 
 def _floor_rounds(
