@@ -87,6 +87,7 @@ CLOCK = """() => {
 # On the native shape, how long each tool's execute runs inside the browser's call (its synchronous
 # part, which is all of it for a call answered at once), recorded per tool name: that is our code
 # as the browser runs it, between its own work, without the round trip's scheduling around it.
+# Every tool on the page is wrapped alike (plain JS too), so the rows still compare like with like.
 # HOT_LOOP calls the same execute directly, back to back, where the code and its data stay in the
 # CPU's caches: the difference between the two is what a call costs for running cold.
 EXECUTE_TIMING = """(() => {
