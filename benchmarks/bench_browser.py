@@ -110,8 +110,7 @@ EXECUTE_TIMING = """(() => {
   };
 })();"""
 HOT_LOOP = """async ([name, input]) => {
-  const execute = window.executeOf?.[name];
-  if (!execute) return null;
+  const execute = window.executeOf[name];
   for (let i = 0; i < 200; i++) await execute(input, {});
   const start = performance.now();
   for (let i = 0; i < 1000; i++) await execute(input, {});
@@ -306,7 +305,7 @@ def calls(pw: Playwright, base: str, count: int, rounds: int = 1) -> None:
     )
     for label, flags, page_name, script in shapes:
         with browser(pw, flags) as context:
-            if flags:
+            if script is NATIVE_CALLS:  # only the native shape has modelContext when the page starts
                 context.add_init_script(EXECUTE_TIMING)
             page, _ = visit(context, f"{base}/benchmarks/pages/{page_name}", "window.firstToolMs")
             # Steady state: agent-surface's deferred dependencies loaded (until then calls start
