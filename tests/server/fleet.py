@@ -4,9 +4,10 @@ benchmarks/bench_workers.py).
 
 Each client owns one device of the acme tenant and renames it call after call, under a fresh
 invocation id each time; every third call is sent again, same id, to another worker (its answer
-must be the first one, replayed); a call that meets a dead worker, a refused connection or a
-transient refusal is retried, same id, on the next worker. Afterwards the database says whether
-anything was lost or applied twice: one applied audit row and one invocation record per id.
+must be the first one, replayed); a call or a replay that meets a dead worker, a refused
+connection or a transient refusal is retried, same id, on the next worker. Afterwards the database
+says whether anything was lost or applied twice: one applied audit row and one invocation record
+per id.
 """
 
 from __future__ import annotations
@@ -114,6 +115,36 @@ def run_clients(
     run = Run()
     done = [0]
 
+    def answered(http: httpx.Client, token: str, body: dict[str, Any], ident: str, start: int) -> dict[str, Any] | None:
+        """The first 200 answer to ``body``, trying the live workers in turn from ``start``:
+        through a killed worker (connection errors) and a database outage (typed transient
+        refusals), as a client that retries with the same invocation id does. None if none came."""
+        for attempt in range(max_attempts):
+            live = urls()
+            url = live[(start + attempt) % len(live)]
+            try:
+                reply = _send(http, url, token, body)
+            except httpx.TransportError:  # a killed worker, a refused connection
+                with run.lock:
+                    run.retries += 1
+                time.sleep(0.05)
+                continue
+            if reply.status_code == 200:
+                answer: dict[str, Any] = reply.json()
+                return answer
+            error = reply.json().get("error", {}) if "json" in reply.headers.get("content-type", "") else {}
+            details = error.get("details") or {}
+            if error.get("code") == "EXECUTION_FAILED" and details.get("transient") and "retry-after" in reply.headers:
+                with run.lock:
+                    run.transient_refusals += 1
+                    run.retries += 1
+                time.sleep(0.2)  # the server asks for 1 s; a test waits less
+                continue
+            with run.lock:
+                run.untyped_failures.append(f"{ident}: {reply.status_code} {reply.text[:200]}")
+            time.sleep(0.1)
+        return None
+
     def client(number: int) -> None:
         device = f"dev-{number + 1:04d}"
         token = TOKENS[number % len(TOKENS)]
@@ -123,32 +154,8 @@ def run_clients(
                 ident = f"inv-c{number}-k{k}"
                 name = f"client {number} call {k}"
                 body = {"invocationId": ident, "input": {"deviceId": device, "name": name}}
-                first: dict[str, Any] | None = None
                 started = time.perf_counter()
-                for attempt in range(max_attempts):
-                    live = urls()
-                    url = live[(attempt_at + attempt) % len(live)]
-                    try:
-                        reply = _send(http, url, token, body)
-                    except httpx.TransportError:  # a killed worker, a refused connection
-                        with run.lock:
-                            run.retries += 1
-                        time.sleep(0.05)
-                        continue
-                    if reply.status_code == 200:
-                        first = reply.json()
-                        break
-                    error = reply.json().get("error", {}) if "json" in reply.headers.get("content-type", "") else {}
-                    details = error.get("details") or {}
-                    if error.get("code") == "EXECUTION_FAILED" and details.get("transient") and "retry-after" in reply.headers:
-                        with run.lock:
-                            run.transient_refusals += 1
-                            run.retries += 1
-                        time.sleep(0.2)  # the server asks for 1 s; a test waits less
-                        continue
-                    with run.lock:
-                        run.untyped_failures.append(f"{ident}: {reply.status_code} {reply.text[:200]}")
-                    time.sleep(0.1)
+                first = answered(http, token, body, ident, attempt_at)
                 elapsed = time.perf_counter() - started
                 if first is None:
                     with run.lock:
@@ -159,15 +166,12 @@ def run_clients(
                     run.answers[ident] = first
                     run.last_name[device] = name
                     run.latencies.append(elapsed)
-                if k % 3 == 2:  # the same call again, to another worker: a replay, identical
-                    live = urls()
-                    try:
-                        again = _send(http, live[(attempt_at + 1) % len(live)], token, body)
-                    except httpx.TransportError:
-                        again = None
-                    if again is not None and again.status_code == 200:
-                        replay = again.json()
-                        with run.lock:
+                if k % 3 == 2:  # the same call again, from another worker on: a replay, identical
+                    replay = answered(http, token, body, ident, attempt_at + 1)
+                    with run.lock:
+                        if replay is None:
+                            run.failed_calls.append(f"{ident} (its replay)")
+                        else:
                             run.replays += 1
                             if replay.pop("replayed", None) is not True or replay != first:
                                 run.replay_mismatches.append(ident)

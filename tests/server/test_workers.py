@@ -53,7 +53,7 @@ def test_four_workers_one_postgres_with_a_killed_worker_and_a_database_restart(p
     assert faults == ["killed worker", "restarted postgres"]
     assert run.failed_calls == [] and run.untyped_failures == []
     assert run.calls == total
-    assert run.replays >= CLIENTS * (CALLS // 3) * 0.9 and run.replay_mismatches == []
+    assert run.replays == CLIENTS * (CALLS // 3) and run.replay_mismatches == []  # every one, through the faults
     assert run.transient_refusals > 0  # the restart was seen, and answered typed
 
     store = open_store(dsn)
