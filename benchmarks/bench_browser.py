@@ -12,9 +12,10 @@
   each on a cold profile (fresh) and warm (a second visit, same profile), alternating, medians of
   ``--rounds``; plus our loader's stages on those loads. Every cold visit stays open
   ``CODE_CACHE_DWELL_MS`` before the browser closes, whatever the page: Chromium writes a wasm
-  module's compiled code to its cache only some time after compiling it, so a visit closed at
-  once leaves the next one uncached, one left a little longer does not (measured: a bare boot's
-  second visit 2,095 ms median after closing at once, 1,701 ms after 3 s).
+  module's compiled code to its cache only some time after compiling it (later on a busy
+  machine), so a visit closed at once leaves the next one uncached, and one left open a few
+  seconds usually does not (measured: a bare boot's second visit 2,095 ms median after closing
+  at once, 1,701 ms after 3 s; just after a CI run, 4 s left all five uncached).
 - calls: the executeTool round trip of a no-op action and of a read observation through our
   stack, next to a bare Pyodide tool (a Python function registered directly with the page's
   modelContext through one proxy, no library) and plain JS tools registered on the same page, on
