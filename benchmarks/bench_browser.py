@@ -217,6 +217,29 @@ def _visit_again(context: BrowserContext, url: str, ready: str) -> tuple[Page, f
         return visit(context, url, ready)
 
 
+def cold_then_warm(pw: Playwright, url: str, ready: str) -> Iterator[tuple[str, Page, float]]:
+    """A first visit on a fresh profile ("cold"), then a second on the same one ("warm"), each in
+    its own browser: yields (visit kind, page, navigation -> ready ms). The cold visit stays open
+    ``CODE_CACHE_DWELL_MS`` once the caller is done with it, whatever the page (the docstring's
+    startup), so the warm one can find Pyodide's compiled wasm in the code cache."""
+    with tempfile.TemporaryDirectory() as profile:
+        for visit_kind in ("cold", "warm"):
+            with browser(pw, WEBMCP, profile) as context:
+                page, ms = _visit_again(context, url, ready)
+                yield visit_kind, page, ms
+                if visit_kind == "cold":
+                    page.wait_for_timeout(CODE_CACHE_DWELL_MS)
+
+
+def check_tools_listed(page: Page) -> None:
+    tools = page.evaluate("async () => (await document.modelContext.getTools()).length")
+    assert tools >= 1, "no tool listed"
+
+
+# The loader's stages, once the page's scripts have all run (the console's run past its first tool).
+LOADER_TIMINGS = "async () => { await window.agentSurface.ready; return window.agentSurface.timings; }"
+
+
 def startup(pw: Playwright, base: str, rounds: int, console_base: str, kinds: list[str] | None = None) -> None:
     runs: dict[tuple[str, str], list[float]] = {}
     stages: list[dict[str, Any]] = []
@@ -229,25 +252,11 @@ def startup(pw: Playwright, base: str, rounds: int, console_base: str, kinds: li
     pages = {kind: page for kind, page in pages.items() if kind == "bare" or kinds is None or kind in kinds}
     for _ in range(rounds):
         for kind, (url, ready) in pages.items():
-            with tempfile.TemporaryDirectory() as profile:
-                for visit_kind in ("cold", "warm"):
-                    with browser(pw, WEBMCP, profile) as context:
-                        page, ms = _visit_again(context, url, ready)
-                        if kind != "bare":
-                            tools = page.evaluate(
-                                "async () => (await document.modelContext.getTools()).length"
-                            )
-                            assert tools >= 1, "no tool listed"
-                            stages.append(
-                                {
-                                    "visit": visit_kind,
-                                    "kind": kind,
-                                    **page.evaluate("async () => { await window.agentSurface.ready; return window.agentSurface.timings; }"),
-                                }
-                            )
-                        runs.setdefault((kind, visit_kind), []).append(ms)
-                        if visit_kind == "cold":
-                            page.wait_for_timeout(CODE_CACHE_DWELL_MS)
+            for visit_kind, page, ms in cold_then_warm(pw, url, ready):
+                if kind != "bare":
+                    check_tools_listed(page)
+                    stages.append({"visit": visit_kind, "kind": kind, **page.evaluate(LOADER_TIMINGS)})
+                runs.setdefault((kind, visit_kind), []).append(ms)
     print(f"startup: navigation -> ready, ms, median of {rounds} rounds (all runs in brackets)")
     for visit_kind in ("cold", "warm"):
         bare = runs[("bare", visit_kind)]

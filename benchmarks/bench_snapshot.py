@@ -7,8 +7,9 @@ agent-surface imported from its zip, ``makeMemorySnapshot()``), then times navig
 tool of the type-hinted page booted from it (pages/snapshot-boot.html: ``_loadSnapshot``, the
 snapshot written to pages/snapshot.bin for the run, fetched beside the runtime) next to the
 same page through our loader (pages/typed.html) and a bare ``loadPyodide`` (pages/bare.html),
-cold and warm (a second visit on the same profile, the first left open ``CODE_CACHE_DWELL_MS``
-as in bench_browser), medians of ``--rounds`` with every round printed. An experiment: the loader does not use snapshots. Needs web/dist and Debian's chromium. Never asserts a timing.
+cold and warm (bench_browser's ``cold_then_warm``: a second visit on the same profile, the first
+left open a few seconds), medians of ``--rounds`` with every round printed. An experiment: the
+loader does not use snapshots. Needs web/dist and Debian's chromium. Never asserts a timing.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import argparse
 import base64
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 from playwright.sync_api import Playwright, sync_playwright
@@ -25,7 +25,7 @@ from playwright.sync_api import Playwright, sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_browser import CODE_CACHE_DWELL_MS, WEBMCP, _runs, browser, visit  # noqa: E402
+from benchmarks.bench_browser import WEBMCP, _runs, browser, check_tools_listed, cold_then_warm, visit  # noqa: E402
 from scripts.serve import start_server  # noqa: E402
 
 SNAPSHOT_FILE = ROOT / "benchmarks" / "pages" / "snapshot.bin"
@@ -68,18 +68,10 @@ def main() -> None:
             runs: dict[tuple[str, str], list[float]] = {}
             for _ in range(args.rounds):
                 for kind, (url, ready) in pages.items():
-                    with tempfile.TemporaryDirectory() as profile:
-                        for visit_kind in ("cold", "warm"):
-                            with browser(pw, WEBMCP, profile) as context:
-                                page, ms = visit(context, url, ready)
-                                if kind != "bare":
-                                    tools = page.evaluate(
-                                        "async () => (await document.modelContext.getTools()).length"
-                                    )
-                                    assert tools >= 1, "no tool listed"
-                                runs.setdefault((kind, visit_kind), []).append(ms)
-                                if visit_kind == "cold":  # as bench_browser's startup: a warm visit finds the code cache
-                                    page.wait_for_timeout(CODE_CACHE_DWELL_MS)
+                    for visit_kind, page, ms in cold_then_warm(pw, url, ready):
+                        if kind != "bare":
+                            check_tools_listed(page)
+                        runs.setdefault((kind, visit_kind), []).append(ms)
             print(f"navigation -> ready, ms, median of {args.rounds} rounds (all rounds in brackets)")
             for visit_kind in ("cold", "warm"):
                 bare = runs[("bare", visit_kind)]
