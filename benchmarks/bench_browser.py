@@ -245,23 +245,31 @@ def startup(pw: Playwright, base: str, rounds: int, console_base: str, kinds: li
     stages: list[dict[str, Any]] = []
     pages = {
         "bare": (f"{base}/benchmarks/pages/bare.html", "window.bareReadyMs"),
+        "bare_stdlib": (f"{base}/benchmarks/pages/bare-stdlib.html", "window.bareReadyMs"),
         "ours": (f"{base}/benchmarks/pages/webmcp.html", "window.firstToolMs"),
         "typed": (f"{base}/benchmarks/pages/typed.html", "window.firstToolMs"),
         "console": (f"{console_base}/index.html", "window.firstToolchangeMs"),
     }
-    pages = {kind: page for kind, page in pages.items() if kind == "bare" or kinds is None or kind in kinds}
+    baselines = ("bare", "bare_stdlib")
+    pages = {kind: page for kind, page in pages.items() if kind in baselines or kinds is None or kind in kinds}
     for _ in range(rounds):
         for kind, (url, ready) in pages.items():
             for visit_kind, page, ms in cold_then_warm(pw, url, ready):
-                if kind != "bare":
+                if kind not in baselines:
                     check_tools_listed(page)
                     stages.append({"visit": visit_kind, "kind": kind, **page.evaluate(LOADER_TIMINGS)})
                 runs.setdefault((kind, visit_kind), []).append(ms)
     print(f"startup: navigation -> ready, ms, median of {rounds} rounds (all runs in brackets)")
+    print(
+        "  (ratio /bare: against npm's Pyodide as it ships; /same runtime: against the same boot with"
+        " the compiled stdlib our loader uses, i.e. the library's own cost)"
+    )
     for visit_kind in ("cold", "warm"):
         bare = runs[("bare", visit_kind)]
+        same = runs[("bare_stdlib", visit_kind)]
         print(f"  {visit_kind}: bare loadPyodide            {statistics.median(bare):7.0f} {_runs(bare)}")
         for kind, label in (
+            ("bare_stdlib", "bare, compiled stdlib  "),
             ("ours", "first tool, JSON Schema"),
             ("typed", "first tool, type hints "),
             ("console", "first tool, the console"),
@@ -270,10 +278,14 @@ def startup(pw: Playwright, base: str, rounds: int, console_base: str, kinds: li
                 continue
             ours = runs[(kind, visit_kind)]
             paired = statistics.median(o / b for o, b in zip(ours, bare, strict=True))
+            against_same = "" if kind == "bare_stdlib" else (
+                f"; /same runtime {statistics.median(ours) / statistics.median(same):.2f}"
+                f" ({statistics.median(o / b for o, b in zip(ours, same, strict=True)):.2f})"
+            )
             print(
                 f"  {visit_kind}: {label}    {statistics.median(ours):7.0f} {_runs(ours)}"
                 f"   ratio /bare {statistics.median(ours) / statistics.median(bare):.2f}"
-                f" (median of per-round ratios {paired:.2f})"
+                f" (median of per-round ratios {paired:.2f}){against_same}"
             )
     print("  our loader's stages, ms (fetch, runtime, boot: from its start; scripts: on their own)")
     for kind in ("ours", "typed", "console"):

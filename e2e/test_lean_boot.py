@@ -33,6 +33,8 @@ def test_the_first_tool_comes_from_the_zip_without_pydantic_or_jsonschema(open_p
     assert ".zip/agent_surface/__init__.py" in page.evaluate("() => window.leanFile")
     # dataclasses' generated methods come from the build's compiled code (agent_surface._compat)
     assert page.evaluate("() => window.leanDataclassExec") == "exec_compiled"
+    # Pyodide booted with the build's stdlib zip, which holds the boot's modules compiled
+    assert page.evaluate("() => window.leanStdlibBytecode()") is True
     # An invalid input right away: the compiled check cannot prove it valid, so jsonschema
     # decides and writes the issue, loaded on first import if the background load is not done.
     refused = _tool_call(page, json.dumps({"name": ""}))

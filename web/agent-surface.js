@@ -7,7 +7,8 @@
 //   <script type="module" src="agent-surface.js" data-packages="my-app"></script>
 //   <script type="module" src="agent-surface.js" data-files="app/__init__.py app/view.py"></script>
 //
-// Loads Pyodide and, while it boots, the `agent-surface` wheel from our pyodide-lock.json plus any
+// Loads Pyodide (with the stdlib zip the runtime build compiled, when it has one) and, while it
+// boots, the `agent-surface` wheel from our pyodide-lock.json plus any
 // `data-packages` (integrity-checked, with their dependencies) and the page's `data-files`
 // (paths relative to the page, written at the same relative path into Python's working directory,
 // which is on sys.path: a package of the app served as plain files); then runs every
@@ -71,13 +72,14 @@ async function fetchLock() {
   return response.json();
 }
 
-// Our wheel as a zip to import from in place (built beside it by the runtime build), or null.
+// Our wheel as a zip to import from in place (built beside it by the runtime build), and the
+// stdlib zip with bytecode to boot with (agent_surface/_runtime_build/stdlib_zip.py), or null.
 async function fetchZipInfo() {
   const url = new URL("agent-surface-zip.json", PYODIDE_URL);
   const response = await fetch(url);
   if (!response.ok) return null; // a runtime built without it: the wheel is installed instead
   const info = await response.json();
-  return { ...info, url: new URL(info.file, url).href };
+  return { ...info, url: new URL(info.file, url).href, stdlibUrl: info.stdlib ? new URL(info.stdlib, url).href : null };
 }
 
 const sri = (hex) => "sha256-" + btoa(String.fromCharCode(...hex.match(/../g).map((h) => parseInt(h, 16))));
@@ -242,6 +244,9 @@ async function boot() {
     packageBaseUrl: PYODIDE_URL.href,
     lockFileContents: plan.leanLock,
     packages,
+    // Python's stdlib with the modules a page imports already compiled: npm's holds only
+    // sources, and compiling them was more than half of the boot.
+    ...(zipInfo?.stdlibUrl ? { stdLibURL: zipInfo.stdlibUrl } : {}),
   });
   // The data-files download while the runtime does (asked for after its own files, which are the
   // longer wait), instead of holding its start back by a round of requests.

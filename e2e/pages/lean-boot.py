@@ -58,8 +58,19 @@ def import_now(name):
         return f"{type(exc).__name__}: {exc}"
 
 
+def stdlib_bytecode():
+    """Whether the stdlib zip Pyodide booted with holds the bytecode of a module every boot
+    imports (the loader's compiled stdlib, agent_surface/_runtime_build/stdlib_zip.py)."""
+    import zipfile
+
+    mounted = next(path for path in sys.path if path.endswith(".zip") and "python3" in path)
+    with zipfile.ZipFile(mounted) as stdlib:
+        return "asyncio/events.pyc" in stdlib.namelist()
+
+
 js.window.leanAtStart = ",".join(at_start)
 js.window.leanDataclassExec = getattr(__import__("dataclasses"), "exec", exec).__name__
 js.window.leanFile = sys.modules["agent_surface"].__file__
 js.window.leanLoadedNow = create_proxy(loaded_now)
 js.window.leanImportNow = create_proxy(import_now)
+js.window.leanStdlibBytecode = create_proxy(stdlib_bytecode)

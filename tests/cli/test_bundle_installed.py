@@ -108,12 +108,13 @@ def test_bundle_from_a_pip_install_builds_the_runtime_in_its_cache(installed: Pa
     for part in (
         "pyodide/pyodide.mjs",
         "pyodide/pyodide.asm.wasm",
-        "pyodide/python_stdlib.zip",
+        "pyodide/python_stdlib_compiled.zip",
     ):
         assert (site / "dist" / part).is_file(), part
     # What the shop's page never loads stays out (cli/bundle_prune): PyScript, Pyodide's source
-    # maps and UMD build, micropip.
+    # maps and UMD build, npm's stdlib zip (the loader boots with the compiled one), micropip.
     assert not (site / "dist" / "pyscript").exists()
+    assert not (site / "dist" / "pyodide" / "python_stdlib.zip").exists()
     assert not list((site / "dist" / "pyodide").glob("*.map"))
     assert not (site / "dist" / "pyodide" / "pyodide.js").exists()
     assert (site / "contract.json").read_bytes() == (app / ".agent-surface" / "contract.json").read_bytes()

@@ -18,8 +18,10 @@ PLAIN = b'<script type="module" src="agent-surface.js"></script>'
 PYSCRIPT = b'<script type="module" src="dist/pyscript/core.js"></script><script type="py"></script>'
 
 
-def _kept(part: str, files: dict[str, bytes], names: list[str]) -> list[str] | None:
-    keep = runtime_filter(part, page_needs(files), LOCK, "shop_app", "agent_surface-1.zip")
+def _kept(
+    part: str, files: dict[str, bytes], names: list[str], stdlib: str | None = "python_stdlib_compiled.zip"
+) -> list[str] | None:
+    keep = runtime_filter(part, page_needs(files), LOCK, "shop_app", "agent_surface-1.zip", stdlib)
     return None if keep is None else [name for name in names if keep(Path(name))]
 
 
@@ -58,12 +60,27 @@ def test_a_page_without_pyscript_ships_neither_pyscript_nor_micropip() -> None:
         "pyodide.asm.wasm",
         "pyodide-lock.json",
         "agent-surface-zip.json",
+        "python_stdlib.zip",
+        "python_stdlib_compiled.zip",
     ]
-    assert _kept("pyodide", files, pyodide) == ["pyodide.mjs", "pyodide.asm.wasm", "agent-surface-zip.json"]
+    # the loader boots with the compiled stdlib: npm's is never loaded
+    assert _kept("pyodide", files, pyodide) == [
+        "pyodide.mjs",
+        "pyodide.asm.wasm",
+        "agent-surface-zip.json",
+        "python_stdlib_compiled.zip",
+    ]
+    # a runtime built without it: the loader boots with npm's
+    assert "python_stdlib.zip" in (_kept("pyodide", files, pyodide, stdlib=None) or [])
 
 
 def test_pyscript_keeps_pyscript_and_micropip_and_a_lone_page_keeps_the_zip() -> None:
     files = {"index.html": PYSCRIPT, "lone.html": PLAIN}
     assert _kept("pyscript", files, ["core.js"]) == ["core.js"]
+    # PyScript boots Pyodide with npm's stdlib
+    assert _kept("pyodide", files, ["python_stdlib.zip", "python_stdlib_compiled.zip"]) == [
+        "python_stdlib.zip",
+        "python_stdlib_compiled.zip",
+    ]
     wheels = ["agent_surface-1.zip", "micropip-0.whl", "numpy-2.whl"]
     assert _kept("wheels", files, wheels) == ["agent_surface-1.zip", "micropip-0.whl"]

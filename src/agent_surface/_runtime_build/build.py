@@ -3,7 +3,9 @@
 Used by ``scripts/build_web.py`` (the repository's ``web/dist``) and by ``agent-surface bundle``.
 Idempotent: every step skips work that is already done and says so.
 
-    <web>/dist/pyodide/     Pyodide runtime (from npm ``pyodide``) and *our* pyodide-lock.json
+    <web>/dist/pyodide/     Pyodide runtime (from npm ``pyodide``), *our* pyodide-lock.json, and
+                            its stdlib zip with bytecode added, which our loader boots with
+                            (stdlib_zip.py)
     <web>/dist/pyscript/    PyScript (npm ``@pyscript/core`` dist/)
     <web>/dist/polyfill/    the WebMCP polyfill's IIFE bundles (npm ``@mcp-b/webmcp-polyfill`` 5.x, and
                             2.3.2 as webmcp-polyfill-2.3.2.iife.js)
@@ -34,6 +36,7 @@ from .._core.errors import AgentSurfaceError
 from .lock import PYTHON_VERSION, LockError, canonical, pyodide_lock
 from .page_zip import page_zip_name, write_page_zip
 from .precompile import PrecompileError, add_dataclass_code, precompile_wheels, record_line
+from .stdlib_zip import COMPILED_STDLIB, write_compiled_stdlib
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,10 +371,11 @@ def build(
         precompile_wheels(layout.dist / "pyodide", shipped_lock, served, say)
         if add_dataclass_code(layout.dist / "pyodide", shipped_lock, own):
             say(f"dataclass code: compiled into {own.name} with Pyodide's CPython")
+        write_compiled_stdlib(layout.dist / "pyodide", shipped_lock, served, say)
     except PrecompileError as exc:
         raise BuildError(str(exc)) from None
     write_lock(layout, served)
-    written = write_page_zip(own, layout.dist)
+    written = write_page_zip(own, layout.dist, stdlib=COMPILED_STDLIB)
     say(f"wrote {page_zip_name(own)} (the page imports it in place)" if written else "page zip up to date")
     say(f"done: {layout.dist.name} is ready")
 

@@ -8,9 +8,12 @@ beside ``mod.py`` (never ``__pycache__/``), so each precompiled pyc is stored th
 are unchecked hash-based pycs, used without reading the source, which stays for tracebacks.
 
     <dist>/wheels/agent_surface-<version>.zip      the wheel's files, pycs beside their sources
-    <dist>/pyodide/agent-surface-zip.json          {file, sha256, wheel_sha256}: the loader
-                                                   uses the zip only when wheel_sha256 is the
-                                                   locked wheel's (built from the same wheel)
+    <dist>/pyodide/agent-surface-zip.json          {file, sha256, wheel_sha256[, stdlib]}: the
+                                                   loader uses the zip only when wheel_sha256 is
+                                                   the locked wheel's (built from the same
+                                                   wheel); ``stdlib``, when present, is the
+                                                   stdlib zip with bytecode it boots Pyodide
+                                                   with (stdlib_zip.py), beside this file
 """
 
 from __future__ import annotations
@@ -53,8 +56,9 @@ def page_zip_name(wheel: Path) -> str:
     return f"agent_surface-{wheel.name.split('-')[1]}.zip"
 
 
-def write_page_zip(wheel: Path, dist: Path) -> bool:
-    """Write the zip for ``wheel`` (in ``dist/wheels``) and its info file; False when up to date."""
+def write_page_zip(wheel: Path, dist: Path, stdlib: str | None = None) -> bool:
+    """Write the zip for ``wheel`` (in ``dist/wheels``) and its info file, naming ``stdlib`` (a
+    file in ``dist/pyodide``) when given; False when up to date."""
     data = page_zip_bytes(wheel)
     zip_path = dist / "wheels" / page_zip_name(wheel)
     info = {
@@ -62,6 +66,8 @@ def write_page_zip(wheel: Path, dist: Path) -> bool:
         "sha256": hashlib.sha256(data).hexdigest(),
         "wheel_sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
     }
+    if stdlib is not None and (dist / "pyodide" / stdlib).is_file():
+        info["stdlib"] = stdlib
     info_path = dist / "pyodide" / ZIP_INFO
     text = json.dumps(info, indent=1) + "\n"
     if zip_path.exists() and info_path.exists() and info_path.read_text() == text:

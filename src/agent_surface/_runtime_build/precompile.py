@@ -28,7 +28,8 @@ DATACLASS_CODE_MEMBER = f"agent_surface/{DATACLASS_CODE}"  # where our wheel car
 
 # Node: boot the vendored Pyodide (with the lock given as argv[2]: a first build has not written
 # its own yet), compile every {name, source} read from stdin as an unchecked hash-based pyc,
-# answer [{name, pyc (base64)}] on stdout.
+# answer [{name, pyc (base64)}] on stdout; a source that does not compile gets no pyc (its
+# import compiles it in the page and reports the error there, as without this step).
 _NODE_COMPILER = """
 const { loadPyodide } = await import(process.argv[1] + "/pyodide.mjs");
 const chunks = [];
@@ -42,12 +43,28 @@ from importlib.util import source_hash
 compiled = []
 for item in json.loads(sources_json):
     source = item["source"].encode()
-    code = compile(source, item["name"].partition("!")[2], "exec", dont_inherit=True)
+    try:
+        code = compile(source, item["name"].partition("!")[2], "exec", dont_inherit=True)
+    except SyntaxError:
+        continue
     pyc = _code_to_hash_pyc(code, source_hash(source), checked=False)
     compiled.append({"name": item["name"], "pyc": base64.b64encode(bytes(pyc)).decode()})
 json.dumps(compiled)
 `));
 """
+
+
+# Python, in the two Node runs below: import every module of agent_surface a page can import
+# without other packages (a module that needs one, or a browser, is skipped: its classes compile
+# in the page, its imports are not recorded).
+_IMPORT_PAGE_MODULES = """import agent_surface
+for info in pkgutil.walk_packages(agent_surface.__path__, "agent_surface."):
+    if info.name.split(".")[1] in ("cli", "server", "compiler", "testing"):
+        continue
+    try:
+        importlib.import_module(info.name)
+    except Exception:
+        pass"""
 
 
 # Node: boot the vendored Pyodide, import agent_surface from the wheel given as argv[3] (every
@@ -67,17 +84,31 @@ def recording(source, globals=None, locals=None, /):
         compiled[source] = compile(source, "<string>", "exec", dont_inherit=True)
     return builtins.exec(source, globals, locals)
 dataclasses.exec = recording
-import agent_surface
-for info in pkgutil.walk_packages(agent_surface.__path__, "agent_surface."):
-    if info.name.split(".")[1] in ("cli", "server", "compiler", "testing"):
-        continue
-    try:
-        importlib.import_module(info.name)
-    except Exception:
-        pass  # needs a package or a browser this build does not have: its classes compile in the page
+%IMPORT_PAGE_MODULES%
 base64.b64encode(importlib.util.MAGIC_NUMBER + marshal.dumps(compiled)).decode()
 `));
-"""
+""".replace("%IMPORT_PAGE_MODULES%", _IMPORT_PAGE_MODULES)
+
+
+# Node: boot the vendored Pyodide, install the wheels given as argv[3] (a JSON list of paths), import
+# agent_surface (every module a page can import), pydantic, jsonschema and micropip, and answer
+# the stdlib files imported by then (relative to the stdlib zip), as a JSON list, on stdout.
+_NODE_STDLIB_IMPORTS = """
+const { loadPyodide } = await import(process.argv[1] + "/pyodide.mjs");
+const pyodide = await loadPyodide({ indexURL: process.argv[1] + "/", lockFileURL: process.argv[2] });
+await pyodide.loadPackage(JSON.parse(process.argv[3]), { messageCallback: () => {} });
+process.stdout.write(pyodide.runPython(`
+import importlib, json, pkgutil, sys
+from agent_surface._compat import import_jsonschema
+%IMPORT_PAGE_MODULES%
+import pydantic, micropip
+import_jsonschema()
+prefix = "/lib/python314.zip/"
+files = {getattr(module, "__file__", None) or "" for module in list(sys.modules.values())}
+sources = {name[: -1] if name.endswith(".pyc") else name for name in files}  # a module read from its pyc
+json.dumps(sorted(name.removeprefix(prefix) for name in sources if name.startswith(prefix)))
+`));
+""".replace("%IMPORT_PAGE_MODULES%", _IMPORT_PAGE_MODULES)
 
 
 class PrecompileError(AgentSurfaceError):
@@ -124,6 +155,32 @@ def _compile(pyodide_dir: Path, lock_file: Path, sources: dict[str, str]) -> dic
     if result.returncode != 0:
         raise PrecompileError(f"compiling with Pyodide failed:\n{result.stderr.strip()[-2000:]}")
     return {item["name"]: base64.b64decode(item["pyc"]) for item in json.loads(result.stdout)}
+
+
+def compile_sources(pyodide_dir: Path, lock_file: Path, sources: dict[str, str]) -> dict[str, bytes]:
+    """{file name: source} -> {file name: unchecked hash-based pyc}, compiled by Pyodide's CPython
+    in one run; the file name is the one compiled into the code. A source with a syntax error is
+    left out."""
+    compiled = _compile(pyodide_dir, lock_file, {f"!{name}": text for name, text in sources.items()})
+    return {name.removeprefix("!"): pyc for name, pyc in compiled.items()}
+
+
+def stdlib_imports(pyodide_dir: Path, lock_file: Path, wheels: list[Path]) -> list[str]:
+    """The stdlib files (``asyncio/events.py``...) a page imports once Pyodide has booted and
+    agent-surface, its dependencies and micropip are imported: what is worth compiling ahead."""
+    node = shutil.which("node")
+    if node is None:
+        raise PrecompileError("node is not installed (it runs Pyodide to compile the wheels)")
+    paths = json.dumps([str(wheel.resolve()) for wheel in wheels])
+    result = subprocess.run(
+        [node, "--input-type=module", "-e", _NODE_STDLIB_IMPORTS, str(pyodide_dir.resolve()), str(lock_file.resolve()), paths],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise PrecompileError(f"importing the runtime's packages in Pyodide failed:\n{result.stderr.strip()[-2000:]}")
+    names: list[str] = json.loads(result.stdout)
+    return names
 
 
 def record_line(name: str, data: bytes) -> str:
@@ -187,5 +244,6 @@ def precompile_wheels(
     }
     compiled = _compile(pyodide_dir, lock_file, everything)
     for wheel, sources in pending.items():
-        _rewrite(wheel, {name: compiled[f"{wheel.name}!{name}"] for name in sources})
+        keys = {name: f"{wheel.name}!{name}" for name in sources}
+        _rewrite(wheel, {name: compiled[key] for name, key in keys.items() if key in compiled})
     say(f"bytecode: compiled {len(everything)} modules in {len(pending)} wheel(s) with Pyodide's CPython")

@@ -146,12 +146,13 @@ def _static_files(config: ProjectConfig) -> dict[str, bytes]:
     }
 
 
-def _zip_file(web: Path) -> str | None:
-    """The file name of agent-surface's zip in the runtime's wheels/, if it has one."""
+def _zip_info(web: Path, key: str) -> str | None:
+    """The file name the runtime's agent-surface-zip.json gives for ``key`` (``file``:
+    agent-surface's zip in wheels/; ``stdlib``: the compiled stdlib zip), if any."""
     info = web / "dist" / "pyodide" / "agent-surface-zip.json"
     if not info.is_file():
         return None
-    return str(json.loads(info.read_text()).get("file", "")).rsplit("/", 1)[-1] or None
+    return str(json.loads(info.read_text()).get(key, "")).rsplit("/", 1)[-1] or None
 
 
 def _write_if_changed(path: Path, data: bytes) -> bool:
@@ -192,7 +193,9 @@ def bundle(
     needs = page_needs(_static_files(config))
     try:
         for part in RUNTIME_PARTS:  # only what the pages load (bundle_prune)
-            keep = runtime_filter(part, needs, lock["packages"], config.name, _zip_file(web))
+            keep = runtime_filter(
+                part, needs, lock["packages"], config.name, _zip_info(web, "file"), _zip_info(web, "stdlib")
+            )
             if keep is not None:
                 sync_tree(web / "dist" / part, out / "dist" / part, keep)
         sync_file(web / EMBED_SCRIPT, out / EMBED_SCRIPT)

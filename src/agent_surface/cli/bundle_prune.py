@@ -3,7 +3,9 @@
 - PyScript (``dist/pyscript/``, ~4.7 MB) unless a bundled file mentions it;
 - wheels outside the lock's closure of what the pages load (agent-surface, the app, every
   ``data-packages`` name, and micropip for PyScript), e.g. micropip for a page without PyScript;
-- Pyodide's source maps and its UMD build (``pyodide.js``): the loader imports ``pyodide.mjs``.
+- Pyodide's source maps and its UMD build (``pyodide.js``): the loader imports ``pyodide.mjs``;
+- npm's ``python_stdlib.zip`` when the runtime has the compiled one the loader boots with
+  (_runtime_build/stdlib_zip.py), unless PyScript, which boots with npm's, is bundled.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .._runtime_build.lock import canonical
+from .._runtime_build.stdlib_zip import STDLIB
 
 _DATA_PACKAGES = re.compile(r"""data-packages\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
 _EMBED = re.compile(r"""<script[^>]*agent-surface\.js""", re.IGNORECASE)
@@ -64,16 +67,23 @@ def closure(lock_packages: Mapping[str, Any], roots: Iterable[str]) -> set[str]:
 
 
 def runtime_filter(
-    part: str, needs: PageNeeds, lock_packages: Mapping[str, Any], app: str, zip_file: str | None
+    part: str,
+    needs: PageNeeds,
+    lock_packages: Mapping[str, Any],
+    app: str,
+    zip_file: str | None,
+    stdlib: str | None = None,
 ) -> Callable[[Path], bool] | None:
     """A file filter for one runtime part (``pyodide``, ``pyscript``, ``wheels``), or None to
-    leave the part out entirely."""
+    leave the part out entirely. ``stdlib``: the compiled stdlib zip the runtime's loader boots
+    with, if it has one."""
     if part == "pyscript":
         return (lambda path: True) if needs.pyscript else None
     if part == "pyodide":
+        unused = {*_PYODIDE_UNUSED, *((STDLIB,) if stdlib and not needs.pyscript else ())}
         return lambda path: (
             path.name != "pyodide-lock.json"
-            and not (path.name in _PYODIDE_UNUSED or path.name.endswith(_PYODIDE_UNUSED_SUFFIXES))
+            and not (path.name in unused or path.name.endswith(_PYODIDE_UNUSED_SUFFIXES))
         )
     roots = {"agent-surface", canonical(app), *needs.packages} | ({"micropip"} if needs.pyscript else set())
     loaded = closure(lock_packages, roots)
