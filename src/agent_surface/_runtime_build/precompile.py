@@ -27,9 +27,10 @@ CACHE_TAG = "cpython-314"
 DATACLASS_CODE_MEMBER = f"agent_surface/{DATACLASS_CODE}"  # where our wheel carries it
 
 # Node: boot the vendored Pyodide (with the lock given as argv[2]: a first build has not written
-# its own yet), compile every {name, source} read from stdin as an unchecked hash-based pyc,
-# answer [{name, pyc (base64)}] on stdout; a source that does not compile gets no pyc (its
-# import compiles it in the page and reports the error there, as without this step).
+# its own yet), compile every {name, filename, source} read from stdin as an unchecked hash-based
+# pyc (``filename`` is the one compiled into the code), answer [{name, pyc (base64)}] on stdout;
+# a source that does not compile gets no pyc (its import compiles it in the page and reports the
+# error there, as without this step).
 _NODE_COMPILER = """
 const { loadPyodide } = await import(process.argv[1] + "/pyodide.mjs");
 const chunks = [];
@@ -44,7 +45,7 @@ compiled = []
 for item in json.loads(sources_json):
     source = item["source"].encode()
     try:
-        code = compile(source, item["name"].partition("!")[2], "exec", dont_inherit=True)
+        code = compile(source, item["filename"], "exec", dont_inherit=True)
     except SyntaxError:
         continue
     pyc = _code_to_hash_pyc(code, source_hash(source), checked=False)
@@ -134,52 +135,45 @@ def _sources(wheel: Path) -> dict[str, str] | None:
         }
 
 
-def _compile(pyodide_dir: Path, lock_file: Path, sources: dict[str, str]) -> dict[str, bytes]:
+def _run_in_pyodide(script: str, args: list[str], what: str, stdin: str | None = None) -> str:
+    """Run a Node ``script`` (it boots the vendored Pyodide itself) with ``args``; its stdout.
+    ``what`` names the step in the error raised when node is missing or the script fails."""
     node = shutil.which("node")
     if node is None:
         raise PrecompileError("node is not installed (it runs Pyodide to compile the wheels)")
-    request = json.dumps([{"name": name, "source": text} for name, text in sources.items()])
     result = subprocess.run(
-        [
-            node,
-            "--input-type=module",
-            "-e",
-            _NODE_COMPILER,
-            str(pyodide_dir.resolve()),
-            str(lock_file.resolve()),
-        ],
-        input=request,
-        capture_output=True,
-        text=True,
+        [node, "--input-type=module", "-e", script, *args], input=stdin, capture_output=True, text=True
     )
     if result.returncode != 0:
-        raise PrecompileError(f"compiling with Pyodide failed:\n{result.stderr.strip()[-2000:]}")
-    return {item["name"]: base64.b64decode(item["pyc"]) for item in json.loads(result.stdout)}
+        raise PrecompileError(f"{what} with Pyodide failed:\n{result.stderr.strip()[-2000:]}")
+    return result.stdout
+
+
+def _compile(pyodide_dir: Path, lock_file: Path, sources: dict[str, tuple[str, str]]) -> dict[str, bytes]:
+    """{name: (file name, source)} -> {name: pyc}, in one Pyodide run; a syntax error gets none."""
+    request = json.dumps(
+        [{"name": name, "filename": filename, "source": text} for name, (filename, text) in sources.items()]
+    )
+    args = [str(pyodide_dir.resolve()), str(lock_file.resolve())]
+    answer = _run_in_pyodide(_NODE_COMPILER, args, "compiling", stdin=request)
+    return {item["name"]: base64.b64decode(item["pyc"]) for item in json.loads(answer)}
 
 
 def compile_sources(pyodide_dir: Path, lock_file: Path, sources: dict[str, str]) -> dict[str, bytes]:
     """{file name: source} -> {file name: unchecked hash-based pyc}, compiled by Pyodide's CPython
     in one run; the file name is the one compiled into the code. A source with a syntax error is
     left out."""
-    compiled = _compile(pyodide_dir, lock_file, {f"!{name}": text for name, text in sources.items()})
-    return {name.removeprefix("!"): pyc for name, pyc in compiled.items()}
+    return _compile(pyodide_dir, lock_file, {name: (name, text) for name, text in sources.items()})
 
 
 def stdlib_imports(pyodide_dir: Path, lock_file: Path, wheels: list[Path]) -> list[str]:
     """The stdlib files (``asyncio/events.py``...) a page imports once Pyodide has booted and
     agent-surface, its dependencies and micropip are imported: what is worth compiling ahead."""
-    node = shutil.which("node")
-    if node is None:
-        raise PrecompileError("node is not installed (it runs Pyodide to compile the wheels)")
     paths = json.dumps([str(wheel.resolve()) for wheel in wheels])
-    result = subprocess.run(
-        [node, "--input-type=module", "-e", _NODE_STDLIB_IMPORTS, str(pyodide_dir.resolve()), str(lock_file.resolve()), paths],
-        capture_output=True,
-        text=True,
+    args = [str(pyodide_dir.resolve()), str(lock_file.resolve()), paths]
+    names: list[str] = json.loads(
+        _run_in_pyodide(_NODE_STDLIB_IMPORTS, args, "importing the runtime's packages")
     )
-    if result.returncode != 0:
-        raise PrecompileError(f"importing the runtime's packages in Pyodide failed:\n{result.stderr.strip()[-2000:]}")
-    names: list[str] = json.loads(result.stdout)
     return names
 
 
@@ -215,18 +209,9 @@ def add_dataclass_code(pyodide_dir: Path, lock_file: Path, wheel: Path) -> bool:
     with zipfile.ZipFile(wheel) as archive:
         if name in archive.namelist():
             return False
-    node = shutil.which("node")
-    if node is None:
-        raise PrecompileError("node is not installed (it runs Pyodide to compile the wheels)")
-    result = subprocess.run(
-        [node, "--input-type=module", "-e", _NODE_DATACLASS_CODE]
-        + [str(p.resolve()) for p in (pyodide_dir, lock_file, wheel)],
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        raise PrecompileError(f"compiling dataclass code with Pyodide failed:\n{result.stderr.strip()[-2000:]}")
-    _rewrite(wheel, {}, extra={name: base64.b64decode(result.stdout)})
+    args = [str(p.resolve()) for p in (pyodide_dir, lock_file, wheel)]
+    code = _run_in_pyodide(_NODE_DATACLASS_CODE, args, "compiling dataclass code")
+    _rewrite(wheel, {}, extra={name: base64.b64decode(code)})
     return True
 
 
@@ -240,10 +225,9 @@ def precompile_wheels(
         say("bytecode: every wheel is compiled already")
         return
     everything = {
-        f"{wheel.name}!{name}": text for wheel, sources in pending.items() for name, text in sources.items()
+        f"{wheel.name}!{name}": (name, text) for wheel, sources in pending.items() for name, text in sources.items()
     }
     compiled = _compile(pyodide_dir, lock_file, everything)
     for wheel, sources in pending.items():
-        keys = {name: f"{wheel.name}!{name}" for name in sources}
-        _rewrite(wheel, {name: compiled[key] for name, key in keys.items() if key in compiled})
+        _rewrite(wheel, {name: compiled[key] for name in sources if (key := f"{wheel.name}!{name}") in compiled})
     say(f"bytecode: compiled {len(everything)} modules in {len(pending)} wheel(s) with Pyodide's CPython")

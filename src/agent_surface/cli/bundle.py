@@ -146,13 +146,13 @@ def _static_files(config: ProjectConfig) -> dict[str, bytes]:
     }
 
 
-def _zip_info(web: Path, key: str) -> str | None:
-    """The file name the runtime's agent-surface-zip.json gives for ``key`` (``file``:
-    agent-surface's zip in wheels/; ``stdlib``: the compiled stdlib zip), if any."""
-    info = web / "dist" / "pyodide" / "agent-surface-zip.json"
-    if not info.is_file():
-        return None
-    return str(json.loads(info.read_text()).get(key, "")).rsplit("/", 1)[-1] or None
+def _zip_info(web: Path) -> tuple[str | None, str | None]:
+    """The file names the runtime's agent-surface-zip.json gives, if it has one: agent-surface's
+    zip in wheels/ (``file``) and the compiled stdlib zip (``stdlib``), each None when absent."""
+    path = web / "dist" / "pyodide" / "agent-surface-zip.json"
+    info = json.loads(path.read_text()) if path.is_file() else {}
+    zip_file, stdlib = (str(info.get(key, "")).rsplit("/", 1)[-1] or None for key in ("file", "stdlib"))
+    return zip_file, stdlib
 
 
 def _write_if_changed(path: Path, data: bytes) -> bool:
@@ -191,11 +191,10 @@ def bundle(
     out.mkdir(parents=True, exist_ok=True)
     lock = json.loads((web / "dist" / "pyodide" / "pyodide-lock.json").read_text())
     needs = page_needs(_static_files(config))
+    zip_file, stdlib = _zip_info(web)
     try:
         for part in RUNTIME_PARTS:  # only what the pages load (bundle_prune)
-            keep = runtime_filter(
-                part, needs, lock["packages"], config.name, _zip_info(web, "file"), _zip_info(web, "stdlib")
-            )
+            keep = runtime_filter(part, needs, lock["packages"], config.name, zip_file, stdlib)
             if keep is not None:
                 sync_tree(web / "dist" / part, out / "dist" / part, keep)
         sync_file(web / EMBED_SCRIPT, out / EMBED_SCRIPT)
