@@ -339,7 +339,7 @@ def calls(pw: Playwright, base: str, count: int, rounds: int = 1) -> None:
             if script is NATIVE_CALLS:  # only the native shape has modelContext when the page starts
                 context.add_init_script(EXECUTE_TIMING)
             page, _ = visit(context, f"{base}/benchmarks/pages/{page_name}", "window.firstToolMs")
-            # Steady state: agent-surface's deferred dependencies loaded (until then calls start
+            # Steady state: agentsurface's deferred dependencies loaded (until then calls start
             # as tasks of the loop rather than eagerly).
             page.evaluate("() => window.agentSurface.complete.then(() => null)")
             page.evaluate(f"() => {{ {TIME_CALLS} }}")

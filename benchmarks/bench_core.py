@@ -35,7 +35,7 @@ from workload import (
     use_clock,
 )
 
-from agent_surface import AgentSurfaceRegistry
+from agentsurface import AgentSurfaceRegistry
 
 # ----------------------------------------------------------------------------- workloads
 
@@ -79,7 +79,7 @@ def main() -> None:
         ("snapshot at 100", snapshot_of(r100)),
     ]
     print(
-        f"agent-surface core benchmark — Python {sys.version.split()[0]}, median ms/op over batches ({clock})"
+        f"agentsurface core benchmark — Python {sys.version.split()[0]}, median ms/op over batches ({clock})"
     )
     print(f"{'workload':<26} {'ours ms/op':>11}")
     for name, fn in rows:

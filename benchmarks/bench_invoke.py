@@ -19,8 +19,8 @@ from typing import Any
 
 from workload import SIDE_BY_SIDE, add_clock_option, median_ms_async, populated, use_clock
 
-from agent_surface import authenticated, rate_limit
-from agent_surface._core.jsonvalue import canonical_json, digest
+from agentsurface import authenticated, rate_limit
+from agentsurface._core.jsonvalue import canonical_json, digest
 
 
 def digest_payload() -> dict[str, Any]:

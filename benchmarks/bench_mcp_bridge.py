@@ -1,8 +1,8 @@
-"""Figures for ``agent-surface mcp`` on the devices console, printed (never asserted).
+"""Figures for ``agentsurface mcp`` on the devices console, printed (never asserted).
 
     .venv/bin/python benchmarks/bench_mcp_bridge.py [--calls 200] [--changes 20]
 
-- startup: from starting ``agent-surface mcp URL --headless`` (it launches its own Chromium) to
+- startup: from starting ``agentsurface mcp URL --headless`` (it launches its own Chromium) to
   the first tools/list answer, and to the first answer that lists the page's tools (the page
   has booted Pyodide and registered them).
 - calls: one read tool (``view_devices__filters__active``) through the bridge (MCP SDK client
@@ -56,7 +56,7 @@ ONE_IN_PAGE = """async (name) => {
 
 
 def bridge(*args: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "agent_surface", "mcp", *args])
+    return StdioServerParameters(command=sys.executable, args=["-m", "agentsurface", "mcp", *args])
 
 
 def pct(values: list[float], q: float) -> float:

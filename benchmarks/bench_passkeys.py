@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.server.soft_authenticator import SoftAuthenticator  # noqa: E402
 
-from agent_surface.server import Caller, open_store  # noqa: E402
-from agent_surface.server.passkeys import PasskeyConfig, Passkeys  # noqa: E402
+from agentsurface.server import Caller, open_store  # noqa: E402
+from agentsurface.server.passkeys import PasskeyConfig, Passkeys  # noqa: E402
 
 ORIGIN = "https://devices.example"
 

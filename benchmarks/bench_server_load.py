@@ -34,8 +34,8 @@ import httpx
 from pydantic import BaseModel, Field
 from starlette.requests import Request
 
-from agent_surface import ProcedureContract
-from agent_surface.server import (
+from agentsurface import ProcedureContract
+from agentsurface.server import (
     Caller,
     ProcedureCall,
     ProcedureServer,

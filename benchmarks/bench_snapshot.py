@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_snapshot.py [--rounds 5]
 
 Makes a snapshot in Chromium (pages/snapshot-make.html: ``loadPyodide({_makeSnapshot: true})``,
-agent-surface imported from its zip, ``makeMemorySnapshot()``), then times navigation -> first
+agentsurface imported from its zip, ``makeMemorySnapshot()``), then times navigation -> first
 tool of the type-hinted page booted from it (pages/snapshot-boot.html: ``_loadSnapshot``, the
 snapshot written to pages/snapshot.bin for the run, fetched beside the runtime) next to the
 same page through our loader (pages/typed.html) and a bare ``loadPyodide`` (pages/bare.html),
@@ -56,7 +56,7 @@ def main() -> None:
         with sync_playwright() as pw:
             snapshot = make_snapshot(pw, base)
             print(
-                f"snapshot: {len(snapshot) / 1e6:.1f} MB (agent-surface imported; the typed page's script not run)"
+                f"snapshot: {len(snapshot) / 1e6:.1f} MB (agentsurface imported; the typed page's script not run)"
             )
             SNAPSHOT_FILE.write_bytes(snapshot)  # served beside the page (HTTP cache and all), removed after
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from workload import SIDE_BY_SIDE, add_clock_option, median_ms, populated, use_clock
 
-from agent_surface import AgentSurfaceRegistry, Consumer
-from agent_surface.toolset import AgentTool, AgentToolset
+from agentsurface import AgentSurfaceRegistry, Consumer
+from agentsurface.toolset import AgentTool, AgentToolset
 
 CONSUMER = Consumer("bench", "embedded")
 

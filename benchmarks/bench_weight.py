@@ -4,7 +4,7 @@ bare Pyodide distribution and a bare ``loadPyodide`` page.
     .venv/bin/python benchmarks/bench_weight.py
 
 - on disk: the bare Pyodide distribution (the files a ``loadPyodide`` boot needs), web/dist as
-  built, and ``agent-surface bundle`` of the test shop app (tests/fixtures/shop_app), by part;
+  built, and ``agentsurface bundle`` of the test shop app (tests/fixtures/shop_app), by part;
 - transferred (CDP ``Network.loadingFinished`` encodedDataLength, cold profile, no HTTP
   compression from the test server): the bare page, our JSON-Schema and type-hinted benchmark
   pages and the bundled shop, to their first tool and once the background loads are done.
@@ -93,7 +93,7 @@ def transferred(pw: Playwright, url: str, ready: str, complete: bool) -> tuple[i
 def bundle_shop(work: Path) -> Path:
     app = work / "app"
     shutil.copytree(ROOT / "tests" / "fixtures" / "shop_app", app)
-    cli = [sys.executable, "-m", "agent_surface"]
+    cli = [sys.executable, "-m", "agentsurface"]
     subprocess.run([*cli, "snapshot"], cwd=app, check=True, capture_output=True)
     subprocess.run([*cli, "bundle", "--out", str(work / "site")], cwd=app, check=True, capture_output=True)
     return work / "site"

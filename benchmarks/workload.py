@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentSurfaceRegistry,
     ComponentBinding,

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_surface.server import StoreConfigError, StoreUnavailable, describe_dsn, sqlite_path, store_kind
+from agentsurface.server import StoreConfigError, StoreUnavailable, describe_dsn, sqlite_path, store_kind
 
 from .api import DEFAULT_RATE_LIMIT
 from .asgi import DATABASE_ENV, RATE_LIMIT_ENV, parse_rate_limit
@@ -116,7 +116,7 @@ def serve_workers(args: argparse.Namespace, db: str | Path, rate_limit: object) 
     """Seed once here, then serve from ``args.workers`` processes sharing the database."""
     from uvicorn.supervisors import Multiprocess
 
-    from agent_surface.server import server_config
+    from agentsurface.server import server_config
 
     if str(db) == MEMORY:
         print("error: several workers need a database file or PostgreSQL, not :memory:", file=sys.stderr)

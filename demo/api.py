@@ -2,7 +2,7 @@
 
 The app has no routes of its own: its reads (``session.describe``, ``devices.query``) are
 procedures like the rest (``demo.procedures``), served by one
-:class:`~agent_surface.server.ProcedureServer`.
+:class:`~agentsurface.server.ProcedureServer`.
 
 - Authentication: ``Authorization: Bearer <token>`` names a user of the database. The page's agent
   bridge marks its calls with ``X-Agent-Surface-Channel: agent``: the agent acting for a user is
@@ -26,8 +26,8 @@ from dataclasses import replace
 
 from starlette.requests import Request
 
-from agent_surface.bridge import CHANNEL_HEADER
-from agent_surface.server import Caller, CallRecord, RateLimit
+from agentsurface.bridge import CHANNEL_HEADER
+from agentsurface.server import Caller, CallRecord, RateLimit
 
 from .db import AuditEntry, Store, Tx, iso_seconds
 from .procedures import PERMISSIONS, SERVED, Channel, Session

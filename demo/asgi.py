@@ -1,7 +1,7 @@
 """The demo as an ASGI app factory for several worker processes (``python -m demo --workers 4``).
 
 Each worker calls :func:`create`, which opens its own connection pool to the database named by
-``AGENT_SURFACE_DEMO_DATABASE`` (already seeded by the parent process) and builds the app. What
+``AGENTSURFACE_DEMO_DATABASE`` (already seeded by the parent process) and builds the app. What
 the workers share lives in that database: invocation records, rate-limit budgets, the audit.
 """
 
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import os
 
-from agent_surface.server import RateLimit
+from agentsurface.server import RateLimit
 
 from .api import DEFAULT_RATE_LIMIT
 from .backend import ROOT, ApiHeaders, create_app
 from .db import open_store
 
-DATABASE_ENV = "AGENT_SURFACE_DEMO_DATABASE"
-RATE_LIMIT_ENV = "AGENT_SURFACE_DEMO_RATE_LIMIT"
+DATABASE_ENV = "AGENTSURFACE_DEMO_DATABASE"
+RATE_LIMIT_ENV = "AGENTSURFACE_DEMO_RATE_LIMIT"
 
 
 def parse_rate_limit(text: str) -> RateLimit:

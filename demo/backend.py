@@ -1,6 +1,6 @@
 """The demo's server: one Starlette app on uvicorn, one origin (so the page needs no CORS).
 
-- ``/api/agent/...``: the library's :class:`~agent_surface.server.ProcedureServer` serving every
+- ``/api/agent/...``: the library's :class:`~agentsurface.server.ProcedureServer` serving every
   procedure (``demo.procedures``: the devices operations and the app's own reads, such as
   ``session.describe``) and their backend manifest, with the demo's hooks (``demo.api``);
 - any other ``/api/...``: a typed 404 (``demo.errors``);
@@ -38,7 +38,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent_surface.server import ProcedureServer, RateLimit, ServerLimits, refusal_response, server_config
+from agentsurface.server import ProcedureServer, RateLimit, ServerLimits, refusal_response, server_config
 
 from .api import DEFAULT_RATE_LIMIT, AuditLog, Authenticator
 from .db import MEMORY, Store, is_postgres

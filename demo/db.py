@@ -1,7 +1,7 @@
 """The demo backend's store: schema, typed rows, and transactional operations.
 
 The database is the library's invocation store, chosen by a DSN: SQLite
-(:class:`~agent_surface.server.SqliteInvocationStore`, WAL mode for a file, one shared connection
+(:class:`~agentsurface.server.SqliteInvocationStore`, WAL mode for a file, one shared connection
 for ``":memory:"``, the default) or PostgreSQL (``postgresql://...``, for several workers or
 hosts). It also holds the demo's own tables: the
 procedure server records each invocation in the same transaction as the procedure's writes and
@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from agent_surface.server import InvocationStore, SqliteInvocationStore, sqlite_path
-from agent_surface.server import open_store as open_invocation_store
+from agentsurface.server import InvocationStore, SqliteInvocationStore, sqlite_path
+from agentsurface.server import open_store as open_invocation_store
 
 T = TypeVar("T")
 
@@ -435,9 +435,9 @@ def _drop_postgres_tables(dsn: str) -> None:
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(
-            "DROP TABLE IF EXISTS audit, meta, devices, users, tenants, agent_surface_invocations,"
-            " agent_surface_rate_limits, agent_surface_challenges, agent_surface_passkeys,"
-            " agent_surface_passkey_ceremonies, agent_surface_schema_version CASCADE"
+            "DROP TABLE IF EXISTS audit, meta, devices, users, tenants, agentsurface_invocations,"
+            " agentsurface_rate_limits, agentsurface_challenges, agentsurface_passkeys,"
+            " agentsurface_passkey_ceremonies, agentsurface_schema_version CASCADE"
         )
 
 

@@ -2,14 +2,14 @@
 server's, in the server's typed shape (``{"ok": false, "error": {...}}``) on its closed code set.
 
 Everything else under ``/api`` (the app's reads included) is the procedure server's, with its
-own refusals (:mod:`agent_surface.server`).
+own refusals (:mod:`agentsurface.server`).
 """
 
 from __future__ import annotations
 
-from agent_surface.server import Refusal, capability_error
+from agentsurface.server import Refusal, capability_error
 
-ROUTES_HINT = "POST /api/agent/procedures/<name>, GET /api/agent/.well-known/agent-surface/procedures"
+ROUTES_HINT = "POST /api/agent/procedures/<name>, GET /api/agent/.well-known/agentsurface/procedures"
 
 
 def route_not_found() -> Refusal:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from agent_surface.server import Caller, InvocationStore, ServedProcedure
-from agent_surface.server.passkeys import PasskeyConfig, Passkeys
+from agentsurface.server import Caller, InvocationStore, ServedProcedure
+from agentsurface.server.passkeys import PasskeyConfig, Passkeys
 
 from .procedures import Session
 

@@ -2,7 +2,7 @@
 over the demo's tables, and who may call them.
 
 Routing, input validation, authorization by permission, idempotency, server-side approval and
-error mapping are the library's (:class:`agent_surface.server.ProcedureServer`); what is left here
+error mapping are the library's (:class:`agentsurface.server.ProcedureServer`); what is left here
 is domain code. Each implementation runs inside the call's transaction (``call.db``), scoped to the
 caller's tenant, never one the page sent.
 """
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from agent_surface.server import ProcedureCall, ServedProcedure, precondition_failed, serve
+from agentsurface.server import ProcedureCall, ServedProcedure, precondition_failed, serve
 
 from .app.contracts import (
     DISABLE,

@@ -1,5 +1,5 @@
 """A Chromium started by hand with its DevTools port, for tests that attach over CDP the way
-``agent-surface mcp --cdp`` attaches to a person's browser; its stderr is kept in a file, and when
+``agentsurface mcp --cdp`` attaches to a person's browser; its stderr is kept in a file, and when
 its browser process dies during a test, :meth:`ChromiumProcess.crash_report` says so (exit code,
 crash dumps, the end of its stderr) instead of letting the next test meet a browser that is gone.
 

@@ -6,9 +6,9 @@ and launch at most one Chromium per variant, on pytest-playwright's ``playwright
     webmcp   --enable-features=WebMCPTesting  (document.modelContext, Chromium's shape B)
     plain    no WebMCP flag                   (absence, or the polyfill's shape A)
 
-pytest-playwright's own ``browser``/``context``/``page`` fixtures (and agent-surface's
+pytest-playwright's own ``browser``/``context``/``page`` fixtures (and agentsurface's
 ``webmcp_agent`` on them) work too, the way an application's tests use them: the browser is
-launched through ``browser_type_launch_args`` with ``agent_surface.testing.with_webmcp`` (Debian's
+launched through ``browser_type_launch_args`` with ``agentsurface.testing.with_webmcp`` (Debian's
 Chromium, WebMCPTesting on), watched by the same guards, and each context is offline.
 
 Every page gets a fresh browser context whose requests to anything but the local server are
@@ -24,7 +24,7 @@ to the console). A test that provokes errors on purpose says which, with
 patterns, and every pattern must match at least one error (a stale allowance fails too). Timings recorded with ``record_timing`` are printed
 at the end of the run.
 
-Set AGENT_SURFACE_E2E_SKIP_BUILD=1 to reuse an existing web/dist.
+Set AGENTSURFACE_E2E_SKIP_BUILD=1 to reuse an existing web/dist.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Route
 
-from agent_surface.testing import with_webmcp
+from agentsurface.testing import with_webmcp
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "e2e" / "artifacts"
@@ -55,7 +55,7 @@ ARTIFACTS = ROOT / "e2e" / "artifacts"
 
 def _load_serve_module() -> Any:
     """Import scripts/serve.py by path: putting scripts/ on sys.path would shadow packages."""
-    spec = importlib.util.spec_from_file_location("_agent_surface_serve", ROOT / "scripts" / "serve.py")
+    spec = importlib.util.spec_from_file_location("_agentsurface_serve", ROOT / "scripts" / "serve.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -254,7 +254,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 @pytest.fixture(scope="session")
 def web_dist() -> Path:
     """Build web/dist once per session (idempotent and quick when nothing changed)."""
-    if os.environ.get("AGENT_SURFACE_E2E_SKIP_BUILD") != "1":
+    if os.environ.get("AGENTSURFACE_E2E_SKIP_BUILD") != "1":
         result = subprocess.run(
             [sys.executable, str(ROOT / "scripts" / "build_web.py")],
             cwd=ROOT,
@@ -398,7 +398,7 @@ class PageRun:
         return [text for kind, text in self.console if kind == "error"] + self.page_errors
 
     def wait_ready(self) -> dict[str, Any]:
-        """Wait for web/agent-surface.js to finish; return its timings (raises if it failed)."""
+        """Wait for web/agentsurface.js to finish; return its timings (raises if it failed)."""
         self.page.wait_for_function("() => window.agentSurface")
         timings = self.page.evaluate(
             "() => window.agentSurface.ready.then(() => window.agentSurface.timings)"

@@ -28,8 +28,8 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
-from agent_surface import ProcedureContract
-from agent_surface.server import (
+from agentsurface import ProcedureContract
+from agentsurface.server import (
     Caller,
     ProcedureCall,
     ProcedureServer,
@@ -38,7 +38,7 @@ from agent_surface.server import (
     serve,
     server_config,
 )
-from agent_surface.server.passkeys import PasskeyConfig, Passkeys
+from agentsurface.server.passkeys import PasskeyConfig, Passkeys
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENS = {
@@ -97,7 +97,7 @@ class PasskeyApp:
         )
         self.config = PasskeyConfig(
             rp_id="localhost",
-            rp_name="agent-surface e2e",
+            rp_name="agentsurface e2e",
             origins=(self.url,),
             user_verification=user_verification,  # type: ignore[arg-type]
             person=person,

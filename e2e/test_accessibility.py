@@ -56,8 +56,8 @@ def test_the_console_with_the_confirmation_dialog_open_has_no_serious_or_critica
         "async () => (await document.modelContext.getTools()).some((t) => t.name === 'domain_devices__disable')"
     )
     run.page.evaluate(START_CALL, ["domain_devices__disable", {"reason": "maintenance"}])
-    run.page.wait_for_selector("#agent-surface-confirm-approve:not([disabled])")  # after the input protection
-    assert "Disable 7 device(s)" in run.page.inner_text("#agent-surface-confirm-dialog")
+    run.page.wait_for_selector("#agentsurface-confirm-approve:not([disabled])")  # after the input protection
+    assert "Disable 7 device(s)" in run.page.inner_text("#agentsurface-confirm-dialog")
     screenshot(run, "confirmation")
     violations = axe_violations(run.page)
     assert not violations, describe_violations(violations)

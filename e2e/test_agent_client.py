@@ -1,4 +1,4 @@
-"""The WebMCP agent client (``agent_surface.testing.WebMCPAgent`` and the ``webmcp_agent``
+"""The WebMCP agent client (``agentsurface.testing.WebMCPAgent`` and the ``webmcp_agent``
 fixture) is a product: here it drives a small notes page (e2e/pages/agent-client*.py) in
 Chromium 156 on the native ``document.modelContext`` and on the polyfill's testing shim.
 
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from agent_surface.testing import (
+from agentsurface.testing import (
     AgentClientError,
     DialogSelectors,
     ToolCallRejected,
@@ -109,8 +109,8 @@ def test_approves_and_denies_with_trusted_clicks(open_page: Any) -> None:
     pending = agent.start(CLEAR)
     assert "view:notes.list.clear" in agent.wait_for_dialog()
     # A script's click is not the person's: it never approves (once the buttons accept input).
-    run.page.wait_for_selector("#agent-surface-confirm-approve:not([disabled])")
-    run.page.evaluate("() => document.getElementById('agent-surface-confirm-approve').click()")
+    run.page.wait_for_selector("#agentsurface-confirm-approve:not([disabled])")
+    run.page.evaluate("() => document.getElementById('agentsurface-confirm-approve').click()")
     run.page.wait_for_function("() => JSON.parse(window.notesPage.state()).untrusted === 1", timeout=5_000)
     assert not pending.settled and page_state(run.page)["notes"] == ["a", "b"]
 
@@ -120,7 +120,7 @@ def test_approves_and_denies_with_trusted_clicks(open_page: Any) -> None:
     assert pending.settled and pending.result().output == 2  # read once, kept
     state = page_state(run.page)
     assert state["notes"] == [] and state["cleared"] == 1 and state["pending"] == []
-    assert run.page.is_hidden("#agent-surface-confirm-dialog")
+    assert run.page.is_hidden("#agentsurface-confirm-dialog")
 
     agent.call(ADD, {"text": "c"}).expect_ok()
     pending = agent.start(CLEAR)
@@ -225,12 +225,12 @@ def test_with_webmcp_adds_the_feature_once() -> None:
     assert with_webmcp(merged) == merged
 
 
-def test_agent_surface_testing_imports_without_playwright() -> None:
+def test_agentsurface_testing_imports_without_playwright() -> None:
     code = textwrap.dedent("""
         import sys
         sys.modules["playwright"] = None  # as if it were not installed: importing it fails
-        import agent_surface.testing as testing
-        import agent_surface.testing.plugin
+        import agentsurface.testing as testing
+        import agentsurface.testing.plugin
         assert testing.WebMCPAgent and "playwright" not in [m for m in sys.modules if sys.modules[m]]
         print("ok")
     """)

@@ -1,4 +1,4 @@
-"""`agent-surface bundle` on a fresh copy of the fixture app → a plain static server → Chromium.
+"""`agentsurface bundle` on a fresh copy of the fixture app → a plain static server → Chromium.
 
 The page trusts the bundled contract.json: its reviewed tools appear in the browser's own
 `document.modelContext.getTools()`, and a component the contract does not list is refused.
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from tests.fixtures import copy_shop
 
-from agent_surface.cli import main
-from agent_surface.wire_names import decode_wire_name
+from agentsurface.cli import main
+from agentsurface.wire_names import decode_wire_name
 
 
 class StaticHandler(SimpleHTTPRequestHandler):

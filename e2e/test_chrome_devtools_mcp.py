@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Page, Playwright
 
-from agent_surface.testing import WebMCPAgent
+from agentsurface.testing import WebMCPAgent
 from conftest import _guard
 from mcp_client import McpClient
 from test_mcp_bridge import MILAN_OFFLINE, serve_console, start_chromium, statuses

@@ -2,7 +2,7 @@
 in Milan, select the visible ones and disable them".
 
 The agent is the browser's own WebMCP client (document.modelContext.getTools/executeTool), driven
-through agent-surface's agent client (``agent_surface.testing.WebMCPAgent``): it never touches the
+through agentsurface's agent client (``agentsurface.testing.WebMCPAgent``): it never touches the
 DOM. The person approves or denies in the page's dialog with a real click. The backend (SQLite) is
 checked directly over HTTP.
 """
@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from agent_surface.testing import DialogSelectors, ToolResult, WebMCPAgent
+from agentsurface.testing import DialogSelectors, ToolResult, WebMCPAgent
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "e2e" / "artifacts"
 MILAN_OFFLINE = ["dev-0003", "dev-0017", "dev-0026", "dev-0051", "dev-0079", "dev-0080", "dev-0112"]
 
-# The console uses the library's drop-in dialog (ids agent-surface-confirm-...): the defaults.
+# The console uses the library's drop-in dialog (ids agentsurface-confirm-...): the defaults.
 CONSOLE_DIALOG = DialogSelectors()
 
 # A raw executeTool started from page code, for tests that need the call's promise in the page
@@ -126,10 +126,10 @@ def test_AS_EXAMPLE_001_agent_disables_offline_milan_devices_after_approval(open
     assert statuses(console_server) == before  # nothing happens before the person decides
 
     # A script (or an agent driving the DOM with scripts) cannot approve: untrusted clicks are ignored.
-    run.page.wait_for_selector("#agent-surface-confirm-approve:not([disabled])")  # after the input protection
-    run.page.evaluate("() => document.getElementById('agent-surface-confirm-approve').click()")
+    run.page.wait_for_selector("#agentsurface-confirm-approve:not([disabled])")  # after the input protection
+    run.page.evaluate("() => document.getElementById('agentsurface-confirm-approve').click()")
     run.page.wait_for_function(
-        "() => document.getElementById('agent-surface-confirm-warning').textContent.length > 0"
+        "() => document.getElementById('agentsurface-confirm-warning').textContent.length > 0"
     )
     assert statuses(console_server) == before
     assert not pending.settled
@@ -145,7 +145,7 @@ def test_AS_EXAMPLE_001_agent_disables_offline_milan_devices_after_approval(open
     }  # exactly those rows changed
     run.page.wait_for_function("() => document.getElementById('notice').textContent.includes('7 device(s) disabled')")
     assert run.page.locator("#rows tr").count() == 0  # no offline device left in Milan
-    assert run.page.is_hidden("#agent-surface-confirm")
+    assert run.page.is_hidden("#agentsurface-confirm")
     shot(run, "4-done")
     run.page.wait_for_function(  # the library's inspector logs the call (rendered on the next frame)
         "() => document.querySelector('.agent-inspector-calls').textContent.includes('domain:devices.disable')"
@@ -185,7 +185,7 @@ def test_agent_cannot_redirect_the_locked_selection_and_the_server_refuses_forge
     assert result.content["isError"] is True
     error = result.expect_error("INVALID_INPUT")
     assert error.details["lockedFields"] == ["deviceIds"]
-    assert run.page.is_hidden("#agent-surface-confirm")  # refused before any confirmation was created
+    assert run.page.is_hidden("#agentsurface-confirm")  # refused before any confirmation was created
 
     # Page code calling the backend directly, bypassing the surface: the server is the authority.
     forged = run.page.evaluate("""async () => {

@@ -27,7 +27,7 @@ def limited_server(web_dist: Path) -> Iterator[str]:
         sys.path.insert(0, str(ROOT))
     from demo.backend import start_demo_server
 
-    from agent_surface.server import RateLimit
+    from agentsurface.server import RateLimit
 
     server, url = start_demo_server(ROOT, port=0, rate_limit=RateLimit(burst=5, per_second=0.001))
     yield url
@@ -52,7 +52,7 @@ def queue_two_disables(run: Any) -> None:
         "async () => (await document.modelContext.getTools()).some((t) => t.name === 'domain_devices__disable')"
     )
     run.page.evaluate(START_CALL, ["domain_devices__disable", {"reason": "A"}])
-    run.page.wait_for_selector("#agent-surface-confirm-approve")
+    run.page.wait_for_selector("#agentsurface-confirm-approve")
     call(run, "view_devices__table__selectRows", {"ids": ["dev-0003", "dev-0017"]})
     run.page.evaluate(
         """() => { window.callB = (async () => {
@@ -60,7 +60,7 @@ def queue_two_disables(run: Any) -> None:
             return await document.modelContext.executeTool(tool, {reason: 'B'});
         })().then((text) => ({text}), (error) => ({error: String(error)})); }"""
     )
-    run.page.wait_for_function("() => document.getElementById('agent-surface-confirm-waiting').textContent.includes('1 more')")
+    run.page.wait_for_function("() => document.getElementById('agentsurface-confirm-waiting').textContent.includes('1 more')")
 
 
 def test_clicks_on_every_non_button_region_raise_no_error(open_page: Any, console_server: str) -> None:
@@ -76,18 +76,18 @@ def test_clicks_on_every_non_button_region_raise_no_error(open_page: Any, consol
     call(run, "view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
     call(run, "view_devices__table__selectRows", {"ids": ["dev-0003"]})
     run.page.evaluate(START_CALL, ["domain_devices__disable", {"reason": "regions"}])
-    page.wait_for_selector("#agent-surface-confirm-approve:not([disabled])")
+    page.wait_for_selector("#agentsurface-confirm-approve:not([disabled])")
     for selector in (
-        "#agent-surface-confirm-title",
-        "#agent-surface-confirm-summary",
-        ".agent-surface-confirm-meta",
-        "#agent-surface-confirm-input",
-        ".agent-surface-confirm-actions",
+        "#agentsurface-confirm-title",
+        "#agentsurface-confirm-summary",
+        ".agentsurface-confirm-meta",
+        "#agentsurface-confirm-input",
+        ".agentsurface-confirm-actions",
     ):
         page.click(selector)
     page.mouse.click(5, 5)  # the backdrop around the dialog
     time.sleep(2.5)  # the countdown ticks every second while the dialog is open
-    assert page.is_visible("#agent-surface-confirm-approve")
+    assert page.is_visible("#agentsurface-confirm-approve")
     assert_quiet(run)
 
 
@@ -95,18 +95,18 @@ def test_a_double_click_on_approve_never_approves_the_next_request(open_page: An
     run = open_console(open_page, console_server)
     queue_two_disables(run)
     page = run.page
-    page.wait_for_selector("#agent-surface-confirm-approve:not([disabled])")
-    assert "dev-0017" not in page.inner_text("#agent-surface-confirm-summary")  # A is shown
-    page.dblclick("#agent-surface-confirm-approve")  # the person meant A only
-    page.wait_for_function("() => document.getElementById('agent-surface-confirm-summary').textContent.includes('dev-0017')")
-    assert page.is_disabled("#agent-surface-confirm-approve")  # B arrived under the pointer: not clickable yet
-    assert "Another request replaced" in page.inner_text("#agent-surface-confirm-live")
+    page.wait_for_selector("#agentsurface-confirm-approve:not([disabled])")
+    assert "dev-0017" not in page.inner_text("#agentsurface-confirm-summary")  # A is shown
+    page.dblclick("#agentsurface-confirm-approve")  # the person meant A only
+    page.wait_for_function("() => document.getElementById('agentsurface-confirm-summary').textContent.includes('dev-0017')")
+    assert page.is_disabled("#agentsurface-confirm-approve")  # B arrived under the pointer: not clickable yet
+    assert "Another request replaced" in page.inner_text("#agentsurface-confirm-live")
     shot(run, "6-next-request-protected")
     time.sleep(1.0)
-    assert page.is_visible("#agent-surface-confirm-approve")  # B still waits for its own decision
+    assert page.is_visible("#agentsurface-confirm-approve")  # B still waits for its own decision
     assert statuses(console_server)["dev-0017"] == "offline"
     assert page.inner_text("#notice").startswith("Approved: Disable 1 device(s): dev-0003.")  # A only
-    page.click("#agent-surface-confirm-deny")
+    page.click("#agentsurface-confirm-deny")
     assert statuses(console_server)["dev-0017"] == "offline"
     assert_quiet(run)
 
@@ -117,10 +117,10 @@ def test_the_click_that_closes_the_dialog_does_not_reach_the_page(open_page: Any
     call(run, "view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
     call(run, "view_devices__table__selectRows", {"ids": ["dev-0003"]})
     run.page.evaluate(START_CALL, ["domain_devices__disable", {"reason": "one"}])
-    box = page.wait_for_selector("#agent-surface-confirm-deny:not([disabled])").bounding_box()
+    box = page.wait_for_selector("#agentsurface-confirm-deny:not([disabled])").bounding_box()
     assert box is not None
     page.mouse.dblclick(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.wait_for_selector("#agent-surface-confirm", state="hidden")
+    page.wait_for_selector("#agentsurface-confirm", state="hidden")
     time.sleep(0.3)
     assert page.is_hidden("#drawer")  # the second click did not open a row underneath
     assert_quiet(run)

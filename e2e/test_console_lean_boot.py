@@ -1,6 +1,6 @@
 """The devices console reaches its first tool without pydantic (nor jsonschema, nor the server's
 contract modules): its procedures come from the reviewed contract.json, its view hints are simple
-(dataclass records, annotated_types constraints), and agent-surface is imported from its zip.
+(dataclass records, annotated_types constraints), and agentsurface is imported from its zip.
 It still refuses what it refused with pydantic, with pydantic's issues (loaded then), and a valid
 call reaches the server as before."""
 
@@ -78,7 +78,7 @@ def test_the_console_reaches_its_first_tool_without_pydantic(open_page: Any, con
     run = _open(open_page, console_server)
     page = run.page
     assert page.evaluate("() => window.modulesAtFirstTool") == []
-    assert page.evaluate("() => window.agentSurface.loadedFrom") == "zip"  # agent-surface alone at boot
+    assert page.evaluate("() => window.agentSurface.loadedFrom") == "zip"  # agentsurface alone at boot
     # index.html's data-packages, pure-Python wheels, imported in place (no package loader at boot).
     assert sorted(page.evaluate("() => window.agentSurface.inPlace")) == ["annotated-types", "typing-extensions"]
     schemas = _schemas(page)

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface.bridge import CHANNEL_HEADER
+from agentsurface.bridge import CHANNEL_HEADER
 from test_console import statuses
 from test_server_challenges import approve_milan, challenges, open_shape
 
@@ -72,7 +72,7 @@ def open_console(open_page: Any, base: str, token: str = OPERATOR) -> Any:
 def person_passkeys(server: Any) -> list[tuple[str, str]]:
     return list(
         server.store.invocations.run(
-            lambda db: [tuple(r) for r in db.execute("SELECT person, transports FROM agent_surface_passkeys")]
+            lambda db: [tuple(r) for r in db.execute("SELECT person, transports FROM agentsurface_passkeys")]
         )
     )
 
@@ -154,7 +154,7 @@ def test_the_agents_disable_is_approved_with_the_persons_passkey(
     assert [c["level"] for c in challenges(server)] == ["webauthn"]
     held = cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"]
     counted = server.store.invocations.run(
-        lambda db: db.execute("SELECT sign_count, last_used_at FROM agent_surface_passkeys").fetchall()
+        lambda db: db.execute("SELECT sign_count, last_used_at FROM agentsurface_passkeys").fetchall()
     )
     assert [tuple(row) for row in counted] == [(held[0]["signCount"], counted[0][1])]  # the server saw each use
     assert counted[0][1] is not None and len([b for b in sent if "webauthn" in (b.get("confirmation") or {})]) == 1

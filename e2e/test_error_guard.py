@@ -1,7 +1,7 @@
 """The page-error guard of e2e/conftest.py, proven by runs that must fail.
 
 The probes below are tiny pages that misbehave on purpose. They only run when
-AGENT_SURFACE_E2E_GUARD_PROBE=1; the real test runs them in a pytest subprocess (its own
+AGENTSURFACE_E2E_GUARD_PROBE=1; the real test runs them in a pytest subprocess (its own
 Chromium and server) and checks, from its JUnit report, that every misbehaving page failed its
 test with the right problem, that an explicit allowance lets exactly its error through, and that
 a stale allowance fails as well.
@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Route
 
 ROOT = Path(__file__).resolve().parent.parent
-PROBING = os.environ.get("AGENT_SURFACE_E2E_GUARD_PROBE") == "1"
+PROBING = os.environ.get("AGENTSURFACE_E2E_GUARD_PROBE") == "1"
 probe = pytest.mark.skipif(not PROBING, reason="guard probe: run by test_the_guard_fails_misbehaving_pages")
 
 PLAIN = "/e2e/pages/__guard-probe.html"
@@ -157,7 +157,7 @@ def test_the_guard_fails_misbehaving_pages(web_dist: Path, tmp_path: Path) -> No
             f"--junitxml={report}",
         ],
         cwd=ROOT,
-        env={**os.environ, "AGENT_SURFACE_E2E_GUARD_PROBE": "1", "AGENT_SURFACE_E2E_SKIP_BUILD": "1"},
+        env={**os.environ, "AGENTSURFACE_E2E_GUARD_PROBE": "1", "AGENTSURFACE_E2E_SKIP_BUILD": "1"},
         capture_output=True,
         text=True,
         timeout=300,

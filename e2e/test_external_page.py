@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from tests.fixtures import ACME_WIDGETS, WIDGET_SHOP, edit, install_distribution
 
-from agent_surface.cli import main
-from agent_surface.wire_names import decode_wire_name
+from agentsurface.cli import main
+from agentsurface.wire_names import decode_wire_name
 
 PAGE = "/e2e/pages/external.html"
 TOOLS = """async () => (await document.modelContext.getTools()).map((t) => t.name).sort()"""
@@ -42,7 +42,7 @@ def _compile(root: Path, approve: bool, capsys: pytest.CaptureFixture[str]) -> s
             f.write("\n" + capsys.readouterr().out)
         assert main(["--root", str(root), "snapshot"]) == 0
         assert main(["--root", str(root), "check"]) == 0
-    return (root / ".agent-surface" / "contract.json").read_text()
+    return (root / ".agentsurface" / "contract.json").read_text()
 
 
 def _open(open_page: Callable[..., Any], contract: str) -> tuple[dict[str, Any], list[str], Any]:

@@ -92,7 +92,7 @@ for _token, _value in {
 }.items():
     REVIVE_AND_CALL = REVIVE_AND_CALL.replace(_token, _value)
 DIALOG_OPEN = (
-    "() => { const b = document.getElementById('agent-surface-confirm-deny'); return !!b && b.offsetParent !== null; }"
+    "() => { const b = document.getElementById('agentsurface-confirm-deny'); return !!b && b.offsetParent !== null; }"
 )
 SETTLED_OR_ASKING = f"() => window.fuzzCall.settled || ({DIALOG_OPEN})()"
 LIST = """async () => (await document.modelContext.getTools()).map(
@@ -269,7 +269,7 @@ def _call(run: Any, name: str, tool_input: Any) -> dict[str, Any] | None:
         if time.monotonic() > deadline:
             return {"thrown": "hang: the call never settled after the dialog"}
         if page.evaluate(DIALOG_OPEN):
-            page.click("#agent-surface-confirm-deny")
+            page.click("#agentsurface-confirm-deny")
             denied = True
             page.wait_for_function(f"() => window.fuzzCall.settled || !({DIALOG_OPEN})()", timeout=5_000)
 

@@ -51,7 +51,7 @@ DEMO_PENDING_CONFIRMATION = """async () => {
     window.idleCall.catch(() => {});  // read by nobody: the dialog just stays open
 }"""
 DIALOG_OPEN = (
-    "() => { const b = document.getElementById('agent-surface-confirm-approve'); return !!b && b.offsetParent !== null; }"
+    "() => { const b = document.getElementById('agentsurface-confirm-approve'); return !!b && b.offsetParent !== null; }"
 )
 
 

@@ -1,5 +1,5 @@
-"""web/agent-surface.js's lean boot: a page that needs nothing but agent-surface at start gets
-it from its zip (no package loader on the way to its first tool), and agent-surface's own
+"""web/agentsurface.js's lean boot: a page that needs nothing but agentsurface at start gets
+it from its zip (no package loader on the way to its first tool), and agentsurface's own
 dependencies still arrive when they are needed: in the background after the first tools, or on
 first import (loaded there and then, where Python can wait; a clear error where it cannot)."""
 
@@ -26,12 +26,12 @@ def _tool_call(page, input_json: str) -> dict:
 def test_the_first_tool_comes_from_the_zip_without_pydantic_or_jsonschema(open_page, record_timing):
     run = open_page(LEAN, variant="webmcp")
     timings = run.wait_ready()
-    record_timing(timings, "agent-surface.js lean boot (zip)")
+    record_timing(timings, "agentsurface.js lean boot (zip)")
     page = run.page
     assert page.evaluate("() => window.agentSurface.loadedFrom") == "zip"
     assert page.evaluate("() => window.leanAtStart") == ""  # none of them imported at start
-    assert ".zip/agent_surface/__init__.py" in page.evaluate("() => window.leanFile")
-    # dataclasses' generated methods come from the build's compiled code (agent_surface._compat)
+    assert ".zip/agentsurface/__init__.py" in page.evaluate("() => window.leanFile")
+    # dataclasses' generated methods come from the build's compiled code (agentsurface._compat)
     assert page.evaluate("() => window.leanDataclassExec") == "exec_compiled"
     # Pyodide booted with the build's stdlib zip, which holds the boot's modules compiled
     assert page.evaluate("() => window.leanStdlibBytecode()") is True

@@ -225,12 +225,12 @@ def test_mcp_client_over_mcp_b_lists_and_calls_our_tools(
         (result) => ({result}), (error) => ({error: String(error)}));
     }"""
     page.evaluate(start_clear, CLEAR)
-    page.wait_for_selector("#agent-surface-confirm-approve:not([disabled])")
+    page.wait_for_selector("#agentsurface-confirm-approve:not([disabled])")
     assert "view:notes.list.clear" in page.inner_text("#confirm-summary")
-    page.evaluate("() => document.getElementById('agent-surface-confirm-approve').click()")
+    page.evaluate("() => document.getElementById('agentsurface-confirm-approve').click()")
     page.wait_for_function("() => JSON.parse(window.notesPage.state()).untrusted === 1")
     assert json.loads(page.evaluate("() => window.notesPage.state()"))["notes"] == ["buy milk"]
-    page.click("#agent-surface-confirm-approve")
+    page.click("#agentsurface-confirm-approve")
     approved = page.evaluate("() => window.clearCall")
     assert not approved["result"].get("isError"), approved
     assert payload(approved["result"]) == 1
@@ -238,8 +238,8 @@ def test_mcp_client_over_mcp_b_lists_and_calls_our_tools(
 
     mcp(page, "mcpB.callTool(a, b)", ADD, {"text": "keep me"})
     page.evaluate(start_clear, CLEAR)
-    page.wait_for_selector("#agent-surface-confirm-deny:not([disabled])")
-    page.click("#agent-surface-confirm-deny")
+    page.wait_for_selector("#agentsurface-confirm-deny:not([disabled])")
+    page.click("#agentsurface-confirm-deny")
     denied = page.evaluate("() => window.clearCall")["result"]
     assert denied["isError"] is True, denied
     refusal = payload(denied)

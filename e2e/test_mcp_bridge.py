@@ -1,4 +1,4 @@
-"""``agent-surface mcp``: the devices console's WebMCP tools as MCP tools, driven by the official
+"""``agentsurface mcp``: the devices console's WebMCP tools as MCP tools, driven by the official
 ``mcp`` SDK client over stdio (and Streamable HTTP), against Chromium 156 with WebMCPTesting.
 
 The bridge attaches to a Chromium the test starts (``--cdp``); the test attaches to the same
@@ -29,7 +29,7 @@ from mcp import types
 from mcp.shared.exceptions import McpError
 from playwright.sync_api import BrowserContext, Page, Playwright
 
-from agent_surface.testing import WebMCPAgent
+from agentsurface.testing import WebMCPAgent
 from chromium_process import ChromiumCrashed, ChromiumProcess
 from conftest import CHROMIUM_FLAGS, _guard
 from mcp_client import McpClient
@@ -47,8 +47,8 @@ DISABLE = "domain_devices__disable"
 # The back/forward cache off, as in Playwright's own launches: Chromium 156's browser process
 # CHECK-fails when getTools() reaches it from a page going into that cache, which the bridge's
 # listing did on a cross-origin navigation (see chromium_process.py and chromium_repro/).
-# AGENT_SURFACE_E2E_BFCACHE=1 leaves it on (to see the crash handling at work).
-NO_BFCACHE = [] if os.environ.get("AGENT_SURFACE_E2E_BFCACHE") == "1" else ["--disable-back-forward-cache"]
+# AGENTSURFACE_E2E_BFCACHE=1 leaves it on (to see the crash handling at work).
+NO_BFCACHE = [] if os.environ.get("AGENTSURFACE_E2E_BFCACHE") == "1" else ["--disable-back-forward-cache"]
 
 
 def chromium_flags(*features: str, bfcache: bool = False) -> list[str]:
@@ -229,7 +229,7 @@ def statuses(base: str) -> dict[str, str]:
 
 
 def bridge_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "agent_surface", "mcp", *args]
+    return [sys.executable, "-m", "agentsurface", "mcp", *args]
 
 
 class Bridge:
@@ -280,7 +280,7 @@ def open_bridge(cdp: str, person: BrowserContext, url: str, *options: str) -> It
             client.close()
             if page is not None and not page.is_closed():
                 page.close()
-            if os.environ.get("AGENT_SURFACE_E2E_SHOW_BRIDGE_LOG"):
+            if os.environ.get("AGENTSURFACE_E2E_SHOW_BRIDGE_LOG"):
                 errlog.seek(0)
                 print(errlog.read())
 
@@ -352,7 +352,7 @@ def test_tools_of_another_origin_are_not_exposed(
     playwright: Playwright, chromium_executable: str, own_console: str
 ) -> None:
     """tools/list is polled all along the navigation: the bridge lists nothing from the page that
-    is leaving. (With the back/forward cache on, AGENT_SURFACE_E2E_BFCACHE=1, a getTools() still
+    is leaving. (With the back/forward cache on, AGENTSURFACE_E2E_BFCACHE=1, a getTools() still
     pending when the page goes into the cache CHECK-fails Chromium 156's browser process; the
     bridge narrows that window but cannot close it: see chromium_repro/.)"""
 

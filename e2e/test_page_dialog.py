@@ -1,4 +1,4 @@
-"""The drop-in confirmation dialog (agent_surface.page.dialog) in Chromium 156, driven by the
+"""The drop-in confirmation dialog (agentsurface.page.dialog) in Chromium 156, driven by the
 browser's own agent client: ``document.modelContext.executeTool`` on the native shape,
 ``navigator.modelContextTesting.executeTool`` on @mcp-b/webmcp-polyfill (where the same dialog runs
 inside ``requestUserInteraction``). The person is Playwright's trusted input; scripts clicking or
@@ -22,9 +22,9 @@ NATIVE = "/e2e/pages/page-dialog.html"
 POLYFILL = "/e2e/pages/page-dialog-polyfill.html"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 TOOL = "view_bank__vault__openDrawer"
-DIALOG = "#agent-surface-confirm-dialog"
-APPROVE = "#agent-surface-confirm-approve"
-DENY = "#agent-surface-confirm-deny"
+DIALOG = "#agentsurface-confirm-dialog"
+APPROVE = "#agentsurface-confirm-approve"
+DENY = "#agentsurface-confirm-deny"
 ARMED = f"{APPROVE}:not([disabled])"
 
 WITHIN = """window.within = (promise, what, ms) => {
@@ -143,14 +143,14 @@ class TestNativeShape:
         assert page.get_attribute(DIALOG, "aria-modal") == "true"
         title = page.text_content("#" + page.get_attribute(DIALOG, "aria-labelledby"))
         assert title == "An agent asks for your approval"
-        assert page.text_content("#agent-surface-confirm-summary")
-        assert page.text_content("#agent-surface-confirm-effect") == "Effect: local-state"
-        assert page.text_content("#agent-surface-confirm-input") == json.dumps({"drawer": drawer}, indent=2)
+        assert page.text_content("#agentsurface-confirm-summary")
+        assert page.text_content("#agentsurface-confirm-effect") == "Effect: local-state"
+        assert page.text_content("#agentsurface-confirm-input") == json.dumps({"drawer": drawer}, indent=2)
         assert page.query_selector("#injected") is None  # shown as text, never parsed as HTML
         assert re.fullmatch(
-            r"Expires in \d+:\d\d", page.text_content("#agent-surface-confirm-countdown") or ""
+            r"Expires in \d+:\d\d", page.text_content("#agentsurface-confirm-countdown") or ""
         )
-        assert "An agent asks for your approval" in (page.text_content("#agent-surface-confirm-live") or "")
+        assert "An agent asks for your approval" in (page.text_content("#agentsurface-confirm-live") or "")
         assert native.state()["opened"] == []  # nothing ran before the decision
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "page-dialog-open.png"))
@@ -172,19 +172,19 @@ class TestNativeShape:
         native.ask("silver", "first")
         native.ask("bronze", "second")
         page.wait_for_selector(ARMED)
-        assert page.text_content("#agent-surface-confirm-waiting") == "1 more waiting"
+        assert page.text_content("#agentsurface-confirm-waiting") == "1 more waiting"
         ring = []
         for _ in range(4):
             page.keyboard.press("Tab")
             ring.append(native.active_id())
         assert ring == [
-            "agent-surface-confirm-input",
-            "agent-surface-confirm-deny",
-            "agent-surface-confirm-approve",
-            "agent-surface-confirm-input",  # Tab stays inside
+            "agentsurface-confirm-input",
+            "agentsurface-confirm-deny",
+            "agentsurface-confirm-approve",
+            "agentsurface-confirm-input",  # Tab stays inside
         ]
         page.keyboard.press("Shift+Tab")
-        assert native.active_id() == "agent-surface-confirm-approve"
+        assert native.active_id() == "agentsurface-confirm-approve"
         page.keyboard.press("Enter")
         assert payload(native.outcome("first")) == "silver"
         # The next request is on screen; focus went back to the dialog and Enter does nothing
@@ -239,7 +239,7 @@ class TestNativeShape:
         assert len(state["pending"]) == 1 and state["opened"] == opened
         assert not native.settled("untrusted") and page.is_visible(DIALOG)
         assert (
-            page.text_content("#agent-surface-confirm-warning")
+            page.text_content("#agentsurface-confirm-warning")
             == "Ignored an action that did not come from you."
         )
         page.click(DENY)
@@ -257,9 +257,9 @@ class TestNativeShape:
         state = native.state()
         assert state["opened"][len(opened) :] == ["first-drawer"]
         assert len(state["pending"]) == 1 and not native.settled("b")
-        assert "second-drawer" in (page.text_content("#agent-surface-confirm-input") or "")
+        assert "second-drawer" in (page.text_content("#agentsurface-confirm-input") or "")
         assert "Another request replaced the previous one" in (
-            page.text_content("#agent-surface-confirm-live") or ""
+            page.text_content("#agentsurface-confirm-live") or ""
         )
         # The last request: the double-click's second click lands on the close shield, never on
         # the page underneath.

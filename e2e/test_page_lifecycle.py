@@ -59,7 +59,7 @@ def lifecycle(request: pytest.FixtureRequest, open_page: Any) -> PageRun:
     run: PageRun = open_page(PAGES[request.param], variant=request.param)
     run.wait_ready()
     run.page.wait_for_function("() => window.pageLifecycle")
-    # Frames are counted on a settled page: the background load of agent-surface's dependencies
+    # Frames are counted on a settled page: the background load of agentsurface's dependencies
     # (pydantic's wasm too, since simple type hints no longer need it at start) is not under test.
     run.page.evaluate("() => window.agentSurface.complete.then(() => null)")
     return run

@@ -1,8 +1,8 @@
 """Passkeys end to end in Chromium 156 with Chrome's virtual authenticator (DevTools
 ``WebAuthn.addVirtualAuthenticator`` through a Playwright CDP session): the page registers the
-person's passkey with the library's server (agent_surface.browser.passkeys.register_passkey over
+person's passkey with the library's server (agentsurface.browser.passkeys.register_passkey over
 the passkeys.* procedures), answers a server-minted challenge with ``assert_presence``, and the
-server verifies the assertion (agent_surface.server.passkeys) before it applies anything.
+server verifies the assertion (agentsurface.server.passkeys) before it applies anything.
 
 The app is e2e/passkey_app.py (served at http://localhost:PORT: WebAuthn needs a domain, not an
 IP address, as its relying party id). Refusals use the authenticator's real answers, bent only
@@ -25,8 +25,8 @@ from typing import Any
 import httpx
 import pytest
 
-from agent_surface.bridge.wire import call_url
-from agent_surface.server.passkeys import PasskeyConfig, Passkeys
+from agentsurface.bridge.wire import call_url
+from agentsurface.server.passkeys import PasskeyConfig, Passkeys
 from passkey_app import TOKENS, PasskeyApp, person
 
 PAGE = "/e2e/pages/passkeys.html"

@@ -1,7 +1,7 @@
 """The README's "Your first app" runs as written, end to end: its files are written out as the
 README shows them, and its commands run as the README shows them, in bash, in the app's folder:
-a fresh venv, ``pip install "$AGENT_SURFACE[cli,testing]"`` of agent-surface's wheel built here,
-``agent-surface snapshot``/``check``/``bundle --out site/``, and ``pytest tests/``, whose page test
+a fresh venv, ``pip install "$AGENTSURFACE[cli,testing]"`` of agentsurface's wheel built here,
+``agentsurface snapshot``/``check``/``bundle --out site/``, and ``pytest tests/``, whose page test
 serves the bundle and drives it in Chromium with the WebMCP test client. No edits.
 
 Bounded: one venv for the module; pip installs the dependencies from its cache or PyPI; the
@@ -44,15 +44,15 @@ def first_app(tmp_path_factory: pytest.TempPathFactory, web_dist: Path) -> tuple
         capture_output=True, text=True, timeout=300, env=_env(),
     )
     assert built.returncode == 0, built.stderr
-    (wheel,) = wheels.glob("agent_surface-*.whl")
+    (wheel,) = wheels.glob("agentsurface-*.whl")
     version = wheel.name.split("-")[1]
 
     cache = work / "cache"
-    runtime = cache / "agent-surface" / f"runtime-{version}"
+    runtime = cache / "agentsurface" / f"runtime-{version}"
     (runtime / "dist" / "wheels").mkdir(parents=True)
     (runtime / "node_modules").symlink_to(WEB / "node_modules", target_is_directory=True)
     for dependency in (WEB / "dist" / "wheels").glob("*.whl"):
-        if not dependency.name.startswith("agent_surface-"):
+        if not dependency.name.startswith("agentsurface-"):
             shutil.copy2(dependency, runtime / "dist" / "wheels" / dependency.name)
 
     app = work / "board-app"
@@ -63,7 +63,7 @@ def first_app(tmp_path_factory: pytest.TempPathFactory, web_dist: Path) -> tuple
     result = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", first_app_commands()],
         cwd=app, capture_output=True, text=True, timeout=1200,
-        env=_env(AGENT_SURFACE=str(wheel), XDG_CACHE_HOME=str(cache)),
+        env=_env(AGENTSURFACE=str(wheel), XDG_CACHE_HOME=str(cache)),
     )
     elapsed = time.perf_counter() - started
     output = result.stdout + result.stderr
@@ -75,16 +75,16 @@ def test_the_first_app_installs_reviews_bundles_and_passes_its_tests(
     first_app: tuple[Path, str, float], record_timing: object
 ) -> None:
     app, output, elapsed = first_app
-    assert "agent-surface check: PASS" in output
+    assert "agentsurface check: PASS" in output
     assert "bundled board-app" in output
     assert "2 passed" in output, output[-4000:]
     site = app / "site"
-    for part in ("index.html", "app.py", "agent-surface.js", "contract.json", "dist/pyodide/pyodide-lock.json"):
+    for part in ("index.html", "app.py", "agentsurface.js", "contract.json", "dist/pyodide/pyodide-lock.json"):
         assert (site / part).is_file(), part
-    assert (site / "contract.json").read_bytes() == (app / ".agent-surface" / "contract.json").read_bytes()
+    assert (site / "contract.json").read_bytes() == (app / ".agentsurface" / "contract.json").read_bytes()
     # The venv runs the installed wheel, not this checkout.
     probe = subprocess.run(
-        [str(app / ".venv" / "bin" / "python"), "-c", "import agent_surface; print(agent_surface.__file__)"],
+        [str(app / ".venv" / "bin" / "python"), "-c", "import agentsurface; print(agentsurface.__file__)"],
         capture_output=True, text=True, env=_env(),
     )
     assert str(app / ".venv") in probe.stdout and str(REPO / "src") not in probe.stdout
@@ -98,11 +98,11 @@ def test_check_fails_when_the_first_app_lowers_a_confirmation(first_app: tuple[P
     surface.write_text(original.replace('confirmation="required"', 'confirmation="optional"', 1))
     try:
         result = subprocess.run(
-            [str(app / ".venv" / "bin" / "agent-surface"), "check"],
+            [str(app / ".venv" / "bin" / "agentsurface"), "check"],
             cwd=app, capture_output=True, text=True, timeout=120, env=_env(),
         )
     finally:
         surface.write_text(original)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "view:board.canvas.eraseAll" in result.stdout + result.stderr
-    assert "agent-surface snapshot" in result.stderr
+    assert "agentsurface snapshot" in result.stderr

@@ -1,8 +1,8 @@
-"""The offline browser runtime, end to end in Chromium: Pyodide + agent-surface + WebMCP.
+"""The offline browser runtime, end to end in Chromium: Pyodide + agentsurface + WebMCP.
 
 The agent is the browser's own client on shape B (document.modelContext.getTools/executeTool),
 the polyfill's navigator.modelContextTesting on shape A, and nobody when WebMCP is absent.
-The page code is e2e/pages/smoke.py (run by web/agent-surface.js).
+The page code is e2e/pages/smoke.py (run by web/agentsurface.js).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def smoke_result(run) -> dict:
 
 def assert_python_stack(result: dict) -> None:
     assert result["python"].startswith("3.14")
-    assert result["agentSurface"] == "agent_surface"
+    assert result["agentSurface"] == "agentsurface"
     assert result["pydantic"] == "2.14.3"
     assert result["order"] == {"item": "lamp", "qty": 3}  # pydantic coerced "3"
     assert result["jsonschemaRejects"] is True  # jsonschema ran (on the rpds shim) and said no
@@ -33,7 +33,7 @@ def test_webmcp_flag_python_tool_reaches_the_browser_client(open_page, record_ti
     run = open_page(SMOKE, variant="webmcp")
     timings = run.wait_ready()
     result = smoke_result(run)
-    record_timing({**timings, "importMs": result["importMs"]}, "agent-surface.js, WebMCPTesting")
+    record_timing({**timings, "importMs": result["importMs"]}, "agentsurface.js, WebMCPTesting")
 
     assert_python_stack(result)
     assert result["shape"] == "document"
@@ -72,7 +72,7 @@ def test_polyfill_python_tool_reaches_the_testing_shim(open_page, record_timing)
     run = open_page(SMOKE_POLYFILL, variant="plain")
     timings = run.wait_ready()
     result = smoke_result(run)
-    record_timing({**timings, "importMs": result["importMs"]}, "agent-surface.js, polyfill")
+    record_timing({**timings, "importMs": result["importMs"]}, "agentsurface.js, polyfill")
 
     assert_python_stack(result)
     assert result["shape"] == "navigator"
@@ -111,7 +111,7 @@ def test_without_webmcp_the_page_boots_quietly(open_page, record_timing):
     run = open_page(SMOKE, variant="plain")
     timings = run.wait_ready()
     result = smoke_result(run)
-    record_timing({**timings, "importMs": result["importMs"]}, "agent-surface.js, no WebMCP")
+    record_timing({**timings, "importMs": result["importMs"]}, "agentsurface.js, no WebMCP")
 
     assert_python_stack(result)
     assert result["shape"] == "none"
@@ -125,7 +125,7 @@ def test_without_webmcp_the_page_boots_quietly(open_page, record_timing):
 
 @pytest.mark.allow_page_errors(
     r"^Failed to load resource: the server responded with a status of 404",
-    r"^agent-surface failed to start: TypeError: Failed to fetch dynamically imported module: .*/pyodide\.mjs$",
+    r"^agentsurface failed to start: TypeError: Failed to fetch dynamically imported module: .*/pyodide\.mjs$",
 )
 def test_loader_failure_rejects_ready_and_dispatches_error(open_page):
     def break_pyodide(run):
@@ -139,7 +139,7 @@ def test_loader_failure_rejects_ready_and_dispatches_error(open_page):
     assert outcome.startswith("rejected: ")
     run.page.wait_for_function("() => document.getElementById('status').textContent !== 'booting…'")
     assert run.page.inner_text("#status").startswith("error: ")
-    assert any("agent-surface failed to start" in text for text in run.console_errors)
+    assert any("agentsurface failed to start" in text for text in run.console_errors)
 
 
 @pytest.mark.parametrize(
@@ -149,23 +149,23 @@ def test_loader_failure_rejects_ready_and_dispatches_error(open_page):
         pytest.param("/e2e/pages/pyscript-micropip.html", id="inline-config-micropip"),
     ],
 )
-def test_pyscript_runs_agent_surface_and_pydantic(open_page, record_timing, page):
+def test_pyscript_runs_agentsurface_and_pydantic(open_page, record_timing, page):
     run = open_page(page, variant="plain")
     run.page.wait_for_function("() => document.getElementById('out').textContent.startsWith('hello')")
     ready_ms = run.page.evaluate("() => Math.round(performance.now())")
     record_timing({"readyMs": ready_ms}, f"PyScript {page.rsplit('/', 1)[-1]}")
 
     text = run.page.inner_text("#out")
-    assert text.startswith("hello PyScript: agent_surface on Python 3.14")
+    assert text.startswith("hello PyScript: agentsurface on Python 3.14")
     assert "pydantic 2.14.3" in text
-    assert run.page.get_attribute("#out", "data-agent-surface") == "agent_surface"
+    assert run.page.get_attribute("#out", "data-agentsurface") == "agentsurface"
     assert run.console_errors == []
 
 
 _SRI_REFUSED = (
-    r"^Failed to find a valid digest in the 'integrity' attribute for resource '.*/agent_surface-",
-    r"^Fetch API cannot load .*/agent_surface-.*SRI's integrity checks failed",
-    r"^agent-surface failed to start: Error: could not load agent-surface",
+    r"^Failed to find a valid digest in the 'integrity' attribute for resource '.*/agentsurface-",
+    r"^Fetch API cannot load .*/agentsurface-.*SRI's integrity checks failed",
+    r"^agentsurface failed to start: Error: could not load agentsurface",
 )
 
 
@@ -177,34 +177,34 @@ _SRI_REFUSED = (
             marks=pytest.mark.allow_page_errors(
                 *_SRI_REFUSED,
                 # Pyodide's own report while loading the packages it was given at boot:
-                r"^The following error occurred while loading agent-surface:",
+                r"^The following error occurred while loading agentsurface:",
                 r"^Failed to fetch$",
             ),
         ),
         pytest.param("zip", marks=pytest.mark.allow_page_errors(*_SRI_REFUSED)),
     ],
 )
-def test_integrity_blocks_a_tampered_agent_surface(open_page, web_dist, served):
-    file = next((web_dist / "wheels").glob(f"agent_surface-*.{served}"))
+def test_integrity_blocks_a_tampered_agentsurface(open_page, web_dist, served):
+    file = next((web_dist / "wheels").glob(f"agentsurface-*.{served}"))
     tampered = file.read_bytes() + b"\0"  # still a readable zip, but not the bytes the build wrote
 
     def tamper(run):
         run.page.route(f"**/{file.name}", lambda route: route.fulfill(body=tampered))
 
     # The smoke page loads jsonschema at start too, so it installs the wheel; the lean page
-    # needs agent-surface alone and imports it from the zip.
+    # needs agentsurface alone and imports it from the zip.
     run = open_page(SMOKE if served == "whl" else LEAN, variant="plain", before_goto=tamper)
     run.page.wait_for_function("() => window.agentSurface")
     outcome = run.page.evaluate(
         "() => window.agentSurface.ready.then(() => 'resolved', (e) => 'rejected: ' + e.message)"
     )
-    assert outcome.startswith("rejected: could not load agent-surface")
+    assert outcome.startswith("rejected: could not load agentsurface")
     assert any("integrity" in text for text in run.console_errors)  # the browser's SRI check
 
 
 # Imports a module the page has not imported yet from each served wheel, counting what the import
 # system compiles from source: the build ships Pyodide-compiled bytecode, so nothing should be.
-# agent_surface comes from its zip (zipimport compiles a source with zipimport._compile_source).
+# agentsurface comes from its zip (zipimport compiles a source with zipimport._compile_source).
 COMPILED_ON_IMPORT = """
 import importlib, importlib._bootstrap_external as external, json, sys, zipimport
 compiled = []
@@ -219,20 +219,20 @@ def counting_zip(path, source):
 external.SourceLoader.source_to_code = counting
 zipimport._compile_source = counting_zip
 try:
-    for name in ("agent_surface.explain", "pydantic.json_schema", "jsonschema.validators", "typing_extensions"):
+    for name in ("agentsurface.explain", "pydantic.json_schema", "jsonschema.validators", "typing_extensions"):
         importlib.import_module(name)
 finally:
     external.SourceLoader.source_to_code = original
     zipimport._compile_source = original_zip
-json.dumps([compiled, sys.modules["agent_surface.explain"].__file__])
+json.dumps([compiled, sys.modules["agentsurface.explain"].__file__])
 """
 
 
 @pytest.mark.parametrize(
     ("page", "explain_file"),
     [
-        pytest.param(SMOKE, "/site-packages/agent_surface/explain.py", id="wheels"),
-        pytest.param(LEAN, ".zip/agent_surface/explain.pyc", id="zip"),  # zipimport used the pyc
+        pytest.param(SMOKE, "/site-packages/agentsurface/explain.py", id="wheels"),
+        pytest.param(LEAN, ".zip/agentsurface/explain.pyc", id="zip"),  # zipimport used the pyc
     ],
 )
 def test_served_wheels_import_from_bytecode_compiled_at_build_time(open_page, page, explain_file):
@@ -246,7 +246,7 @@ def test_served_wheels_import_from_bytecode_compiled_at_build_time(open_page, pa
     assert loaded_from.endswith(explain_file)
     loaded = run.page.evaluate(
         "() => window.agentSurface.pyodide.runPython("
-        "'import sys; sorted(m for m in (\"agent_surface.explain\", \"pydantic.json_schema\") if m in sys.modules)')"
+        "'import sys; sorted(m for m in (\"agentsurface.explain\", \"pydantic.json_schema\") if m in sys.modules)')"
         ".toJs()"
     )
-    assert loaded == ["agent_surface.explain", "pydantic.json_schema"]
+    assert loaded == ["agentsurface.explain", "pydantic.json_schema"]

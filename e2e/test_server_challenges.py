@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface.testing import WebMCPAgent
+from agentsurface.testing import WebMCPAgent
 from test_console import (
     CONSOLE_DIALOG,
     agent_for,
@@ -47,7 +47,7 @@ def demo() -> Iterator[tuple[Any, str]]:
 
 def challenges(server: Any) -> list[dict[str, Any]]:
     rows = server.store.fetch_all(
-        "SELECT procedure_id, level, spent_at IS NOT NULL AS spent, spent_by FROM agent_surface_challenges"
+        "SELECT procedure_id, level, spent_at IS NOT NULL AS spent, spent_by FROM agentsurface_challenges"
     )
     return [dict(r) for r in rows]
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from agent_surface.testing import AgentClientError, ToolNotFound, WebMCPAgent
+from agentsurface.testing import AgentClientError, ToolNotFound, WebMCPAgent
 
 LONG = 60_000  # the client's timeout: the failure must come long before it
 
 
-@pytest.mark.allow_page_errors(r"agent-surface failed to start", r"TypeError")
+@pytest.mark.allow_page_errors(r"agentsurface failed to start", r"TypeError")
 def test_a_script_that_raises_at_start_fails_the_client_at_once_with_its_text(open_page: Any) -> None:
     run = open_page("/e2e/pages/startup-error.html", variant="webmcp")
     agent = WebMCPAgent(run.page, timeout_ms=LONG)
@@ -48,4 +48,4 @@ def test_a_runtime_that_404s_fails_the_client_at_once_naming_the_url(open_page: 
     with pytest.raises(AgentClientError) as info:
         agent.wait_for_tool("anything")
     assert time.perf_counter() - started < 10
-    assert "/e2e/pages/web/agent-surface.js answered HTTP 404" in str(info.value)
+    assert "/e2e/pages/web/agentsurface.js answered HTTP 404" in str(info.value)

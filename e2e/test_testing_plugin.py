@@ -16,7 +16,7 @@ CONFTEST = '''
 import shutil
 
 import pytest
-from agent_surface.testing import with_webmcp
+from agentsurface.testing import with_webmcp
 
 
 @pytest.fixture(scope="session")
@@ -26,8 +26,8 @@ def browser_type_launch_args(browser_type_launch_args):
 
 TESTS = '''
 import pytest
-from agent_surface import AgentComponent, action, observation
-from agent_surface.testing import assert_fails_with, assert_ok, create_test_surface
+from agentsurface import AgentComponent, action, observation
+from agentsurface.testing import assert_fails_with, assert_ok, create_test_surface
 
 
 class Notes(AgentComponent, type="notes.list", description="The notes"):
@@ -70,7 +70,7 @@ def test_3_sync_harness_after_the_page():
 
 
 def test_4_a_missing_folder_says_what_to_do(static_server):
-    with pytest.raises(FileNotFoundError, match="run `agent-surface bundle --out nothing/` first"):
+    with pytest.raises(FileNotFoundError, match="run `agentsurface bundle --out nothing/` first"):
         static_server("nothing")
 '''
 

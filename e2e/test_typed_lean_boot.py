@@ -25,7 +25,7 @@ def test_a_type_hinted_component_needs_no_pydantic_before_its_first_tool(open_pa
     run = open_page(TYPED, variant="webmcp")
     run.wait_ready()
     page = run.page
-    assert page.evaluate("() => window.agentSurface.loadedFrom") == "zip"  # agent-surface alone at boot
+    assert page.evaluate("() => window.agentSurface.loadedFrom") == "zip"  # agentsurface alone at boot
     assert page.evaluate("() => window.typedAtFirstTool") == ""
     tools = page.evaluate(
         "async () => Object.fromEntries((await document.modelContext.getTools()).map((t) => [t.name, t.inputSchema]))"

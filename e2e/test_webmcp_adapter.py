@@ -1,6 +1,6 @@
 """The WebMCP adapter end to end, in real Chromium (headless, offline).
 
-The page (e2e/pages/adapter*.html + adapter.py) declares a small drawing board with agent_surface
+The page (e2e/pages/adapter*.html + adapter.py) declares a small drawing board with agentsurface
 and starts ``WebMCPAdapter()``. The test plays two roles:
 
 - the app and its user, through the page's hooks (``window.adapterPage``: mount, unmount,

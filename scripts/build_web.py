@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build the offline browser runtime into ``web/dist/`` (Pyodide, PyScript, polyfill, wheels, lock).
 
-The building code lives in the library (``agent_surface._runtime_build.build``), which
-``agent-surface bundle`` reuses; this wrapper points it at the repository's ``web/``.
+The building code lives in the library (``agentsurface._runtime_build.build``), which
+``agentsurface bundle`` reuses; this wrapper points it at the repository's ``web/``.
 
 Usage: python scripts/build_web.py [--offline]
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # works before the project is installed, too
 
-from agent_surface._runtime_build.build import BuildError, RuntimeLayout, build  # noqa: E402
+from agentsurface._runtime_build.build import BuildError, RuntimeLayout, build  # noqa: E402
 
 LAYOUT = RuntimeLayout(project=ROOT, web=ROOT / "web")
 

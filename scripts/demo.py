@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # to this script instead of the package.
 sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != ROOT / "scripts")]
 
-NEEDED = ("starlette", "uvicorn", "pydantic", "agent_surface")
+NEEDED = ("starlette", "uvicorn", "pydantic", "agentsurface")
 
 
 def ensure_packages() -> None:

@@ -41,8 +41,8 @@ echo "== mypy"
 .venv/bin/mypy --strict demo scripts/demo.py scripts/serve.py
 echo "== import-linter (the layering contracts in pyproject.toml)"
 .venv/bin/lint-imports --no-cache
-echo "== agent-surface check (the demo's committed contract.json is what its source declares)"
-.venv/bin/agent-surface check
+echo "== agentsurface check (the demo's committed contract.json is what its source declares)"
+.venv/bin/agentsurface check
 
 # Fastest feedback first: in-process CPython tests, then the ones that start servers, build wheels
 # or run other processes, then headless Chromium (markers: pyproject.toml, tests/conftest.py).

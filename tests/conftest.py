@@ -9,14 +9,14 @@ from hypothesis import HealthCheck, settings
 
 # Deterministic (same examples every run) and small enough that the whole suite stays fast.
 settings.register_profile(
-    "agent-surface",
+    "agentsurface",
     derandomize=True,
     max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     print_blob=True,
 )
-settings.load_profile("agent-surface")
+settings.load_profile("agentsurface")
 
 
 # Speed classes, used by the test command (scripts/test.sh runs unit, then integration, then e2e):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentSurfaceRegistry,
     ComponentBinding,
@@ -17,8 +17,8 @@ from agent_surface import (
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface._core.events import SurfaceEvent
-from agent_surface.testing import ManualClock
+from agentsurface._core.events import SurfaceEvent
+from agentsurface.testing import ManualClock
 
 IDS_INPUT: dict[str, Any] = {
     "type": "object",
@@ -67,7 +67,7 @@ def bind_devices(
     when_clear: Callable[[], bool] | None = None,
     **options: Any,
 ) -> ComponentBinding:
-    from agent_surface import ActionBinding
+    from agentsurface import ActionBinding
 
     return contract.bind(
         instance_id=instance_id,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agent_surface import (
+from agentsurface import (
     ActionContext,
     AgentComponent,
     Consumer,
@@ -19,10 +19,10 @@ from agent_surface import (
     compile_manifest,
     observation,
 )
-from agent_surface._core.contracts.authoring import camel_case
-from agent_surface._core.contracts.context import CancelSignal
-from agent_surface._core.jsonvalue import thaw
-from agent_surface._core.schemas.schema import Valid
+from agentsurface._core.contracts.authoring import camel_case
+from agentsurface._core.contracts.context import CancelSignal
+from agentsurface._core.jsonvalue import thaw
+from agentsurface._core.schemas.schema import Valid
 
 from .support import disable_procedure, registry_for
 

@@ -1,4 +1,4 @@
-"""agent_surface._compat.use_compiled_dataclass_code: in the page, dataclasses' generated methods
+"""agentsurface._compat.use_compiled_dataclass_code: in the page, dataclasses' generated methods
 come from code the build compiled for the same Python; anything else compiles as before, and
 nothing changes outside Pyodide or without the file."""
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from agent_surface import _compat
-from agent_surface._compat import DATACLASS_CODE, use_compiled_dataclass_code
+from agentsurface import _compat
+from agentsurface._compat import DATACLASS_CODE, use_compiled_dataclass_code
 
 
 def _define() -> type:

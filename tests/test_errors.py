@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentSurfaceRegistry,
     AuthorityError,
@@ -28,7 +28,7 @@ from agent_surface import (
     schema_from_json,
     schema_from_type,
 )
-from agent_surface._core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE, error
+from agentsurface._core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE, error
 
 from .support import devices_contract
 
@@ -79,7 +79,7 @@ def test_capability_error_messages_are_capped() -> None:
     assert err.message.endswith("…")
 
 
-def test_agent_surface_error_carries_the_capability_error() -> None:
+def test_agentsurface_error_carries_the_capability_error() -> None:
     err = error("PRECONDITION_FAILED", "Unknown ids", reason="unknown-ids")
     raised = CapabilityFailure(err)
     assert raised.error is err

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agent_surface import ActionContract, ComponentContract, ObservationContract, RegistrationHandle
-from agent_surface.testing import ImpureObservation, InvocationFailed, TestSurface, create_test_surface
+from agentsurface import ActionContract, ComponentContract, ObservationContract, RegistrationHandle
+from agentsurface.testing import ImpureObservation, InvocationFailed, TestSurface, create_test_surface
 
 PANEL = ComponentContract(
     type="probe.panel",

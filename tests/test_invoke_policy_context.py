@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from agent_surface._core.consumer import Consumer
-from agent_surface._core.pipeline.invoke_policy import with_effective_input
-from agent_surface._core.policies.base import PolicyContext
+from agentsurface._core.consumer import Consumer
+from agentsurface._core.pipeline.invoke_policy import with_effective_input
+from agentsurface._core.policies.base import PolicyContext
 
 pytestmark = pytest.mark.unit
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = ROOT / "src" / "agent_surface"
+PACKAGE = ROOT / "src" / "agentsurface"
 LINT_IMPORTS = "from importlinter.cli import lint_imports_command; lint_imports_command()"
 
 
@@ -40,7 +40,7 @@ def test_the_package_keeps_every_contract() -> None:
 def copy(tmp_path: Path) -> Path:
     """A project holding a copy of the package and of pyproject.toml (its contracts)."""
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    shutil.copytree(PACKAGE, tmp_path / "src" / "agent_surface", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PACKAGE, tmp_path / "src" / "agentsurface", ignore=shutil.ignore_patterns("__pycache__"))
     return tmp_path
 
 
@@ -54,22 +54,22 @@ def add_import(project: Path, module: str, statement: str) -> None:
     ("module", "statement", "contract"),
     [
         # core reaching up to the toolset
-        ("agent_surface._core.consumer", "from agent_surface.toolset import AgentTool", "layers"),
+        ("agentsurface._core.consumer", "from agentsurface.toolset import AgentTool", "layers"),
         # names reaching up to the catalog that is built on them
-        ("agent_surface.wire_names", "from agent_surface._catalog import Target", "layers"),
+        ("agentsurface.wire_names", "from agentsurface._catalog import Target", "layers"),
         # the toolset reaching the page layer
-        ("agent_surface.toolset.tools", "import agent_surface.browser.proxies", "layers"),
+        ("agentsurface.toolset.tools", "import agentsurface.browser.proxies", "layers"),
         # a sibling dependency the layer says is independent
-        ("agent_surface.testing.harness", "from agent_surface.bridge import BackendBridge", "layers"),
+        ("agentsurface.testing.harness", "from agentsurface.bridge import BackendBridge", "layers"),
         # core touching the browser directly
-        ("agent_surface._core.consumer", "import js", "browser-boundary"),
-        ("agent_surface._catalog", "from pyodide.ffi import to_js", "browser-boundary"),
+        ("agentsurface._core.consumer", "import js", "browser-boundary"),
+        ("agentsurface._catalog", "from pyodide.ffi import to_js", "browser-boundary"),
         # the page layer touching the browser directly (its DOM goes through browser.dom)
-        ("agent_surface.page.lifecycle", "import js", "browser-boundary"),
+        ("agentsurface.page.lifecycle", "import js", "browser-boundary"),
         # the browser helpers reaching up to the page layer built on them
-        ("agent_surface.browser.jsvalues", "import agent_surface.page.lifecycle", "layers"),
+        ("agentsurface.browser.jsvalues", "import agentsurface.page.lifecycle", "layers"),
         # the toolset's tool types importing meta mode back: a cycle inside one layer
-        ("agent_surface.toolset.tools", "from agent_surface.toolset import meta", "no-cycles"),
+        ("agentsurface.toolset.tools", "from agentsurface.toolset import meta", "no-cycles"),
     ],
 )
 def test_a_wrong_import_breaks_its_contract(copy: Path, module: str, statement: str, contract: str) -> None:

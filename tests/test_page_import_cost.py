@@ -25,8 +25,8 @@ import json, sys, pathlib
 avoided = json.loads(sys.argv[1])
 for name in avoided:
     sys.modules.pop(name, None)
-import agent_surface, agent_surface.adapters.webmcp, agent_surface.bridge, agent_surface.compiler.load
-import agent_surface.page
+import agentsurface, agentsurface.adapters.webmcp, agentsurface.bridge, agentsurface.compiler.load
+import agentsurface.page
 print(json.dumps(sorted(set(avoided) & set(sys.modules))))
 """
 
@@ -41,9 +41,9 @@ def test_the_way_to_a_first_tool_imports_none_of_the_costly_stdlib_modules() -> 
 def test_package_data_reads_what_pkgutil_reads(tmp_path: Path) -> None:
     import pkgutil
 
-    from agent_surface._compat import package_data
+    from agentsurface._compat import package_data
 
-    assert package_data("agent_surface.page", "dialog.css") == pkgutil.get_data("agent_surface.page", "dialog.css")
+    assert package_data("agentsurface.page", "dialog.css") == pkgutil.get_data("agentsurface.page", "dialog.css")
     # From a zip on sys.path, as the page imports the library (zipimport's loader reads it).
     archive = tmp_path / "lib.zip"
     with zipfile.ZipFile(archive, "w") as zipped:

@@ -13,12 +13,12 @@ from types import ModuleType
 
 import pytest
 
-import agent_surface
+import agentsurface
 
 ROOT = Path(__file__).resolve().parent.parent
 
 PUBLIC: dict[str, list[str]] = {
-    "agent_surface": [
+    "agentsurface": [
         "ActionBinding",
         "ActionContext",
         "ActionContract",
@@ -92,7 +92,7 @@ PUBLIC: dict[str, list[str]] = {
         "surface_shut_down",
         "tenant_boundary",
     ],
-    "agent_surface.testing": [
+    "agentsurface.testing": [
         "AgentCall",
         "AgentClientError",
         "CapturedRef",
@@ -117,7 +117,7 @@ PUBLIC: dict[str, list[str]] = {
         "semantic_snapshot",
         "with_webmcp",
     ],
-    "agent_surface.toolset": [
+    "agentsurface.toolset": [
         "AgentTool",
         "AgentToolset",
         "ConfirmationMode",
@@ -128,7 +128,7 @@ PUBLIC: dict[str, list[str]] = {
         "capability_state",
         "describe_prefix",
     ],
-    "agent_surface.adapters.webmcp": [
+    "agentsurface.adapters.webmcp": [
         "ConfirmHook",
         "Curation",
         "Descriptor",
@@ -139,8 +139,8 @@ PUBLIC: dict[str, list[str]] = {
         "WebMCPAdapter",
         "WebMCPTool",
     ],
-    "agent_surface.explain": ["CapabilityExplanation", "PolicyVote", "explain_surface"],
-    "agent_surface.wire_names": [
+    "agentsurface.explain": ["CapabilityExplanation", "PolicyVote", "explain_surface"],
+    "agentsurface.wire_names": [
         "MAX_WIRE_NAME_LENGTH",
         "WIRE_NAME_RE",
         "WireNameCatalog",
@@ -151,7 +151,7 @@ PUBLIC: dict[str, list[str]] = {
         "encode_wire_name",
         "is_wire_name",
     ],
-    "agent_surface.bridge": [
+    "agentsurface.bridge": [
         "CHANNEL_HEADER",
         "MANIFEST_PATH",
         "BackendBridge",
@@ -169,7 +169,7 @@ PUBLIC: dict[str, list[str]] = {
         "TransportResponse",
         "default_transport",
     ],
-    "agent_surface.server": [
+    "agentsurface.server": [
         "READY_PATH",
         "SCHEMA_VERSION",
         "Approval",
@@ -218,16 +218,16 @@ PUBLIC: dict[str, list[str]] = {
         "sqlite_path",
         "store_kind",
     ],
-    "agent_surface.compiler.load": [
+    "agentsurface.compiler.load": [
         "ExternalContractError",
         "authority_from_bundle",
         "authority_from_contract",
         "parse_contract",
         "procedures_from_contract",
     ],
-    "agent_surface.cli": ["main"],
-    "agent_surface.browser.jsvalues": ["attribute", "closest", "is_nullish", "js_get", "js_or_none"],
-    "agent_surface.browser.passkeys": [
+    "agentsurface.cli": ["main"],
+    "agentsurface.browser.jsvalues": ["attribute", "closest", "is_nullish", "js_get", "js_or_none"],
+    "agentsurface.browser.passkeys": [
         "PROCEDURE_ASSERTION_OPTIONS",
         "PROCEDURE_OPTIONS",
         "PROCEDURE_REGISTER",
@@ -238,7 +238,7 @@ PUBLIC: dict[str, list[str]] = {
         "passkeys_supported",
         "register_passkey",
     ],
-    "agent_surface.server.passkeys": [
+    "agentsurface.server.passkeys": [
         "ASSERTION_OPTIONS",
         "PROCEDURE_ASSERTION_OPTIONS",
         "PROCEDURE_OPTIONS",
@@ -254,7 +254,7 @@ PUBLIC: dict[str, list[str]] = {
         "RegistrationRefused",
         "passkey_procedures",
     ],
-    "agent_surface.page": [
+    "agentsurface.page": [
         "INSTANCE_ATTRIBUTE",
         "Attachment",
         "CallEntry",
@@ -277,18 +277,18 @@ PUBLIC: dict[str, list[str]] = {
     ],
 }
 
-# Every module directly under agent_surface, classified. A new one needs a decision here.
+# Every module directly under agentsurface, classified. A new one needs a decision here.
 TOP_LEVEL: dict[str, str] = {
     "_catalog": "internal",
     "_compat": "internal",
     "_core": "internal",
     "_runtime_build": "internal (the offline runtime build behind bundle)",
-    "__main__": "entry point (python -m agent_surface)",
+    "__main__": "entry point (python -m agentsurface)",
     "adapters": "public through adapters.webmcp",
     "bridge": "public",
     "browser": "internal page code; public through browser.jsvalues and browser.passkeys",
-    "cli": "public (the agent-surface command)",
-    "mcp_server": "internal (the agent-surface mcp command; extra [mcp])",
+    "cli": "public (the agentsurface command)",
+    "mcp_server": "internal (the agentsurface mcp command; extra [mcp])",
     "compiler": "public through compiler.load",
     "page": "public (the page API: runs in the browser)",
     "explain": "public",
@@ -320,11 +320,11 @@ def test_each_public_module_exports_exactly_its_pinned_names(name: str) -> None:
 
 
 def test_every_top_level_module_is_classified() -> None:
-    found = {info.name for info in pkgutil.iter_modules(agent_surface.__path__)}
+    found = {info.name for info in pkgutil.iter_modules(agentsurface.__path__)}
     assert found == set(TOP_LEVEL)
 
 
-@pytest.mark.parametrize("name", ["agent_surface._catalog", "agent_surface._compat"])
+@pytest.mark.parametrize("name", ["agentsurface._catalog", "agentsurface._compat"])
 def test_internal_top_level_modules_say_so(name: str) -> None:
     doc = importlib.import_module(name).__doc__ or ""
     assert "Internal" in doc
@@ -332,19 +332,19 @@ def test_internal_top_level_modules_say_so(name: str) -> None:
 
 def test_the_error_matrix_is_a_read_only_view() -> None:
     with pytest.raises(TypeError):
-        agent_surface.ERROR_MATRIX["CANCELLED"] = agent_surface.ERROR_MATRIX["CANCELLED"]  # type: ignore[index]
-    assert "CAPABILITY_NOT_FOUND" in agent_surface.ERROR_MATRIX
+        agentsurface.ERROR_MATRIX["CANCELLED"] = agentsurface.ERROR_MATRIX["CANCELLED"]  # type: ignore[index]
+    assert "CAPABILITY_NOT_FOUND" in agentsurface.ERROR_MATRIX
 
 
 def test_factories_take_real_keywords() -> None:
     """No ``**options: Any``: a misspelt option is a TypeError at the call, not silence."""
     import inspect
 
-    from agent_surface.adapters.webmcp import WebMCPAdapter
-    from agent_surface.testing import create_test_surface
-    from agent_surface.toolset import AgentToolset
+    from agentsurface.adapters.webmcp import WebMCPAdapter
+    from agentsurface.testing import create_test_surface
+    from agentsurface.toolset import AgentToolset
 
-    for factory in (agent_surface.AgentSurfaceRegistry, AgentToolset, WebMCPAdapter, create_test_surface):
+    for factory in (agentsurface.AgentSurfaceRegistry, AgentToolset, WebMCPAdapter, create_test_surface):
         kinds = {p.kind for p in inspect.signature(factory).parameters.values()}
         assert inspect.Parameter.VAR_KEYWORD not in kinds, factory.__qualname__
 
@@ -352,10 +352,10 @@ def test_factories_take_real_keywords() -> None:
 def _imports(tree: ast.AST) -> list[tuple[str, list[str]]]:
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("agent_surface"):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("agentsurface"):
             out.append((node.module or "", [alias.name for alias in node.names]))
         elif isinstance(node, ast.Import):
-            out.extend((a.name, []) for a in node.names if a.name.startswith("agent_surface"))
+            out.extend((a.name, []) for a in node.names if a.name.startswith("agentsurface"))
     return out
 
 
@@ -399,7 +399,7 @@ def test_the_demo_uses_public_imports_only() -> None:
 
 def _library_classes() -> list[type]:
     found: list[type] = []
-    for info in pkgutil.walk_packages(agent_surface.__path__, "agent_surface."):
+    for info in pkgutil.walk_packages(agentsurface.__path__, "agentsurface."):
         if ".browser." in info.name or info.name.endswith((".browser", "__main__")):
             continue  # needs js; its classes are checked in the page
         module = importlib.import_module(info.name)
@@ -419,13 +419,13 @@ def test_every_exception_the_library_defines_derives_from_one_root() -> None:
     outside = [
         f"{cls.__module__}.{cls.__qualname__}"
         for cls in exceptions
-        if cls not in private and cls.__name__ not in internal and not issubclass(cls, agent_surface.AgentSurfaceError)
+        if cls not in private and cls.__name__ not in internal and not issubclass(cls, agentsurface.AgentSurfaceError)
     ]
     assert outside == []
-    assert issubclass(agent_surface.CapabilityFailure, agent_surface.AgentSurfaceError)
-    assert issubclass(agent_surface.AuthorityError, agent_surface.DefinitionError)
-    assert issubclass(agent_surface.RegistryClosedError, RuntimeError)
-    assert not issubclass(agent_surface.ErrorPayload, BaseException)  # the value a result carries
+    assert issubclass(agentsurface.CapabilityFailure, agentsurface.AgentSurfaceError)
+    assert issubclass(agentsurface.AuthorityError, agentsurface.DefinitionError)
+    assert issubclass(agentsurface.RegistryClosedError, RuntimeError)
+    assert not issubclass(agentsurface.ErrorPayload, BaseException)  # the value a result carries
 
 
 def test_no_two_public_classes_share_a_name() -> None:
@@ -444,11 +444,11 @@ def test_no_two_public_classes_share_a_name() -> None:
 @pytest.mark.parametrize(
     ("module", "old", "new"),
     [
-        ("agent_surface", "CapabilityError", "ErrorPayload"),
-        ("agent_surface", "RegistryDisposedError", "RegistryClosedError"),
-        ("agent_surface", "create_registry", "AgentSurfaceRegistry"),
-        ("agent_surface", "ManualClock", "agent_surface.testing.ManualClock"),
-        ("agent_surface.toolset", "create_agent_toolset", "AgentToolset"),
+        ("agentsurface", "CapabilityError", "ErrorPayload"),
+        ("agentsurface", "RegistryDisposedError", "RegistryClosedError"),
+        ("agentsurface", "create_registry", "AgentSurfaceRegistry"),
+        ("agentsurface", "ManualClock", "agentsurface.testing.ManualClock"),
+        ("agentsurface.toolset", "create_agent_toolset", "AgentToolset"),
     ],
 )
 def test_old_names_still_work_for_one_release_and_say_what_to_use(module: str, old: str, new: str) -> None:
@@ -462,16 +462,16 @@ def test_old_names_still_work_for_one_release_and_say_what_to_use(module: str, o
 def test_deprecated_factories_and_teardown_verbs_warn_and_still_work() -> None:
     import asyncio
 
-    from agent_surface.adapters.webmcp import WebMCPAdapter, create_webmcp_adapter
-    from agent_surface.toolset import AgentToolset
+    from agentsurface.adapters.webmcp import WebMCPAdapter, create_webmcp_adapter
+    from agentsurface.toolset import AgentToolset
 
-    authority = agent_surface.create_capability_authority(agent_surface.compile_manifest([]))
+    authority = agentsurface.create_capability_authority(agentsurface.compile_manifest([]))
     with pytest.warns(DeprecationWarning, match="AgentSurfaceRegistry"):
-        registry = agent_surface.create_registry(authority=authority)  # type: ignore[attr-defined]
-    assert isinstance(registry, agent_surface.AgentSurfaceRegistry)
+        registry = agentsurface.create_registry(authority=authority)  # type: ignore[attr-defined]
+    assert isinstance(registry, agentsurface.AgentSurfaceRegistry)
     with pytest.warns(DeprecationWarning, match="WebMCPAdapter"):
         assert isinstance(create_webmcp_adapter(), WebMCPAdapter)
-    toolset = AgentToolset(registry, consumer=agent_surface.Consumer("c", "test"), topology="embedded")
+    toolset = AgentToolset(registry, consumer=agentsurface.Consumer("c", "test"), topology="embedded")
     with pytest.warns(DeprecationWarning, match=r"close\(\)"):
         toolset.dispose()
     with pytest.warns(DeprecationWarning, match=r"aclose\(\)"):
@@ -484,17 +484,17 @@ def test_deprecated_factories_and_teardown_verbs_warn_and_still_work() -> None:
 def test_one_teardown_story_close_aclose_and_context_managers() -> None:
     import asyncio
 
-    from agent_surface.adapters.webmcp import WebMCPAdapter
-    from agent_surface.testing import create_test_surface
-    from agent_surface.toolset import AgentToolset
+    from agentsurface.adapters.webmcp import WebMCPAdapter
+    from agentsurface.testing import create_test_surface
+    from agentsurface.toolset import AgentToolset
 
-    authority = agent_surface.create_capability_authority(agent_surface.compile_manifest([]))
-    with agent_surface.AgentSurfaceRegistry(authority=authority) as registry:
-        with AgentToolset(registry, consumer=agent_surface.Consumer("c", "test"), topology="embedded") as tools:
+    authority = agentsurface.create_capability_authority(agentsurface.compile_manifest([]))
+    with agentsurface.AgentSurfaceRegistry(authority=authority) as registry:
+        with AgentToolset(registry, consumer=agentsurface.Consumer("c", "test"), topology="embedded") as tools:
             assert tools.tools() == []
         assert not registry.closed
     assert registry.closed
-    with pytest.raises(agent_surface.RegistryClosedError):
+    with pytest.raises(agentsurface.RegistryClosedError):
         registry.snapshot()
 
     async def adapter_scope() -> None:

@@ -14,7 +14,7 @@ import tomllib
 
 import pytest
 
-from agent_surface.cli.page_check import wrong_references
+from agentsurface.cli.page_check import wrong_references
 from tests.readme import README, first_app_commands, first_app_files, marked_blocks
 
 RUNS = marked_blocks("readme")
@@ -51,7 +51,7 @@ def test_the_first_app_is_a_complete_project() -> None:
         "tests/test_board.py",
     }
     project = tomllib.loads(files["pyproject.toml"])
-    assert project["tool"]["agent-surface"]["files"] == ["index.html", "app.py"]
+    assert project["tool"]["agentsurface"]["files"] == ["index.html", "app.py"]
     flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     for name, code in files.items():
         if name.endswith(".py"):
@@ -59,7 +59,7 @@ def test_the_first_app_is_a_complete_project() -> None:
     assert wrong_references("index.html", files["index.html"]) == []
     assert 'data-packages="board-app"' in files["index.html"]
     commands = first_app_commands()
-    assert "agent-surface bundle --out site/" in commands and "pytest" in commands
+    assert "agentsurface bundle --out site/" in commands and "pytest" in commands
     # The tree listed at the top of the section is the files it shows.
     text = README.read_text(encoding="utf-8")
     for name in files:

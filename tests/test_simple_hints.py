@@ -13,10 +13,10 @@ from annotated_types import Ge, Gt, Interval, Le, Lt, MaxLen, MinLen
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_surface._core.contracts.signatures import Signature, _model_name
-from agent_surface._core.jsonvalue import thaw
-from agent_surface._core.schemas.schema import Invalid, ModelSchema, Valid
-from agent_surface._core.schemas.simple_hints import (
+from agentsurface._core.contracts.signatures import Signature, _model_name
+from agentsurface._core.jsonvalue import thaw
+from agentsurface._core.schemas.schema import Invalid, ModelSchema, Valid
+from agentsurface._core.schemas.simple_hints import (
     SimpleHintSchema,
     SimpleParamsSchema,
     simple_json_schema,
@@ -264,7 +264,7 @@ def test_defaults_and_names_outside_the_simple_set_are_left_to_pydantic() -> Non
 
 
 def _readme_table() -> type:
-    from agent_surface import AgentComponent, action, observation
+    from agentsurface import AgentComponent, action, observation
 
     class DevicesTable(AgentComponent, type="devices.table", description="The devices table"):
         def __init__(self, rows: list[str]) -> None:
@@ -291,14 +291,14 @@ def test_a_component_defined_the_pages_way_has_the_same_contract_and_gets_typed_
 ) -> None:
     import asyncio
 
-    from agent_surface import (
+    from agentsurface import (
         AgentSurfaceRegistry,
         Consumer,
         Invocation,
         compile_manifest,
         create_capability_authority,
     )
-    from agent_surface._core.schemas import simple_hints
+    from agentsurface._core.schemas import simple_hints
 
     with_pydantic = _readme_table()
     monkeypatch.setattr(simple_hints, "SIMPLE_HINTS", True)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     DefinitionError,

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_surface._core.errors import DefinitionError
-from agent_surface.wire_names import (
+from agentsurface._core.errors import DefinitionError
+from agentsurface.wire_names import (
     MAX_WIRE_NAME_LENGTH,
     WireNameEntry,
     _hash36,

@@ -7,7 +7,7 @@ import json
 import js
 from pyodide.ffi import create_proxy, to_js
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentSurfaceRegistry,
     ComponentContract,
@@ -17,8 +17,8 @@ from agent_surface import (
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface.adapters.webmcp import WebMCPAdapter
-from agent_surface.browser import live_proxy_count
+from agentsurface.adapters.webmcp import WebMCPAdapter
+from agentsurface.browser import live_proxy_count
 
 POKE = {
     "type": "object",

@@ -3,7 +3,7 @@ simple ones, written and checked without pydantic in the page), exposed over Web
 
 import js
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     Consumer,
@@ -12,7 +12,7 @@ from agent_surface import (
     create_capability_authority,
     observation,
 )
-from agent_surface.adapters.webmcp import WebMCPAdapter
+from agentsurface.adapters.webmcp import WebMCPAdapter
 
 
 class DevicesTable(AgentComponent, type="devices.table", description="The devices table"):

@@ -1,4 +1,4 @@
-"""The devices console, running in the page under Pyodide (``main.py``, run by agent-surface.js,
+"""The devices console, running in the page under Pyodide (``main.py``, run by agentsurface.js,
 awaits ``main()``). Nothing on its way to the first tool imports pydantic: the procedures come
 from the reviewed contract.json, the view's hints are simple (``surface.py``).
 
@@ -16,16 +16,16 @@ from typing import Any
 
 import js
 
-from agent_surface import (
+from agentsurface import (
     CapabilityFailure,
     Consumer,
     PendingConfirmation,
 )
-from agent_surface.adapters.webmcp import WebMCPAdapter
-from agent_surface.bridge import CHANNEL_HEADER, BackendBridge, BackendContractError, BackendUnavailableError
-from agent_surface.browser.jsvalues import js_or_none
-from agent_surface.browser.passkeys import passkey_presence
-from agent_surface.page import (
+from agentsurface.adapters.webmcp import WebMCPAdapter
+from agentsurface.bridge import CHANNEL_HEADER, BackendBridge, BackendContractError, BackendUnavailableError
+from agentsurface.browser.jsvalues import js_or_none
+from agentsurface.browser.passkeys import passkey_presence
+from agentsurface.page import (
     dependencies_ready,
     install_confirmation_dialog,
     install_surface_inspector,

@@ -1,7 +1,7 @@
 """The devices procedures: the one source of truth of their contracts, served by the server.
 
-The backend serves them (``demo.procedures``); ``agent-surface snapshot`` writes their JSON
-Schemas into the reviewed ``contract.json`` (``agent-surface check`` holds the two together), and
+The backend serves them (``demo.procedures``); ``agentsurface snapshot`` writes their JSON
+Schemas into the reviewed ``contract.json`` (``agentsurface check`` holds the two together), and
 the page references them from there (``procedures_from_contract``: bound to what the person has
 on screen), without importing this module or pydantic on its way to its first tool. A call is
 checked twice: in the page before it leaves (the compiled JSON-Schema check, and these very
@@ -17,7 +17,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_surface import ProcedureContract
+from agentsurface import ProcedureContract
 
 from .values import Status
 

@@ -9,8 +9,8 @@ from typing import Any
 import js
 from pyodide.ffi import create_proxy
 
-from agent_surface.browser.jsvalues import attribute, js_or_none
-from agent_surface.browser.jsvalues import closest as closest  # re-exported for ui.py
+from agentsurface.browser.jsvalues import attribute, js_or_none
+from agentsurface.browser.jsvalues import closest as closest  # re-exported for ui.py
 
 document = js.document
 _handlers: list[Any] = []  # proxies of long-lived listeners (freed with the page)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent_surface.page import State
+from agentsurface.page import State
 
 from .values import Status
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import js
 
-from agent_surface import CapabilityFailure
-from agent_surface.bridge import BackendBridge
-from agent_surface.browser.passkeys import (
+from agentsurface import CapabilityFailure
+from agentsurface.bridge import BackendBridge
+from agentsurface.browser.passkeys import (
     PROCEDURE_ASSERTION_OPTIONS,
     PasskeyError,
     passkeys_supported,

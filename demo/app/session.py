@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_surface import ProcedureContract
+from agentsurface import ProcedureContract
 
 from .values import SESSION_DESCRIBE
 

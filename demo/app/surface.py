@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import MaxLen
 
-from agent_surface import (
+from agentsurface import (
     ActionContext,
     AgentComponent,
     AgentSurfaceRegistry,
@@ -31,8 +31,8 @@ from agent_surface import (
     observation,
     require_confirmation,
 )
-from agent_surface.compiler.load import authority_from_contract, procedures_from_contract
-from agent_surface.page import Attachment, page_surface
+from agentsurface.compiler.load import authority_from_contract, procedures_from_contract
+from agentsurface.page import Attachment, page_surface
 
 from .model import ROUTES, ConsoleState, Device, Filters, Route
 from .values import Status
@@ -68,7 +68,7 @@ def _active(filters: Filters) -> ActiveFilters:
 
 # ---------------------------------------------------------------- domain procedures (backend)
 # Declared once, in .contracts (pydantic models, imported by the server); the page takes them
-# from the reviewed contract.json, which `agent-surface check` holds equal to that module.
+# from the reviewed contract.json, which `agentsurface check` holds equal to that module.
 
 CONTRACT_FILE = Path(__file__).with_name("contract.json")
 DISABLE_ID, QUERY_ID, RENAME_ID = "domain:devices.disable", "domain:devices.query", "domain:devices.rename"
@@ -284,7 +284,7 @@ def reflecting(executor: ProcedureExecutor, on_result: Callable[[str, Any], None
 
 
 def committed_authority() -> CapabilityAuthority:
-    """The reviewed contract (``agent-surface snapshot`` writes ``contract.json`` next to this
+    """The reviewed contract (``agentsurface snapshot`` writes ``contract.json`` next to this
     module; the page gets it through its loader's ``data-files``) is the authority: a contract changed
     without a new snapshot is refused at registration."""
     return authority_from_contract(_contract_text())

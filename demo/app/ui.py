@@ -16,8 +16,8 @@ from typing import Any
 
 import js
 
-from agent_surface import PendingConfirmation, SurfaceEvent
-from agent_surface.page import Coalescer, SurfaceInspector, on_state_change
+from agentsurface import PendingConfirmation, SurfaceEvent
+from agentsurface.page import Coalescer, SurfaceInspector, on_state_change
 
 from .dom import by_id, closest, data, h, listen, replace_children
 from .model import ROUTES, STATUSES, ConsoleState, Device, Filters

@@ -11,7 +11,7 @@ crashpad's "Crash Reports/pending".
     ... --arg=--disable-back-forward-cache   no crash with any of the above
     ... --same-origin          no crash
     python e2e/chromium_repro/repro.py --console --rounds 8 --poll 2 --link
-        the devices console (Pyodide) navigated 127.0.0.1 -> localhost while agent-surface's own
+        the devices console (Pyodide) navigated 127.0.0.1 -> localhost while agentsurface's own
         PageLink.list_tools() is polled (what an MCP client's tools/list does): crashes in round 1;
         with --disable-back-forward-cache, or without the polling, no crash in 12 rounds.
 """
@@ -149,9 +149,9 @@ async def main(args: argparse.Namespace) -> int:
                         await asyncio.sleep(0.01)
 
             link = None
-            if args.link:  # agent-surface's bridge end (PageLink) lists instead, as tools/list does
-                from agent_surface.mcp_server.options import BridgeOptions
-                from agent_surface.mcp_server.page import PageLink
+            if args.link:  # agentsurface's bridge end (PageLink) lists instead, as tools/list does
+                from agentsurface.mcp_server.options import BridgeOptions
+                from agentsurface.mcp_server.page import PageLink
 
                 await page.goto(here)
                 link = PageLink(BridgeOptions(url=here, cdp=endpoint), lambda: None)
@@ -216,6 +216,6 @@ if __name__ == "__main__":
     parser.add_argument("--dwell", type=float, default=0, help="seconds on each page")
     parser.add_argument("--console", action="store_true", help="the devices console (Pyodide) instead")
     parser.add_argument("--poll-only", help="poll pages whose URL starts with this (e.g. http://127.0.0.1)")
-    parser.add_argument("--link", action="store_true", help="poll with agent-surface's PageLink.list_tools")
+    parser.add_argument("--link", action="store_true", help="poll with agentsurface's PageLink.list_tools")
     parser.add_argument("--same-origin", action="store_true")
     raise SystemExit(asyncio.run(main(parser.parse_args())))

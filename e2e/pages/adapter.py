@@ -1,6 +1,6 @@
-"""The WebMCP adapter's e2e page: runs in the page under Pyodide (loaded by web/agent-surface.js).
+"""The WebMCP adapter's e2e page: runs in the page under Pyodide (loaded by web/agentsurface.js).
 
-A small drawing board declared with agent_surface, exposed through ``WebMCPAdapter()`` to
+A small drawing board declared with agentsurface, exposed through ``WebMCPAdapter()`` to
 whatever WebMCP the browser has (Chromium's ``document.modelContext``, the polyfill's
 ``navigator.modelContext``, or nothing):
 
@@ -27,7 +27,7 @@ import js
 from pydantic import BaseModel, Field
 from pyodide.ffi import create_proxy, to_js
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     Consumer,
@@ -38,8 +38,8 @@ from agent_surface import (
     create_capability_authority,
     observation,
 )
-from agent_surface.adapters.webmcp import WebMCPAdapter
-from agent_surface.browser import live_proxy_count
+from agentsurface.adapters.webmcp import WebMCPAdapter
+from agentsurface.browser import live_proxy_count
 
 # --------------------------------------------------------------------------- the surface
 

@@ -1,5 +1,5 @@
 """The WebMCP agent client's fixture page (runs in the page under Pyodide, loaded by
-web/agent-surface.js): a small notes app exposed with ``WebMCPAdapter()``.
+web/agentsurface.js): a small notes app exposed with ``WebMCPAdapter()``.
 
 - ``notes.list``: observation ``notes``; ``add`` (a pydantic model: an empty text is invalid);
   ``clear`` with ``confirmation="required"``; ``wait`` sleeps, for timeouts and cancellation.
@@ -19,7 +19,7 @@ import js
 from pydantic import BaseModel, Field
 from pyodide.ffi import create_proxy, to_js
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     Consumer,
@@ -29,7 +29,7 @@ from agent_surface import (
     create_capability_authority,
     observation,
 )
-from agent_surface.adapters.webmcp import WebMCPAdapter
+from agentsurface.adapters.webmcp import WebMCPAdapter
 
 INPUT_PROTECTION_MS = 300
 
@@ -116,14 +116,14 @@ def on(node: object, event: str, handler: object) -> None:
 notes_view = element("ul", document.body, id="notes")
 toggle = element("button", document.body, "Open the archive", id="toggle-archive", type="button")
 
-backdrop = element("div", document.body, id="agent-surface-confirm")
+backdrop = element("div", document.body, id="agentsurface-confirm")
 dialog = element(
-    "div", backdrop, id="agent-surface-confirm-dialog", role="dialog", aria_labelledby="confirm-title"
+    "div", backdrop, id="agentsurface-confirm-dialog", role="dialog", aria_labelledby="confirm-title"
 )
 title = element("h2", dialog, "The agent asks", id="confirm-title")
 summary = element("p", dialog, id="confirm-summary")
-deny_button = element("button", dialog, "Deny", id="agent-surface-confirm-deny", type="button")
-approve_button = element("button", dialog, "Approve", id="agent-surface-confirm-approve", type="button")
+deny_button = element("button", dialog, "Deny", id="agentsurface-confirm-deny", type="button")
+approve_button = element("button", dialog, "Approve", id="agentsurface-confirm-approve", type="button")
 
 
 def render() -> None:

@@ -14,9 +14,9 @@ import sys
 import js
 from pyodide.http import pyfetch
 
-from agent_surface import AgentSurfaceRegistry, Consumer
-from agent_surface.adapters.webmcp import WebMCPAdapter
-from agent_surface.compiler.load import ExternalContractError, authority_from_contract
+from agentsurface import AgentSurfaceRegistry, Consumer
+from agentsurface.adapters.webmcp import WebMCPAdapter
+from agentsurface.compiler.load import ExternalContractError, authority_from_contract
 
 SITE = "/home/pyodide/external-site"
 SOURCES = {

@@ -1,5 +1,5 @@
-"""The lean boot's e2e page (run by web/agent-surface.js): raw JSON Schemas only, so the loader
-starts it with agent-surface alone, imported from its zip; pydantic and jsonschema arrive later
+"""The lean boot's e2e page (run by web/agentsurface.js): raw JSON Schemas only, so the loader
+starts it with agentsurface alone, imported from its zip; pydantic and jsonschema arrive later
 (background load, or first import)."""
 
 import sys
@@ -7,7 +7,7 @@ import sys
 import js
 from pyodide.ffi import create_proxy
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentSurfaceRegistry,
     ComponentContract,
@@ -15,7 +15,7 @@ from agent_surface import (
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface.adapters.webmcp import WebMCPAdapter
+from agentsurface.adapters.webmcp import WebMCPAdapter
 
 DEFERRED = ("pydantic", "pydantic_core", "jsonschema")
 at_start = sorted(name for name in DEFERRED if name in sys.modules)
@@ -60,7 +60,7 @@ def import_now(name):
 
 def stdlib_bytecode():
     """Whether the stdlib zip Pyodide booted with holds the bytecode of a module every boot
-    imports (the loader's compiled stdlib, agent_surface/_runtime_build/stdlib_zip.py)."""
+    imports (the loader's compiled stdlib, agentsurface/_runtime_build/stdlib_zip.py)."""
     import zipfile
 
     mounted = next(path for path in sys.path if path.endswith(".zip") and "python3" in path)
@@ -70,7 +70,7 @@ def stdlib_bytecode():
 
 js.window.leanAtStart = ",".join(at_start)
 js.window.leanDataclassExec = getattr(__import__("dataclasses"), "exec", exec).__name__
-js.window.leanFile = sys.modules["agent_surface"].__file__
+js.window.leanFile = sys.modules["agentsurface"].__file__
 js.window.leanLoadedNow = create_proxy(loaded_now)
 js.window.leanImportNow = create_proxy(import_now)
 js.window.leanStdlibBytecode = create_proxy(stdlib_bytecode)

@@ -15,7 +15,7 @@ import json
 import js
 from pyodide.ffi import create_proxy, to_js
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     Consumer,
@@ -25,9 +25,9 @@ from agent_surface import (
     create_capability_authority,
     observation,
 )
-from agent_surface.adapters.webmcp import WebMCPAdapter
-from agent_surface.browser import live_proxy_count
-from agent_surface.page.dialog import install_confirmation_dialog
+from agentsurface.adapters.webmcp import WebMCPAdapter
+from agentsurface.browser import live_proxy_count
+from agentsurface.page.dialog import install_confirmation_dialog
 
 
 class Vault(AgentComponent, type="bank.vault", description="The bank vault."):

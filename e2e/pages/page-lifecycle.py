@@ -1,4 +1,4 @@
-"""The page API's e2e fixture (loaded by web/agent-surface.js under Pyodide).
+"""The page API's e2e fixture (loaded by web/agentsurface.js under Pyodide).
 
 A drawing board whose ``undo`` is available only while there are strokes; the page's own
 buttons change the strokes through a ``State`` and never call ``sync_availability()``. Palettes
@@ -16,7 +16,7 @@ from typing import Literal
 import js
 from pyodide.ffi import create_proxy, to_js
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     Consumer,
@@ -25,9 +25,9 @@ from agent_surface import (
     create_capability_authority,
     observation,
 )
-from agent_surface.adapters.webmcp import WebMCPAdapter
-from agent_surface.browser import live_proxy_count
-from agent_surface.page import State, install_surface_inspector, page_surface
+from agentsurface.adapters.webmcp import WebMCPAdapter
+from agentsurface.browser import live_proxy_count
+from agentsurface.page import State, install_surface_inspector, page_surface
 
 
 class BoardState(State):

@@ -7,7 +7,7 @@ import json
 import js
 from pyodide.ffi import create_proxy
 
-from agent_surface.browser.passkeys import PasskeyError, assert_presence, passkeys_supported, register_passkey
+from agentsurface.browser.passkeys import PasskeyError, assert_presence, passkeys_supported, register_passkey
 
 
 def refused(error):

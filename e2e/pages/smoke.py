@@ -1,6 +1,6 @@
-"""Smoke test page code: runs in the page under Pyodide (loaded by web/agent-surface.js).
+"""Smoke test page code: runs in the page under Pyodide (loaded by web/agentsurface.js).
 
-Imports agent_surface, pydantic and jsonschema (validating one value each), then registers one
+Imports agentsurface, pydantic and jsonschema (validating one value each), then registers one
 tool on whichever WebMCP surface the browser has: document.modelContext (Chromium's shape B),
 navigator.modelContext (shape A, e.g. the polyfill), or none. Results go to window.smokeResult
 (a JSON string); window.smokeAbort() withdraws the tool.
@@ -21,7 +21,7 @@ def timed_import(name):
 
 
 pydantic, pydantic_ms = timed_import("pydantic")
-agent_surface, agent_surface_ms = timed_import("agent_surface")  # after pydantic: measured apart
+agentsurface, agentsurface_ms = timed_import("agentsurface")  # after pydantic: measured apart
 jsonschema, jsonschema_ms = timed_import("jsonschema")
 
 
@@ -91,11 +91,11 @@ js.window.smokeResult = json.dumps(
     {
         "shape": shape,
         "python": sys.version.split()[0],
-        "agentSurface": agent_surface.__name__,
+        "agentSurface": agentsurface.__name__,
         "pydantic": pydantic.VERSION,
         "jsonschemaRejects": jsonschema_rejects,
         "order": order.model_dump(),
         "rpdsModule": sys.modules["rpds"].__name__ + " <- " + sys.modules["rpds"].HashTrieMap.__module__,
-        "importMs": {"pydantic": pydantic_ms, "agent_surface": agent_surface_ms, "jsonschema": jsonschema_ms},
+        "importMs": {"pydantic": pydantic_ms, "agentsurface": agentsurface_ms, "jsonschema": jsonschema_ms},
     }
 )

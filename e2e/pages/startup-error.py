@@ -3,14 +3,14 @@
 # and a test client must fail at once with its text.
 import js
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     compile_manifest,
     create_capability_authority,
     observation,
 )
-from agent_surface.page import install_surface_inspector
+from agentsurface.page import install_surface_inspector
 
 
 class Notes(AgentComponent, type="notes.list", description="The notes"):

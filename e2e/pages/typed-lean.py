@@ -1,5 +1,5 @@
 """A type-hinted component (the README's way) whose hints are simple: the loader boots it with
-agent-surface alone, and its schemas, descriptors and input checks come without pydantic."""
+agentsurface alone, and its schemas, descriptors and input checks come without pydantic."""
 
 import json
 import sys
@@ -7,7 +7,7 @@ from typing import Literal
 
 import js
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     Consumer,
@@ -16,7 +16,7 @@ from agent_surface import (
     create_capability_authority,
     observation,
 )
-from agent_surface.adapters.webmcp import WebMCPAdapter
+from agentsurface.adapters.webmcp import WebMCPAdapter
 
 received: list[dict[str, object]] = []
 

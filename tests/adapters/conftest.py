@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agent_surface.adapters.model_context import Shape
-from agent_surface.adapters.webmcp import WebMCPAdapter
+from agentsurface.adapters.model_context import Shape
+from agentsurface.adapters.webmcp import WebMCPAdapter
 
 from .fakes import FakeModelContext, make_context
 from .surface import CONSUMER, App, make_app

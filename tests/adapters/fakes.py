@@ -1,6 +1,6 @@
 """Fakes of the three WebMCP shapes, behind the adapter's ``ModelContext`` protocol.
 
-Each fake behaves like the page API it stands for (as wrapped by ``agent_surface.browser``):
+Each fake behaves like the page API it stands for (as wrapped by ``agentsurface.browser``):
 
 - ``AbortableModelContext``: Chromium 156 ``document.modelContext``. ``register_tool`` validates
   the name (1-128 chars of ``[A-Za-z0-9_.-]``) and refuses duplicates with ``InvalidStateError``,
@@ -29,8 +29,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_surface._core.contracts.context import CancelSignal
-from agent_surface.adapters.model_context import (
+from agentsurface._core.contracts.context import CancelSignal
+from agentsurface.adapters.model_context import (
     ModelContextError,
     Shape,
     ToolCall,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_surface import (
+from agentsurface import (
     ActionBinding,
     ActionContext,
     ActionContract,
@@ -25,8 +25,8 @@ from agent_surface import (
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface.testing import ManualClock
-from agent_surface.toolset import AgentToolset
+from agentsurface.testing import ManualClock
+from agentsurface.toolset import AgentToolset
 
 CONSUMER = Consumer("browser-agent", "webmcp")
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agent_surface import CancelSignal
-from agent_surface.adapters.model_context import ModelContext, ModelContextError, ToolCall, WebMCPTool
+from agentsurface import CancelSignal
+from agentsurface.adapters.model_context import ModelContext, ModelContextError, ToolCall, WebMCPTool
 
 from .fakes import (
     SHAPES,

@@ -11,7 +11,7 @@ import inspect
 import json
 from typing import Any
 
-from agent_surface.adapters.model_context import ToolCall
+from agentsurface.adapters.model_context import ToolCall
 
 from .conftest import Start
 from .surface import App, turn

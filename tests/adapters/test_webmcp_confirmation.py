@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from agent_surface import CancelSignal, PendingConfirmation
-from agent_surface.adapters.model_context import Shape
-from agent_surface.adapters.webmcp import WebMCPAdapter
+from agentsurface import CancelSignal, PendingConfirmation
+from agentsurface.adapters.model_context import Shape
+from agentsurface.adapters.webmcp import WebMCPAdapter
 
 from .conftest import Start
 from .fakes import SHAPES, FakeClient, FakeModelContext, ToolResult, make_context

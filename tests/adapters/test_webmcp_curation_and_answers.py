@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from agent_surface._core.errors import surface_shut_down
-from agent_surface.adapters.model_context import Shape, ToolCall
-from agent_surface.toolset import AgentToolset
+from agentsurface._core.errors import surface_shut_down
+from agentsurface.adapters.model_context import Shape, ToolCall
+from agentsurface.toolset import AgentToolset
 
 from .conftest import Start
 from .fakes import SHAPES

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     CapabilityFailure,
@@ -19,8 +19,8 @@ from agent_surface import (
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface.adapters.model_context import Shape, ToolCall
-from agent_surface.adapters.webmcp import WebMCPAdapter
+from agentsurface.adapters.model_context import Shape, ToolCall
+from agentsurface.adapters.webmcp import WebMCPAdapter
 
 from .conftest import Start
 from .fakes import SHAPES, AbortableModelContext, make_context

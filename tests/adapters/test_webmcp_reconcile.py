@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_surface import Invocation
-from agent_surface.adapters import projection
-from agent_surface.adapters.model_context import Shape, WebMCPTool
-from agent_surface.adapters.webmcp import WebMCPAdapter
+from agentsurface import Invocation
+from agentsurface.adapters import projection
+from agentsurface.adapters.model_context import Shape, WebMCPTool
+from agentsurface.adapters.webmcp import WebMCPAdapter
 
 from .conftest import Start
 from .fakes import SHAPES, ProvideModelContext, make_context

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from demo.backend import DemoServer, start_demo_server
 
-from agent_surface.server import RateLimit
+from agentsurface.server import RateLimit
 
 from .helpers import FIXED_NOW, Client
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from demo.backend import ApiHeaders, DemoServer
 
-from agent_surface._core.errors import ERROR_MATRIX
+from agentsurface._core.errors import ERROR_MATRIX
 
 FIXED_NOW = datetime(2026, 11, 2, 10, 0, 0, tzinfo=UTC)
 OPERATOR = "demo-acme-operator"

@@ -14,7 +14,7 @@ from demo.backend import DemoServer, start_demo_server
 from demo.db import AuditEntry
 from demo.seed import open_seeded_store
 
-from agent_surface.server import RateLimit
+from agentsurface.server import RateLimit
 
 from .helpers import FIXED_NOW, OPERATOR, VIEWER, Client, audit_rows
 

@@ -43,7 +43,7 @@ def test_control_characters_in_api_paths_get_the_typed_json_404(server: DemoServ
 
 
 @pytest.mark.parametrize(("method", "path"), [("POST", "/api/agent/procedures/devices.query/"),
-                                              ("GET", "/api/agent/.well-known/agent-surface/procedures/"),
+                                              ("GET", "/api/agent/.well-known/agentsurface/procedures/"),
                                               ("GET", "/api/devices/"), ("GET", "/web/dist/")])
 def test_no_redirect_builds_its_location_from_the_host_header(server: DemoServer, method: str, path: str) -> None:
     status, headers, _ = raw(server, method, path, CALL if method == "POST" else None, host="evil.example")

@@ -133,7 +133,7 @@ def test_endless_chunked_body_is_cut_off_at_the_limit(server: DemoServer) -> Non
 
 def test_unknown_procedure_and_wrong_method(client: Client) -> None:
     assert_error(client.call("devices.delete", {"deviceIds": GOOD_IDS}), 404, "CAPABILITY_NOT_FOUND")
-    assert "devices.delete" not in client.get("/api/agent/.well-known/agent-surface/procedures").text
+    assert "devices.delete" not in client.get("/api/agent/.well-known/agentsurface/procedures").text
     reply = client.get("/api/agent/procedures/devices.disable")
     assert_error(reply, 405, "INVALID_INPUT")
     assert reply.headers["Allow"] == "POST"

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from demo.backend import DemoServer, start_demo_server
 
-from agent_surface.server import RateLimit
-from agent_surface.server.ratelimit import RateLimiter
+from agentsurface.server import RateLimit
+from agentsurface.server.ratelimit import RateLimiter
 
 from .helpers import AGENT, FIXED_NOW, GLOBEX_OPERATOR, OPERATOR, VIEWER, Client, assert_error, audit_rows
 

@@ -30,7 +30,7 @@ PRIVATE = [".git/HEAD", ".venv/pyvenv.cfg", "demo/data/devices.sqlite3", "elsewh
            # Only the page's public files are served: not the backend's sources (the seed holds the
            # demo tokens), the tests, the project's files or the web runtime's build inputs.
            "demo/seed.py", "demo/db.py", "tests/server/domain.py", "pyproject.toml", "README.md",
-           "scripts/demo.py", "src/agent_surface/__init__.py", "web/package.json",
+           "scripts/demo.py", "src/agentsurface/__init__.py", "web/package.json",
            "web/node_modules/x/index.js"]
 
 
@@ -91,11 +91,11 @@ def test_api_paths_never_fall_through_to_files(site: tuple[DemoServer, str], tmp
             assert json.loads(answer.read())["ok"] is False
 
 
-@pytest.mark.skipif(not (ROOT / "web" / "agent-surface.js").exists(), reason="web/agent-surface.js not built yet")
+@pytest.mark.skipif(not (ROOT / "web" / "agentsurface.js").exists(), reason="web/agentsurface.js not built yet")
 def test_repository_script_is_javascript() -> None:
     srv, url = start_demo_server()
     try:
-        assert fetch(f"{url}/web/agent-surface.js")[:2] == (200, "text/javascript")
+        assert fetch(f"{url}/web/agentsurface.js")[:2] == (200, "text/javascript")
         assert fetch(f"{url}/.git/HEAD")[0] == 404
     finally:
         srv.shutdown()

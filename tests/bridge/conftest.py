@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface.bridge import BackendBridge
+from agentsurface.bridge import BackendBridge
 
 from ..server.domain import make_server
 from ..server.live import serving

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     ProcedureContract,
     ProcedureReference,

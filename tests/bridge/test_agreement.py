@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     AgentSurfaceRegistry,
     AuthorityError,
     Consumer,
     ProcedureContract,
     create_capability_authority,
 )
-from agent_surface.bridge import BackendBridge, BackendContractError, BackendUnavailableError
+from agentsurface.bridge import BackendBridge, BackendContractError, BackendUnavailableError
 
 from ..server.domain import DISABLE, NOTE, QUERY, RENAME, make_server, served_procedures
 from ..server.live import serving
@@ -79,7 +79,7 @@ async def test_a_procedure_missing_on_the_server_is_not_exposed(db_path: Path) -
 
 
 async def test_the_executor_refuses_a_procedure_the_backend_does_not_serve(db_path: Path) -> None:
-    from agent_surface import ActionContext, CancelSignal, CapabilityFailure
+    from agentsurface import ActionContext, CancelSignal, CapabilityFailure
 
     without_query = [p for p in served_procedures() if p.id != QUERY.id]
     with serving(make_server(db_path, procedures=without_query)) as base:

@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx
 
-from agent_surface.bridge import BackendBridge, ServerChallenge
-from agent_surface.bridge.transport import TransportResponse
-from agent_surface.bridge.wire import challenge_url
+from agentsurface.bridge import BackendBridge, ServerChallenge
+from agentsurface.bridge.transport import TransportResponse
+from agentsurface.bridge.wire import challenge_url
 
 from ..server.domain import DISABLE, NOTE, make_server, served_procedures
 from ..server.live import serving
@@ -71,7 +71,7 @@ async def test_a_webauthn_challenge_goes_to_the_pages_presence_hook(tmp_path: Pa
     def verify(caller: Any, challenge: Any, payload: Any) -> str | None:
         return None if payload == {"signed": challenge.nonce_b64} else "presence-rejected"
 
-    from agent_surface.server import ProcedureServer, SqliteInvocationStore, serve
+    from agentsurface.server import ProcedureServer, SqliteInvocationStore, serve
 
     from ..server.domain import audit, authenticate, setup
 
@@ -122,5 +122,5 @@ async def test_the_challenge_endpoint_runs_the_calls_own_checks(tmp_path: Path) 
             assert (await ask(DISABLE.id, {"deviceIds": ["acme-1"]}, token="tok-victor")).status_code == 403
             assert (await ask(DISABLE.id, {"deviceIds": "acme-1"})).status_code == 400
             assert (await ask("domain:devices.wipe", {})).status_code == 404
-    assert rows(db_path, "SELECT count(*) FROM agent_surface_challenges") == [(1,)]
+    assert rows(db_path, "SELECT count(*) FROM agentsurface_challenges") == [(1,)]
     assert rows(db_path, "SELECT status FROM devices WHERE id = 'acme-1'") != [("disabled",)]

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agent_surface import (
+from agentsurface import (
     ActionContext,
     AgentSurfaceRegistry,
     CancelSignal,
@@ -26,8 +26,8 @@ from agent_surface import (
     InvocationResult,
     create_capability_authority,
 )
-from agent_surface.bridge import BackendBridge
-from agent_surface.server import serve
+from agentsurface.bridge import BackendBridge
+from agentsurface.server import serve
 
 from ..server.domain import DISABLE, NOTE, RENAME, make_server, served_procedures
 from ..server.live import serving
@@ -180,7 +180,7 @@ def hostile_backend(seen: dict[str, Any]) -> Starlette:
 
     return Starlette(
         routes=[
-            Route("/.well-known/agent-surface/procedures", manifest_route),
+            Route("/.well-known/agentsurface/procedures", manifest_route),
             Route("/procedures/{path:path}", answer, methods=["POST"]),
         ]
     )

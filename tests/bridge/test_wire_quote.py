@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_surface.bridge.wire import call_url, challenge_url, quote_segment
+from agentsurface.bridge.wire import call_url, challenge_url, quote_segment
 
 
 @given(st.text())

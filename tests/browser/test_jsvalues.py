@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from agent_surface.browser.jsvalues import is_nullish, js_get, js_or_none
+from agentsurface.browser.jsvalues import is_nullish, js_get, js_or_none
 
 
 class Holder:
@@ -45,6 +45,6 @@ def test_js_get_reads_present_attributes_and_none_for_missing_null_or_throwing()
 
 def test_the_browser_package_imports_without_js_and_names_its_lazy_exports() -> None:
     assert "js" not in sys.modules  # CPython: the helpers must not need the browser
-    browser = importlib.import_module("agent_surface.browser")
+    browser = importlib.import_module("agentsurface.browser")
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         browser.nope  # noqa: B018

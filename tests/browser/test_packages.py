@@ -1,4 +1,4 @@
-"""agent_surface.browser.packages against fakes of Pyodide's run_sync/loadPackage: a module of a
+"""agentsurface.browser.packages against fakes of Pyodide's run_sync/loadPackage: a module of a
 deferred package is loaded on its first import where Python can wait, fails clearly where it
 cannot, and a failed load is reported once, not retried on every import."""
 
@@ -47,9 +47,9 @@ def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakePyodid
     monkeypatch.setitem(sys.modules, "pyodide.ffi", ffi)
     monkeypatch.setitem(sys.modules, "pyodide_js", SimpleNamespace(loadPackage=fake.loadPackage))
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.delitem(sys.modules, "agent_surface.browser.packages", raising=False)
+    monkeypatch.delitem(sys.modules, "agentsurface.browser.packages", raising=False)
     saved = list(sys.meta_path)
-    packages = importlib.import_module("agent_surface.browser.packages")
+    packages = importlib.import_module("agentsurface.browser.packages")
     packages.load_on_import(json.dumps({"late_mod": "late-pkg", "other_mod": "other-pkg"}))
     yield fake
     sys.meta_path[:] = saved
@@ -97,7 +97,7 @@ def test_a_failed_load_is_a_typed_error_and_is_not_retried(fake: FakePyodide) ->
 
 
 def test_installing_twice_keeps_one_finder(fake: FakePyodide) -> None:
-    packages = sys.modules["agent_surface.browser.packages"]
+    packages = sys.modules["agentsurface.browser.packages"]
     packages.load_on_import(json.dumps({"late_mod": "late-pkg"}))
     assert sum(isinstance(f, packages.LoadOnImport) for f in sys.meta_path) == 1
     with pytest.raises(TypeError):
@@ -105,7 +105,7 @@ def test_installing_twice_keeps_one_finder(fake: FakePyodide) -> None:
 
 
 def test_dependencies_count_as_pending_until_the_loader_says_they_are_loaded(fake: FakePyodide) -> None:
-    packages = sys.modules["agent_surface.browser.packages"]
+    packages = sys.modules["agentsurface.browser.packages"]
     assert packages.dependencies_pending() is True  # the fixture installed a non-empty map
     packages.dependencies_loaded()
     assert packages.dependencies_pending() is False
@@ -116,7 +116,7 @@ def test_dependencies_count_as_pending_until_the_loader_says_they_are_loaded(fak
 async def test_calls_wait_for_the_background_load_until_the_loader_says_it_settled(fake: FakePyodide) -> None:
     import asyncio
 
-    packages = sys.modules["agent_surface.browser.packages"]
+    packages = sys.modules["agentsurface.browser.packages"]
     waiting = [asyncio.ensure_future(packages.dependencies_ready()) for _ in range(3)]
     await asyncio.sleep(0)
     assert not any(w.done() for w in waiting)
@@ -140,7 +140,7 @@ def test_unpack_wheels_installs_a_pure_wheel_and_its_bytecode(
         archive.writestr("unpacked_pkg/__pycache__/__init__.cpython-314.pyc", b"\0")
         archive.writestr("unpacked_pkg/données.txt", "utf-8 name")  # Python sets the UTF-8 flag
         archive.writestr("unpacked_pkg-1.0.dist-info/METADATA", "Name: unpacked-pkg\n")
-    packages = sys.modules["agent_surface.browser.packages"]
+    packages = sys.modules["agentsurface.browser.packages"]
     packages.unpack_wheels(json.dumps([str(wheel)]))
     try:
         assert not wheel.exists()

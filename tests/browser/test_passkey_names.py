@@ -8,8 +8,8 @@ import asyncio
 import pytest
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 
-from agent_surface.browser import passkeys as page
-from agent_surface.server import passkeys as server
+from agentsurface.browser import passkeys as page
+from agentsurface.server import passkeys as server
 
 
 def test_the_page_names_the_servers_procedures() -> None:

@@ -1,6 +1,6 @@
-"""`agent-surface bundle` from a pip install (no source checkout): our wheel, installed in a fresh
+"""`agentsurface bundle` from a pip install (no source checkout): our wheel, installed in a fresh
 venv, builds the runtime in its cache from the assets it ships and repacks itself as the runtime's
-agent-surface wheel; the fixture app's bundle then holds everything a static host serves.
+agentsurface wheel; the fixture app's bundle then holds everything a static host serves.
 
 Seeded, so the test downloads nothing and stays bounded: the cache gets a symlink to the checkout's
 ``web/node_modules`` (the npm pins, so no ``npm ci``) and copies of ``web/dist/wheels`` minus our own
@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface._runtime_build.source import default_cache
+from agentsurface._runtime_build.source import default_cache
 from tests.fixtures import copy_shop
 
 REPO = Path(__file__).resolve().parents[2]
 WEB = REPO / "web"
-OURS = "agent_surface-0.1.0-py3-none-any.whl"
+OURS = "agentsurface-0.1.0-py3-none-any.whl"
 APP_WHEEL = "shop_app-0.1.0-py3-none-any.whl"
 
 
@@ -62,13 +62,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_venv_runs_the_installed_copy_not_the_source(installed: Path) -> None:
-    probe = "import agent_surface, importlib.metadata as m; print(agent_surface.__file__); print(m.distribution('agent-surface').read_text('direct_url.json'))"
+    probe = "import agentsurface, importlib.metadata as m; print(agentsurface.__file__); print(m.distribution('agentsurface').read_text('direct_url.json'))"
     lines = _run([installed / "python", "-c", probe], installed).splitlines()
     assert Path(lines[0]).is_relative_to(installed.parent), lines[0]
     assert not Path(lines[0]).is_relative_to(REPO / "src")
     assert "editable" not in lines[1]  # installed from the wheel file, not `pip install -e`
     runtime_assets = Path(lines[0]).parent / "_runtime_build" / "runtime_assets"
-    assert (runtime_assets / "agent-surface.js").read_bytes() == (WEB / "agent-surface.js").read_bytes()
+    assert (runtime_assets / "agentsurface.js").read_bytes() == (WEB / "agentsurface.js").read_bytes()
 
 
 def _record_is_valid(archive: zipfile.ZipFile) -> None:
@@ -91,20 +91,20 @@ def test_bundle_from_a_pip_install_builds_the_runtime_in_its_cache(installed: Pa
     (cache / "dist" / "wheels").mkdir(parents=True)
     (cache / "node_modules").symlink_to(WEB / "node_modules", target_is_directory=True)  # seed: npm pins
     for wheel in (WEB / "dist" / "wheels").glob("*.whl"):  # seed: the downloaded wheels, not ours
-        if not wheel.name.startswith("agent_surface-"):
+        if not wheel.name.startswith("agentsurface-"):
             shutil.copy2(wheel, cache / "dist" / "wheels" / wheel.name)
 
     app = copy_shop(tmp_path / "app")
-    _run([installed / "agent-surface", "snapshot"], app)
+    _run([installed / "agentsurface", "snapshot"], app)
     site = tmp_path / "site"
-    log = _run([installed / "agent-surface", "bundle", "--out", site, "--cache", cache], app)
+    log = _run([installed / "agentsurface", "bundle", "--out", site, "--cache", cache], app)
     assert "node_modules up to date" in log
     assert f"repacked the installed package into {OURS}" in log
     assert "pip wheel" not in log and "pip download" not in log  # nothing built from source or fetched
 
-    for asset in ("agent-surface.js", "package.json", "package-lock.json"):  # copied from the install
+    for asset in ("agentsurface.js", "package.json", "package-lock.json"):  # copied from the install
         assert (cache / asset).read_bytes() == (WEB / asset).read_bytes()
-    assert (site / "agent-surface.js").read_bytes() == (WEB / "agent-surface.js").read_bytes()
+    assert (site / "agentsurface.js").read_bytes() == (WEB / "agentsurface.js").read_bytes()
     for part in (
         "pyodide/pyodide.mjs",
         "pyodide/pyodide.asm.wasm",
@@ -117,38 +117,38 @@ def test_bundle_from_a_pip_install_builds_the_runtime_in_its_cache(installed: Pa
     assert not (site / "dist" / "pyodide" / "python_stdlib.zip").exists()
     assert not list((site / "dist" / "pyodide").glob("*.map"))
     assert not (site / "dist" / "pyodide" / "pyodide.js").exists()
-    assert (site / "contract.json").read_bytes() == (app / ".agent-surface" / "contract.json").read_bytes()
+    assert (site / "contract.json").read_bytes() == (app / ".agentsurface" / "contract.json").read_bytes()
 
     lock = json.loads((site / "dist" / "pyodide" / "pyodide-lock.json").read_text())["packages"]
-    assert lock["agent-surface"]["file_name"] == f"../wheels/{OURS}"
+    assert lock["agentsurface"]["file_name"] == f"../wheels/{OURS}"
     assert lock["shop-app"]["file_name"] == f"../wheels/{APP_WHEEL}"
-    assert {"pydantic", "jsonschema"} <= set(lock["agent-surface"]["depends"])
+    assert {"pydantic", "jsonschema"} <= set(lock["agentsurface"]["depends"])
     local = {
         key: entry
         for key, entry in lock.items()
         if entry["file_name"].startswith("../wheels/") and key != "micropip"
     }
-    zip_info = json.loads((site / "dist" / "pyodide" / "agent-surface-zip.json").read_text())
+    zip_info = json.loads((site / "dist" / "pyodide" / "agentsurface-zip.json").read_text())
     assert {p.name for p in (site / "dist" / "wheels").iterdir()} == {
         e["file_name"].removeprefix("../wheels/") for e in local.values()
     } | {zip_info["file"].rsplit("/", 1)[-1]}
-    assert zip_info["wheel_sha256"] == lock["agent-surface"]["sha256"]
+    assert zip_info["wheel_sha256"] == lock["agentsurface"]["sha256"]
     for entry in local.values():  # every wheel the page may load matches its lock entry
         wheel = site / "dist" / "wheels" / entry["file_name"].removeprefix("../wheels/")
         assert hashlib.sha256(wheel.read_bytes()).hexdigest() == entry["sha256"], wheel.name
 
     with zipfile.ZipFile(site / "dist" / "wheels" / OURS) as ours:
         names = set(ours.namelist())
-        assert "agent_surface/_runtime_build/runtime_assets/agent-surface.js" in names
-        assert "agent_surface-0.1.0.dist-info/entry_points.txt" in names
-        assert "agent_surface/__pycache__/__init__.cpython-314.pyc" in names  # compiled by Pyodide
-        assert "agent_surface/dataclass_code.bin" in names  # so are dataclasses' generated methods
+        assert "agentsurface/_runtime_build/runtime_assets/agentsurface.js" in names
+        assert "agentsurface-0.1.0.dist-info/entry_points.txt" in names
+        assert "agentsurface/__pycache__/__init__.cpython-314.pyc" in names  # compiled by Pyodide
+        assert "agentsurface/dataclass_code.bin" in names  # so are dataclasses' generated methods
         assert not any(n.endswith(("INSTALLER", "direct_url.json")) for n in names)
         _record_is_valid(ours)
 
     # A second run reuses the cache (nothing to fetch: --offline; our wheel is kept) and gives the same bytes.
     before = {p: p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
-    log = _run([installed / "agent-surface", "bundle", "--out", site, "--cache", cache, "--offline"], app)
+    log = _run([installed / "agentsurface", "bundle", "--out", site, "--cache", cache, "--offline"], app)
     assert f"up to date {OURS} (repacked from the installed package)" in log
     assert {p: p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()} == before
 
@@ -157,7 +157,7 @@ def test_the_default_cache_follows_xdg_and_the_version(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert default_cache("1.2.3") == tmp_path / "agent-surface" / "runtime-1.2.3"
+    assert default_cache("1.2.3") == tmp_path / "agentsurface" / "runtime-1.2.3"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")  # the XDG spec: a relative path is ignored
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert default_cache("1.2.3") == tmp_path / "home" / ".cache" / "agent-surface" / "runtime-1.2.3"
+    assert default_cache("1.2.3") == tmp_path / "home" / ".cache" / "agentsurface" / "runtime-1.2.3"

@@ -1,54 +1,54 @@
-"""What ``agent-surface bundle`` leaves out of a site: what its pages never load."""
+"""What ``agentsurface bundle`` leaves out of a site: what its pages never load."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agent_surface.cli.bundle_prune import closure, page_needs, runtime_filter
+from agentsurface.cli.bundle_prune import closure, page_needs, runtime_filter
 
 LOCK = {
-    "agent-surface": {"file_name": "../wheels/agent_surface-1.whl", "depends": ["pydantic"]},
+    "agentsurface": {"file_name": "../wheels/agentsurface-1.whl", "depends": ["pydantic"]},
     "pydantic": {"file_name": "../wheels/pydantic-2.whl", "depends": ["typing-extensions"]},
     "typing_extensions": {"file_name": "../wheels/typing_extensions-4.whl", "depends": []},
     "micropip": {"file_name": "../wheels/micropip-0.whl", "depends": []},
     "numpy": {"file_name": "numpy-2.whl", "depends": []},
 }
-PAGE = b'<script type="module" src="agent-surface.js" data-packages="shop-app numpy"></script>'
-PLAIN = b'<script type="module" src="agent-surface.js"></script>'
+PAGE = b'<script type="module" src="agentsurface.js" data-packages="shop-app numpy"></script>'
+PLAIN = b'<script type="module" src="agentsurface.js"></script>'
 PYSCRIPT = b'<script type="module" src="dist/pyscript/core.js"></script><script type="py"></script>'
 
 
 def _kept(
     part: str, files: dict[str, bytes], names: list[str], stdlib: str | None = "python_stdlib_compiled.zip"
 ) -> list[str] | None:
-    keep = runtime_filter(part, page_needs(files), LOCK, "shop_app", "agent_surface-1.zip", stdlib)
+    keep = runtime_filter(part, page_needs(files), LOCK, "shop_app", "agentsurface-1.zip", stdlib)
     return None if keep is None else [name for name in names if keep(Path(name))]
 
 
 def test_the_closure_follows_the_locks_dependencies() -> None:
-    assert closure(LOCK, ["Agent_Surface"]) == {"agent-surface", "pydantic", "typing-extensions"}
+    assert closure(LOCK, ["Agent_Surface"]) == {"agentsurface", "pydantic", "typing-extensions"}
 
 
 def test_a_page_without_pyscript_ships_neither_pyscript_nor_micropip() -> None:
     files = {"index.html": PAGE, "app.py": b"print('hi')"}
     needs = page_needs(files)
-    assert (needs.pyscript, needs.packages, needs.agent_surface_alone) == (
+    assert (needs.pyscript, needs.packages, needs.agentsurface_alone) == (
         False,
         frozenset({"shop-app", "numpy"}),
         False,
     )
     assert _kept("pyscript", files, ["core.js"]) is None
     wheels = [
-        "agent_surface-1.whl",
-        "agent_surface-1.zip",
+        "agentsurface-1.whl",
+        "agentsurface-1.zip",
         "pydantic-2.whl",
         "typing_extensions-4.whl",
         "micropip-0.whl",
         "numpy-2.whl",
     ]
     assert _kept("wheels", files, wheels) == [
-        "agent_surface-1.whl",
-        "agent_surface-1.zip",  # the loader may import it in place: it decides at boot
+        "agentsurface-1.whl",
+        "agentsurface-1.zip",  # the loader may import it in place: it decides at boot
         "pydantic-2.whl",
         "typing_extensions-4.whl",
         "numpy-2.whl",
@@ -59,7 +59,7 @@ def test_a_page_without_pyscript_ships_neither_pyscript_nor_micropip() -> None:
         "pyodide.mjs.map",
         "pyodide.asm.wasm",
         "pyodide-lock.json",
-        "agent-surface-zip.json",
+        "agentsurface-zip.json",
         "python_stdlib.zip",
         "python_stdlib_compiled.zip",
     ]
@@ -67,7 +67,7 @@ def test_a_page_without_pyscript_ships_neither_pyscript_nor_micropip() -> None:
     assert _kept("pyodide", files, pyodide) == [
         "pyodide.mjs",
         "pyodide.asm.wasm",
-        "agent-surface-zip.json",
+        "agentsurface-zip.json",
         "python_stdlib_compiled.zip",
     ]
     # a runtime built without it: the loader boots with npm's
@@ -82,5 +82,5 @@ def test_pyscript_keeps_pyscript_and_micropip_and_a_lone_page_keeps_the_zip() ->
         "python_stdlib.zip",
         "python_stdlib_compiled.zip",
     ]
-    wheels = ["agent_surface-1.zip", "micropip-0.whl", "numpy-2.whl"]
-    assert _kept("wheels", files, wheels) == ["agent_surface-1.zip", "micropip-0.whl"]
+    wheels = ["agentsurface-1.zip", "micropip-0.whl", "numpy-2.whl"]
+    assert _kept("wheels", files, wheels) == ["agentsurface-1.zip", "micropip-0.whl"]

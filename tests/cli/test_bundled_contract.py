@@ -1,4 +1,4 @@
-"""The page trusts the committed contract in one line: ``agent-surface bundle`` puts the reviewed
+"""The page trusts the committed contract in one line: ``agentsurface bundle`` puts the reviewed
 contract.json into the app's wheel (integrity-checked by the runtime's lock), and
 ``authority_from_bundle()`` reads it from the loaded wheel's metadata. Here the wheel is unpacked
 onto ``sys.path`` as Pyodide installs it; e2e/test_bundle.py runs the same page in Chromium."""
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface import AgentSurfaceRegistry, AuthorityError
-from agent_surface.cli import main
-from agent_surface.cli.bundle import _app_wheel
-from agent_surface.cli.commands import compile_at
-from agent_surface.compiler.load import authority_from_bundle
+from agentsurface import AgentSurfaceRegistry, AuthorityError
+from agentsurface.cli import main
+from agentsurface.cli.bundle import _app_wheel
+from agentsurface.cli.commands import compile_at
+from agentsurface.compiler.load import authority_from_bundle
 from tests.fixtures import copy_shop
 
 
@@ -32,7 +32,7 @@ def installed_shop(tmp_path: Path) -> Iterator[tuple[Path, bytes]]:
         archive.extractall(site)
     sys.path.insert(0, str(site))
     try:
-        yield site, (app / ".agent-surface" / "contract.json").read_bytes()
+        yield site, (app / ".agentsurface" / "contract.json").read_bytes()
     finally:
         sys.path.remove(str(site))
         for module in [m for m in sys.modules if m == "shop" or m.startswith("shop.")]:
@@ -42,8 +42,8 @@ def installed_shop(tmp_path: Path) -> Iterator[tuple[Path, bytes]]:
 def test_the_bundled_wheel_carries_the_reviewed_contract(installed_shop: tuple[Path, bytes]) -> None:
     site, committed = installed_shop
     (info,) = site.glob("shop_app-0.1.0.dist-info")
-    assert (info / "agent_surface_contract.json").read_bytes() == committed
-    assert "shop_app-0.1.0.dist-info/agent_surface_contract.json,sha256=" in (info / "RECORD").read_text()
+    assert (info / "agentsurface_contract.json").read_bytes() == committed
+    assert "shop_app-0.1.0.dist-info/agentsurface_contract.json,sha256=" in (info / "RECORD").read_text()
 
 
 def test_authority_from_bundle_trusts_it_in_one_line(installed_shop: tuple[Path, bytes]) -> None:

@@ -1,4 +1,4 @@
-"""The agent-surface command on the fixture app: exit codes, integrity, drift, the four formats."""
+"""The agentsurface command on the fixture app: exit codes, integrity, drift, the four formats."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface.cli import main
+from agentsurface.cli import main
 from tests.fixtures import copy_shop, edit
 
 SURFACE = "shop/surface.py"
@@ -34,10 +34,10 @@ def run(root: Path, *args: str) -> int:
 def test_snapshot_writes_the_contract_and_is_idempotent(
     app: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    contract = app / ".agent-surface" / "contract.json"
+    contract = app / ".agentsurface" / "contract.json"
     first = contract.read_bytes()
     assert run(app, "snapshot") == 0
-    assert capsys.readouterr().out.strip() == "unchanged .agent-surface/contract.json"
+    assert capsys.readouterr().out.strip() == "unchanged .agentsurface/contract.json"
     assert contract.read_bytes() == first
     assert run(app, "snapshot", "--output", str(app / "elsewhere.json")) == 0
     assert (app / "elsewhere.json").read_bytes() == first
@@ -46,7 +46,7 @@ def test_snapshot_writes_the_contract_and_is_idempotent(
 def test_check_passes_on_a_current_contract(app: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(app, "check") == 0
     out = capsys.readouterr()
-    assert out.out.startswith("agent-surface check: PASS")
+    assert out.out.startswith("agentsurface check: PASS")
     assert out.err == ""
 
 
@@ -56,9 +56,9 @@ def test_a_stale_contract_fails_check_with_the_next_command_on_stderr(
     edit(app / SURFACE, *WIDEN)
     assert run(app, "check") == 1
     out = capsys.readouterr()
-    assert "Integrity (source vs .agent-surface/contract.json): stale" in out.out
+    assert "Integrity (source vs .agentsurface/contract.json): stale" in out.out
     assert "confirmation-lowered" in out.out
-    assert "run: agent-surface snapshot" in out.err
+    assert "run: agentsurface snapshot" in out.err
     assert run(app, "inspect") == 0  # findings never change inspect's exit code
     capsys.readouterr()
     assert run(app, "snapshot") == 0
@@ -76,7 +76,7 @@ def test_a_missing_contract_fails_check(tmp_path: Path, capsys: pytest.CaptureFi
 def test_compile_and_contract_failures_exit_2_without_writing(
     app: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    contract = app / ".agent-surface" / "contract.json"
+    contract = app / ".agentsurface" / "contract.json"
     before = contract.read_bytes()
     with (app / SURFACE).open("a") as source:
         source.write(
@@ -145,7 +145,7 @@ def test_check_base_failures_exit_2(repo: Path, capsys: pytest.CaptureFixture[st
     assert run(repo, "check", "--base", "no-such-ref") == 2
     assert "unknown git ref" in capsys.readouterr().out
     assert run(repo, "check", "--base", "main") == 0
-    assert "Drift (main → .agent-surface/contract.json): no changes" in capsys.readouterr().out
+    assert "Drift (main → .agentsurface/contract.json): no changes" in capsys.readouterr().out
 
 
 def report_of_every_class(repo: Path) -> Path:
@@ -171,7 +171,7 @@ def test_json_md_and_github_render_the_same_report(repo: Path, capsys: pytest.Ca
     )
     assert md_rows == expected
     annotations = re.findall(
-        r"^::(error|warning|notice) title=agent-surface drift%3A (\w+)::(\S+): ([a-z-]+)",
+        r"^::(error|warning|notice) title=agentsurface drift%3A (\w+)::(\S+): ([a-z-]+)",
         outputs["github"],
         re.M,
     )
@@ -223,8 +223,8 @@ def test_human_output_is_plain_and_deterministic_off_a_terminal(
 def test_colour_at_a_terminal_only_repeats_words(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from io import StringIO
 
-    from agent_surface.cli.commands import build_report
-    from agent_surface.cli.main import emit
+    from agentsurface.cli.commands import build_report
+    from agentsurface.cli.main import emit
 
     class Terminal(StringIO):
         def isatty(self) -> bool:
@@ -248,8 +248,8 @@ def test_colour_at_a_terminal_only_repeats_words(repo: Path, monkeypatch: pytest
 
 def test_python_dash_m_and_the_console_script_run_the_same_command(repo: Path) -> None:
     for command in (
-        [sys.executable, "-m", "agent_surface"],
-        [str(Path(sys.executable).parent / "agent-surface")],
+        [sys.executable, "-m", "agentsurface"],
+        [str(Path(sys.executable).parent / "agentsurface")],
     ):
         done = subprocess.run(
             [*command, "check", "--format", "json"], cwd=repo, capture_output=True, text=True

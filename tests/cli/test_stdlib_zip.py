@@ -1,4 +1,4 @@
-"""The compiled stdlib zip (agent_surface/_runtime_build/stdlib_zip.py): npm's stdlib zip with a
+"""The compiled stdlib zip (agentsurface/_runtime_build/stdlib_zip.py): npm's stdlib zip with a
 pyc beside each module a page imports, which zipimport then uses instead of compiling the source;
 rebuilt only when its inputs change; named in the page zip's info file for the loader."""
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface._runtime_build import stdlib_zip
-from agent_surface._runtime_build.page_zip import ZIP_INFO, write_page_zip
-from agent_surface._runtime_build.stdlib_zip import MOUNTED_AT, build_tag, compiled_stdlib_bytes, is_current
+from agentsurface._runtime_build import stdlib_zip
+from agentsurface._runtime_build.page_zip import ZIP_INFO, write_page_zip
+from agentsurface._runtime_build.stdlib_zip import MOUNTED_AT, build_tag, compiled_stdlib_bytes, is_current
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,11 +115,11 @@ def test_written_once_then_up_to_date(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_the_page_zip_info_names_the_compiled_stdlib_only_when_it_exists(tmp_path: Path) -> None:
-    wheel = tmp_path / "wheels" / "agent_surface-9.9.9-py3-none-any.whl"
+    wheel = tmp_path / "wheels" / "agentsurface-9.9.9-py3-none-any.whl"
     wheel.parent.mkdir(parents=True)
     (tmp_path / "pyodide").mkdir()
     with zipfile.ZipFile(wheel, "w") as out:
-        out.writestr("agent_surface/__init__.py", "")
+        out.writestr("agentsurface/__init__.py", "")
     write_page_zip(wheel, tmp_path, stdlib=stdlib_zip.COMPILED_STDLIB)
     assert "stdlib" not in json.loads((tmp_path / "pyodide" / ZIP_INFO).read_text())
     (tmp_path / "pyodide" / stdlib_zip.COMPILED_STDLIB).write_bytes(b"zip")

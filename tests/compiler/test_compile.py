@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface import AgentSurfaceRegistry, AuthorityError
-from agent_surface.compiler.config import load_config
-from agent_surface.compiler.errors import CompileError
-from agent_surface.compiler.load import authority_from_contract
-from agent_surface.compiler.manifest import compile_project, contract_bytes
+from agentsurface import AgentSurfaceRegistry, AuthorityError
+from agentsurface.compiler.config import load_config
+from agentsurface.compiler.errors import CompileError
+from agentsurface.compiler.load import authority_from_contract
+from agentsurface.compiler.manifest import compile_project, contract_bytes
 from tests.fixtures import copy_shop, edit
 
 
@@ -38,7 +38,7 @@ def test_two_checkouts_at_different_paths_give_identical_bytes(tmp_path: Path) -
 def test_contract_has_rows_hashes_versions_and_origins(tmp_path: Path) -> None:
     document = json.loads(compile_bytes(copy_shop(tmp_path / "app")))
     assert document["completeness"] == {"status": "complete", "declarations": 3, "capabilities": 5}
-    assert document["compiler"]["name"] == "agent-surface-python"
+    assert document["compiler"]["name"] == "agentsurface-python"
     assert document["targets"] == ["shop.surface"]
     assert [c["id"] for c in document["contracts"]] == [
         "domain:shop.checkout",
@@ -82,7 +82,7 @@ def test_the_committed_contract_is_the_page_authority(tmp_path: Path) -> None:
 
 
 def test_a_contract_missing_from_the_file_or_changed_is_refused_at_registration(tmp_path: Path) -> None:
-    from agent_surface import AgentComponent, observation
+    from agentsurface import AgentComponent, observation
 
     root = copy_shop(tmp_path / "app")
     registry = AgentSurfaceRegistry(authority=authority_from_contract(compile_bytes(root)))
@@ -170,7 +170,7 @@ def test_dynamic_or_unsupported_declarations_fail_completeness(tmp_path: Path, c
 def test_a_contract_from_outside_the_apps_packages_is_external(tmp_path: Path) -> None:
     root = copy_shop(tmp_path / "app")
     (root / "vendor_pkg.py").write_text(
-        "from agent_surface import AgentComponent, observation\n\n"
+        "from agentsurface import AgentComponent, observation\n\n"
         "class Widget(AgentComponent, type='vendor.widget', description='d'):\n"
         "    @observation('o')\n"
         "    def value(self) -> int:\n"
@@ -204,6 +204,6 @@ def test_a_package_target_compiles_its_submodules(tmp_path: Path) -> None:
 )
 def test_bad_configuration_is_a_clear_error(tmp_path: Path, table: str, message: str) -> None:
     root = copy_shop(tmp_path / "app")
-    (root / "pyproject.toml").write_text(f"[tool.agent-surface]\n{table}\n")
+    (root / "pyproject.toml").write_text(f"[tool.agentsurface]\n{table}\n")
     with pytest.raises(CompileError, match=message):
         load_config(root)

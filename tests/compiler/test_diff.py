@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_surface.compiler.config import load_config
-from agent_surface.compiler.diff import diff_contracts
-from agent_surface.compiler.manifest import compile_project
+from agentsurface.compiler.config import load_config
+from agentsurface.compiler.diff import diff_contracts
+from agentsurface.compiler.manifest import compile_project
 from tests.fixtures import copy_shop, edit
 
 SURFACE = "shop/surface.py"
@@ -125,7 +125,7 @@ def test_a_move_to_another_module_is_neutral(tmp_path: Path) -> None:
     start = source.index("SEARCH = ProcedureContract(")
     (root / SURFACE).write_text(source[:start] + "from .catalogue import SEARCH  # noqa: E402\n")
     (root / "shop" / "catalogue.py").write_text(
-        "from agent_surface import ProcedureContract\n\n" + source[start:]
+        "from agentsurface import ProcedureContract\n\n" + source[start:]
     )
     after = compile_project(load_config(root))
     found = [(f.subject, f.change, f.cls, f.detail) for f in diff_contracts(before, after)]

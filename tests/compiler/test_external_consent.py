@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from agent_surface import AgentComponent, AgentSurfaceRegistry, AuthorityError, compile_manifest, observation
-from agent_surface._core.contracts.authority import create_capability_authority
-from agent_surface._core.contracts.external import (
+from agentsurface import AgentComponent, AgentSurfaceRegistry, AuthorityError, compile_manifest, observation
+from agentsurface._core.contracts.authority import create_capability_authority
+from agentsurface._core.contracts.external import (
     Contributor,
     ExternalContractError,
     consent_status,
@@ -25,15 +25,15 @@ from agent_surface._core.contracts.external import (
     normalize_distribution,
     read_contributors,
 )
-from agent_surface._core.jsonvalue import digest
-from agent_surface.cli import main
-from agent_surface.compiler.attribution import DistributionIndex
-from agent_surface.compiler.config import load_config
-from agent_surface.compiler.consent import Approval, approval_toml, check_listed_capabilities, parse_approvals
-from agent_surface.compiler.diff import diff_contracts
-from agent_surface.compiler.errors import CompileError
-from agent_surface.compiler.load import authority_from_contract
-from agent_surface.compiler.manifest import compile_project, contract_bytes
+from agentsurface._core.jsonvalue import digest
+from agentsurface.cli import main
+from agentsurface.compiler.attribution import DistributionIndex
+from agentsurface.compiler.config import load_config
+from agentsurface.compiler.consent import Approval, approval_toml, check_listed_capabilities, parse_approvals
+from agentsurface.compiler.diff import diff_contracts
+from agentsurface.compiler.errors import CompileError
+from agentsurface.compiler.load import authority_from_contract
+from agentsurface.compiler.manifest import compile_project, contract_bytes
 from tests.fixtures import copy_shop, edit, install_distribution
 
 DIGEST = "sha256:" + "ab" * 32
@@ -41,7 +41,7 @@ DIGEST = "sha256:" + "ab" * 32
 # ------------------------------------------------------------------ a distribution on disk
 
 VENDOR = """
-from agent_surface import AgentComponent, ProcedureContract, observation
+from agentsurface import AgentComponent, ProcedureContract, observation
 
 
 class Gauge(AgentComponent, type="gauges.gauge", description="A gauge."):
@@ -75,7 +75,7 @@ def app(tmp_path: Path) -> Path:
 
 def _approve(root: Path, value: str) -> None:
     with (root / "pyproject.toml").open("a") as f:
-        f.write(f"\n[tool.agent-surface.external.gauge-kit]\n{value}\n")
+        f.write(f"\n[tool.agentsurface.external.gauge-kit]\n{value}\n")
 
 
 def _document(root: Path) -> dict[str, Any]:
@@ -160,7 +160,7 @@ def test_check_approve_and_inspect_in_process(app: Path, capsys: pytest.CaptureF
     assert main([*root, "approve"]) == 0
     approval = capsys.readouterr().out
     assert approval.startswith(
-        "# gauge-kit 2.0: 2 capabilities in 2 declarations\n[tool.agent-surface.external.gauge-kit]\n"
+        "# gauge-kit 2.0: 2 capabilities in 2 declarations\n[tool.agentsurface.external.gauge-kit]\n"
     )
     assert '"domain:gauges.reset",' in approval and "# destructive, confirmation required" in approval
     with (app / "pyproject.toml").open("a") as f:
@@ -278,7 +278,7 @@ def test_an_editable_install_inside_the_project_is_the_projects_own_code(tmp_pat
 def test_modules_are_attributed_to_the_distributions_that_ship_them(tmp_path: Path) -> None:
     import pydantic.main
 
-    import agent_surface._core.contracts.authority
+    import agentsurface._core.contracts.authority
 
     index = DistributionIndex()
     shipped = index.shipper("pydantic.main", pydantic.main.__file__)
@@ -286,11 +286,11 @@ def test_modules_are_attributed_to_the_distributions_that_ship_them(tmp_path: Pa
     from importlib.metadata import version
 
     assert shipped.version == version("pydantic")
-    # This checkout is installed editable: its modules belong to agent-surface by direct_url.json.
+    # This checkout is installed editable: its modules belong to agentsurface by direct_url.json.
     ours = index.shipper(
-        "agent_surface._core.contracts.authority", agent_surface._core.contracts.authority.__file__
+        "agentsurface._core.contracts.authority", agentsurface._core.contracts.authority.__file__
     )
-    assert ours is not None and ours.name == "agent-surface"
+    assert ours is not None and ours.name == "agentsurface"
     loose = tmp_path / "loose.py"
     loose.write_text("")
     assert index.shipper("loose", str(loose)) is None
@@ -344,7 +344,7 @@ def test_the_approval_text_is_valid_toml_that_parses_back() -> None:
 
     contributor = Contributor("zope-widgets", "1", ("d",), DIGEST, None)
     text = approval_toml(contributor, ["view:d.b", "view:d.a"])
-    parsed = tomllib.loads(text)["tool"]["agent-surface"]["external"]
+    parsed = tomllib.loads(text)["tool"]["agentsurface"]["external"]
     assert parse_approvals(parsed) == {
         "zope-widgets": Approval("zope-widgets", DIGEST, ("view:d.a", "view:d.b"))
     }

@@ -44,7 +44,7 @@ class Venv:
         )
 
     def cli(self, app: Path, *args: str) -> subprocess.CompletedProcess[str]:
-        return self.run(["-m", "agent_surface", *args], app)
+        return self.run(["-m", "agentsurface", *args], app)
 
 
 def _ok(result: subprocess.CompletedProcess[str]) -> str:
@@ -67,7 +67,7 @@ def _wheel(source: Path, wheelhouse: Path) -> Path:
 
 
 def _venv(where: Path, wheel: Path) -> Venv:
-    """A venv whose only own package is ``wheel``, pip-installed; agent-surface comes from this
+    """A venv whose only own package is ``wheel``, pip-installed; agentsurface comes from this
     checkout's src and its dependencies from the dev venv (plain path lines: no .pth is run)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
     (site,) = (where / "lib").glob("python3*/site-packages")
@@ -117,7 +117,7 @@ def _approve(venv: Venv, app: Path) -> str:
 
 
 def _contract(app: Path) -> dict[str, object]:
-    return json.loads((app / ".agent-surface" / "contract.json").read_text())  # type: ignore[no-any-return]
+    return json.loads((app / ".agentsurface" / "contract.json").read_text())  # type: ignore[no-any-return]
 
 
 # --------------------------------------------------------------- the compiler and the CLI
@@ -174,7 +174,7 @@ def test_check_fails_for_an_unapproved_contributor_and_says_what_to_paste(venv: 
         assert result.returncode == 1, result.stdout + result.stderr
         assert "acme-widgets 1.0.0 contributes 3 capabilities that the app has not approved" in result.stdout
     digest = _contract(app)["external"][0]["contractDigest"]  # type: ignore[index]
-    assert "[tool.agent-surface.external.acme-widgets]" in result.stderr
+    assert "[tool.agentsurface.external.acme-widgets]" in result.stderr
     assert f'digest = "{digest}"' in result.stderr
 
     approval = _approve(venv, app)
@@ -215,7 +215,7 @@ def test_a_changed_contribution_fails_distinctly_naming_both_digests(
 
 def test_a_malformed_approval_exits_2_instead_of_being_dropped(venv: Venv, app: Path) -> None:
     with (app / "pyproject.toml").open("a") as f:
-        f.write('\n[tool.agent-surface.external.acme-widgets]\ndigest = "6f4b"\n')
+        f.write('\n[tool.agentsurface.external.acme-widgets]\ndigest = "6f4b"\n')
     result = venv.cli(app, "check")
     assert result.returncode == 2
     assert "digest must be" in result.stdout + result.stderr

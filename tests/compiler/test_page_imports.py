@@ -12,11 +12,11 @@ def loaded_after(statement: str) -> set[str]:
     return set(done.stdout.split())
 
 
-def test_importing_agent_surface_loads_no_compiler_cli_or_rich() -> None:
-    modules = loaded_after("import agent_surface")
-    assert not {m for m in modules if m.startswith(("agent_surface.compiler", "agent_surface.cli", "rich"))}
+def test_importing_agentsurface_loads_no_compiler_cli_or_rich() -> None:
+    modules = loaded_after("import agentsurface")
+    assert not {m for m in modules if m.startswith(("agentsurface.compiler", "agentsurface.cli", "rich"))}
 
 
 def test_the_page_side_loader_adds_only_itself_to_what_the_page_loads() -> None:
-    extra = loaded_after("import agent_surface.compiler.load") - loaded_after("import agent_surface")
-    assert extra == {"agent_surface.compiler", "agent_surface.compiler.load"}
+    extra = loaded_after("import agentsurface.compiler.load") - loaded_after("import agentsurface")
+    assert extra == {"agentsurface.compiler", "agentsurface.compiler.load"}

@@ -16,10 +16,10 @@ from demo.app import contracts as declared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_surface._core.errors import AuthorityError
-from agent_surface._core.schemas.committed import CommittedSchema
-from agent_surface._core.schemas.schema import Valid
-from agent_surface.compiler.load import procedures_from_contract
+from agentsurface._core.errors import AuthorityError
+from agentsurface._core.schemas.committed import CommittedSchema
+from agentsurface._core.schemas.schema import Valid
+from agentsurface.compiler.load import procedures_from_contract
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = ROOT / "demo" / "app" / "contract.json"
@@ -111,7 +111,7 @@ def test_a_valid_value_is_proven_and_completed_without_the_declared_contract() -
 def test_the_page_side_needs_no_pydantic_for_valid_values() -> None:
     script = f"""
 import sys
-from agent_surface.compiler.load import procedures_from_contract
+from agentsurface.compiler.load import procedures_from_contract
 procedures = procedures_from_contract(open({str(CONTRACT)!r}, "rb").read())
 rename = procedures["domain:devices.rename"].input.validate({{"deviceId": "dev-0001", "name": "Roof"}})
 disable = procedures["domain:devices.disable"].input.validate({{"deviceIds": ["dev-0001"]}})

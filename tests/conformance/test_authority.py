@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     AgentSurfaceRegistry,
     AuthorityError,
     CapabilityAuthority,
@@ -26,12 +26,12 @@ from agent_surface import (
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface._core.contracts.authority import (
+from agentsurface._core.contracts.authority import (
     MANIFEST_FORMAT,
     assert_capability_authority,
     is_genuine_authority,
 )
-from agent_surface._core.jsonvalue import FrozenDict, canonical_json, digest, thaw
+from agentsurface._core.jsonvalue import FrozenDict, canonical_json, digest, thaw
 
 from ..support import bind_devices, devices_contract, disable_procedure, registry_for
 
@@ -237,8 +237,8 @@ _MANIFEST_SCRIPT = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {root!r})
-    from agent_surface import compile_manifest
-    from agent_surface._core.jsonvalue import canonical_json
+    from agentsurface import compile_manifest
+    from agentsurface._core.jsonvalue import canonical_json
     from tests.support import devices_contract, disable_procedure
     contracts = [devices_contract(), disable_procedure(), devices_contract("reports.panel", meta={{"b": 1, "a": [2]}})]
     contracts[0] = type(contracts[0])(
@@ -381,7 +381,7 @@ def test_AS_AUTHORITY_003_stale_contracts_are_refused(changed: dict[str, Any]) -
 
 
 def test_AS_AUTHORITY_003_changed_schema_or_effect_is_stale() -> None:
-    from agent_surface import ActionContract, ComponentContract
+    from agentsurface import ActionContract, ComponentContract
 
     def variant(**action: Any) -> ComponentContract:
         return ComponentContract(

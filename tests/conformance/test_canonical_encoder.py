@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_surface._core import jsonvalue
-from agent_surface._core.jsonvalue import canonical_json, freeze
+from agentsurface._core import jsonvalue
+from agentsurface._core.jsonvalue import canonical_json, freeze
 
 keys = st.text(max_size=4) | st.sampled_from(["a", "b", "id", "\U0001f600", "\uffff", "é"])
 numbers = (

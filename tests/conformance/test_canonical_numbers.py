@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentSurfaceRegistry,
     ComponentContract,
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface._core.jsonvalue import canonical_json, digest, json_size
+from agentsurface._core.jsonvalue import canonical_json, digest, json_size
 
 # What JavaScript's JSON.stringify writes for these numbers (ES Number::toString).
 JS_NUMBER_TEXT = [

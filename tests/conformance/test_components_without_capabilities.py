@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     ProcedureReference,
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface.toolset import AgentToolset
+from agentsurface.toolset import AgentToolset
 
 from ..support import CONSUMER, PING, echo_executor, toolbar_contract
 

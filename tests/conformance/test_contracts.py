@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     ActionBinding,
     ActionContract,
     ComponentContract,
@@ -18,13 +18,13 @@ from agent_surface import (
     ObservationContract,
     Policy,
 )
-from agent_surface._core.contracts.bindings import is_minted
-from agent_surface._core.contracts.fields import (
+from agentsurface._core.contracts.bindings import is_minted
+from agentsurface._core.contracts.fields import (
     MAX_CAPABILITY_DESCRIPTION,
     MAX_COMPONENT_DESCRIPTION,
     MAX_META_BYTES,
 )
-from agent_surface._core.jsonvalue import thaw
+from agentsurface._core.jsonvalue import thaw
 
 from ..support import IDS_INPUT, ROWS_OUTPUT, bind_devices, devices_contract, disable_procedure
 

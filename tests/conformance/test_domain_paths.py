@@ -7,16 +7,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_surface import (
+from agentsurface import (
     AgentSurfaceRegistry,
     DefinitionError,
     ProcedureContract,
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface._core.ids import parse_capability_id, parse_procedure_id
-from agent_surface.toolset import AgentToolset
-from agent_surface.wire_names import (
+from agentsurface._core.ids import parse_capability_id, parse_procedure_id
+from agentsurface.toolset import AgentToolset
+from agentsurface.wire_names import (
     WireNameEntry,
     assign_wire_names,
     decode_wire_name,

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from agent_surface import ComponentContract
-from agent_surface._core.events import EVENT_TYPES, EventBus, SurfaceEvent, make_event
-from agent_surface._core.registry.registry import AgentSurfaceRegistry
+from agentsurface import ComponentContract
+from agentsurface._core.events import EVENT_TYPES, EventBus, SurfaceEvent, make_event
+from agentsurface._core.registry.registry import AgentSurfaceRegistry
 
 from ..support import Recorder, bind_devices, devices_contract, disable_procedure, registry_for
 
@@ -109,7 +109,7 @@ def test_AS_EVT_001_listener_exceptions_are_isolated(
 
     registry.subscribe(broken)
     recorder = Recorder(registry)
-    with caplog.at_level(logging.ERROR, logger="agent_surface"):
+    with caplog.at_level(logging.ERROR, logger="agentsurface"):
         handle = registry.register(bind_devices(contract))
         handle.unregister()
     assert recorder.types == ["component-registered", "surface-changed", "component-unregistered", "surface-changed"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_surface import DefinitionError
-from agent_surface._core.ids import (
+from agentsurface import DefinitionError
+from agentsurface._core.ids import (
     MAX_ID_LENGTH,
     CapabilityId,
     format_capability_id,

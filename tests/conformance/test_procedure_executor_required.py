@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     DefinitionError,

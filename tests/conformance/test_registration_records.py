@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from agent_surface import (
+from agentsurface import (
     AgentSurfaceRegistry,
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface._core.audit import AuditEvent, AuditSink, MemoryAuditSink
-from agent_surface.testing import ManualClock
+from agentsurface._core.audit import AuditEvent, AuditSink, MemoryAuditSink
+from agentsurface.testing import ManualClock
 
 from ..support import toolbar_contract
 
@@ -77,7 +77,7 @@ def test_the_memory_sink_reads_back_what_any_sink_receives() -> None:
 async def test_the_memory_sink_reads_back_settled_calls_as_any_sink_receives_them() -> None:
     """Settled calls too: the default sink keeps them unbuilt, and reads back the records
     (timestamps, times, status, code, payload at level ``full``) a live sink got."""
-    from agent_surface import ActionContract, ComponentContract, ObservationContract
+    from agentsurface import ActionContract, ComponentContract, ObservationContract
 
     def tick(value: object, ctx: object) -> dict[str, int]:
         clock.advance(0.0123456)  # the handler's own time, in the record's execution_ms
@@ -136,7 +136,7 @@ def _without_ids(event: AuditEvent) -> dict[str, object]:
 async def test_the_memory_sink_holds_no_input_or_output_below_level_full() -> None:
     """Kept unbuilt, a metadata-level line still holds no payload: the ring of 1000 lines must
     not pin an agent's large inputs and outputs that its records drop anyway."""
-    from agent_surface import ActionContract, ComponentContract, ObservationContract
+    from agentsurface import ActionContract, ComponentContract, ObservationContract
 
     contract = ComponentContract(
         type="app.echo",

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentComponent,
     AgentSurfaceRegistry,
@@ -24,7 +24,7 @@ from agent_surface import (
     create_capability_authority,
     observation,
 )
-from agent_surface._core.registry.registry import RegistrationHandle
+from agentsurface._core.registry.registry import RegistrationHandle
 
 from ..support import FakeClock, Recorder, bind_devices, devices_contract, disable_procedure, registry_for
 
@@ -79,7 +79,7 @@ def test_AS_LIFE_001_capabilities_disappear_on_unregister(
 def test_AS_LIFE_001_unregister_aborts_in_flight_signals(
     registry: AgentSurfaceRegistry, contract: ComponentContract
 ) -> None:
-    from agent_surface import CancelSignal
+    from agentsurface import CancelSignal
 
     handle = registry.register(bind_devices(contract))
     reg = registry.registration(handle.registration_id)
@@ -109,7 +109,7 @@ def test_AS_LIFE_001_dead_handle_calls_warn_in_development(contract: ComponentCo
     registry = registry_for([contract], environment="development")
     handle = registry.register(bind_devices(contract))
     handle.unregister()
-    with caplog.at_level(logging.WARNING, logger="agent_surface"):
+    with caplog.at_level(logging.WARNING, logger="agentsurface"):
         handle.update(enabled=False)
     assert "update() on a unregistered registration does nothing" in caplog.text
 
@@ -248,7 +248,7 @@ def test_AS_LIFE_003_distinct_instances_coexist(registry: AgentSurfaceRegistry, 
 
 
 def test_AS_LIFE_003_replace_mode_unregisters_the_predecessor(contract: ComponentContract) -> None:
-    from agent_surface import CancelSignal
+    from agentsurface import CancelSignal
 
     registry = registry_for([contract], on_duplicate_instance="replace")
     recorder = Recorder(registry)
@@ -294,7 +294,7 @@ def test_AS_LIFE_003_a_failing_guard_fails_closed(contract: ComponentContract, c
         raise RuntimeError("guard bug")
 
     registry = registry_for([contract], on_register=guard)
-    with caplog.at_level(logging.ERROR, logger="agent_surface"):
+    with caplog.at_level(logging.ERROR, logger="agentsurface"):
         handle = registry.register(bind_devices(contract))
     assert handle.status == "rejected"
     assert registry.registrations() == []
@@ -322,7 +322,7 @@ def test_AS_LIFE_003_cross_plane_suffix_collision_warns_by_default(caplog: Any) 
     twin = disable_procedure(id="domain:devices.table.selectRows")
     registry = registry_for([contract, twin])
     recorder = Recorder(registry)
-    with caplog.at_level(logging.WARNING, logger="agent_surface"):
+    with caplog.at_level(logging.WARNING, logger="agentsurface"):
         handle = registry.register(bind_devices(contract))
     assert handle.status == "active"
     assert "view:devices.table.selectRows looks like a copy of the domain procedure" in caplog.text
@@ -546,7 +546,7 @@ def test_AS_VER_001_snapshot_carries_the_surface_identity(
 def test_dispose_is_idempotent_and_later_use_raises(
     registry: AgentSurfaceRegistry, contract: ComponentContract
 ) -> None:
-    from agent_surface import CancelSignal
+    from agentsurface import CancelSignal
 
     handle = registry.register(bind_devices(contract))
     reg = registry.registration(handle.registration_id)

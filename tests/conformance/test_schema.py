@@ -11,15 +11,15 @@ from uuid import UUID
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     DefinitionError,
     ObservationContract,
     schema_from_json,
     schema_from_type,
 )
-from agent_surface._core.jsonvalue import FrozenDict, NotJsonError, thaw, to_json_value
-from agent_surface._core.schemas.schema import (
+from agentsurface._core.jsonvalue import FrozenDict, NotJsonError, thaw, to_json_value
+from agentsurface._core.schemas.schema import (
     MAX_SCHEMA_BYTES,
     Invalid,
     Issue,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     ActionBinding,
     Budget,
     ComponentContract,
@@ -21,8 +21,8 @@ from agent_surface import (
     Policy,
     PolicyContext,
 )
-from agent_surface._core.jsonvalue import FrozenDict, thaw
-from agent_surface._core.registry.registry import AgentSurfaceRegistry
+from agentsurface._core.jsonvalue import FrozenDict, thaw
+from agentsurface._core.registry.registry import AgentSurfaceRegistry
 
 from ..support import ROWS_OUTPUT, bind_devices, devices_contract, disable_procedure, registry_for
 
@@ -301,7 +301,7 @@ def test_a_throwing_when_counts_as_false_with_when_error(
         raise RuntimeError("when bug")
 
     registry.register(bind_devices(contract, when_clear=boom))
-    with caplog.at_level(logging.WARNING, logger="agent_surface"):
+    with caplog.at_level(logging.WARNING, logger="agentsurface"):
         clear = _descriptor(registry, "view:devices.table.clearSelection")
     assert (clear.available, clear.unavailable_reason) == (False, "when-error")
     assert "when() of view:devices.table.clearSelection raised" in caplog.text
@@ -556,7 +556,7 @@ def test_procedure_reference_availability_and_failing_describe(contract: Compone
 
     ref = proc.reference(when=lambda: False, unavailable_reason="Select devices first", describe=describe)
     registry.register(bind_devices(contract, procedures=[ref]))
-    with caplog.at_level(logging.WARNING, logger="agent_surface"):
+    with caplog.at_level(logging.WARNING, logger="agentsurface"):
         (descriptor,) = registry.snapshot().procedures
     assert (descriptor.available, descriptor.unavailable_reason) == (False, "Select devices first")
     assert descriptor.contextual_note is None

@@ -6,14 +6,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentSurfaceRegistry,
     ComponentContract,
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface.toolset import AgentToolset
+from agentsurface.toolset import AgentToolset
 
 from ..support import CONSUMER
 

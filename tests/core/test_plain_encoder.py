@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_surface._core import jsonvalue
-from agent_surface._core.jsonvalue import plain_encoder
+from agentsurface._core import jsonvalue
+from agentsurface._core.jsonvalue import plain_encoder
 
 PLAIN = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from agent_surface._core.audit import AuditEvent
-from agent_surface._core.quick_init import derived, quick_init
-from agent_surface._core.registrations.registration import Tombstone
+from agentsurface._core.audit import AuditEvent
+from agentsurface._core.quick_init import derived, quick_init
+from agentsurface._core.registrations.registration import Tombstone
 
 
 def _pair() -> tuple[type, type]:
@@ -143,8 +143,8 @@ def test_a_derived_value_is_computed_once_and_the_instance_stays_frozen() -> Non
 
 def test_the_entries_derived_values_are_their_contracts() -> None:
     """Capability entries read their contract's values once; what they answer is unchanged."""
-    from agent_surface import ActionContract, ComponentContract, ObservationContract
-    from agent_surface._core.registrations.entries import ActionEntry, build_capabilities
+    from agentsurface import ActionContract, ComponentContract, ObservationContract
+    from agentsurface._core.registrations.entries import ActionEntry, build_capabilities
 
     contract = ComponentContract(
         type="t.widget",

@@ -17,9 +17,9 @@ from demo.app.model import ConsoleState, Device
 from demo.app.surface import DeviceDrawer, contracts, create_console_surface, reflecting
 from demo.backend import PROCEDURES_BASE, start_demo_server
 
-from agent_surface.bridge import BackendBridge
-from agent_surface.page import page_surface
-from agent_surface.testing import (
+from agentsurface.bridge import BackendBridge
+from agentsurface.page import page_surface
+from agentsurface.testing import (
     ManualClock,
     TestSurface,
     assert_exposes,

@@ -11,7 +11,7 @@ from demo.app.model import ConsoleState, Device
 from demo.app.surface import create_console_surface
 from demo.backend import start_demo_server
 
-from agent_surface.testing import ManualClock, assert_exposes, assert_hidden, create_test_surface
+from agentsurface.testing import ManualClock, assert_exposes, assert_hidden, create_test_surface
 
 from .test_scenario import read
 

@@ -1,4 +1,4 @@
-"""agent-surface mcp without a browser: annotations, results, the non-object guard, options and
+"""agentsurface mcp without a browser: annotations, results, the non-object guard, options and
 the HTTP token (the e2e suite drives the whole bridge in Chromium)."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import pytest
 from mcp import types
 from mcp.shared.message import SessionMessage
 
-from agent_surface.mcp_server.annotations import mcp_annotations
-from agent_surface.mcp_server.guard import refusal
-from agent_surface.mcp_server.http import BearerToken
-from agent_surface.mcp_server.options import OptionsError, add_arguments, from_namespace
-from agent_surface.mcp_server.results import call_result, mcp_tool
-from agent_surface.testing.webmcp_results import Tool
+from agentsurface.mcp_server.annotations import mcp_annotations
+from agentsurface.mcp_server.guard import refusal
+from agentsurface.mcp_server.http import BearerToken
+from agentsurface.mcp_server.options import OptionsError, add_arguments, from_namespace
+from agentsurface.mcp_server.results import call_result, mcp_tool
+from agentsurface.testing.webmcp_results import Tool
 
 
 def test_annotations_follow_the_pages_hints_only() -> None:

@@ -3,7 +3,7 @@ app's state says so, and whose export procedure carries a live note."""
 
 from __future__ import annotations
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     ProcedureContract,
@@ -12,7 +12,7 @@ from agent_surface import (
     create_capability_authority,
     observation,
 )
-from agent_surface.page import State
+from agentsurface.page import State
 
 EXPORT = ProcedureContract(id="domain:board.export", effect="server-query", description="Export the board")
 

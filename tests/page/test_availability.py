@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from agent_surface import Invocation
-from agent_surface.page import Coalescer, PageSurface
+from agentsurface import Invocation
+from agentsurface.page import Coalescer, PageSurface
 
 from .fake_dom import FakeDom, FakeElement
 from .surface import Board, BoardState, make_registry

@@ -1,4 +1,4 @@
-"""The confirmation dialog's rules on CPython (agent_surface.page.dialog), against a recording
+"""The confirmation dialog's rules on CPython (agentsurface.page.dialog), against a recording
 view with its own millisecond clock; the real DOM is covered by e2e/test_page_dialog.py."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from agent_surface import AgentComponent, PendingConfirmation, action
-from agent_surface.page.dialog import (
+from agentsurface import AgentComponent, PendingConfirmation, action
+from agentsurface.page.dialog import (
     INPUT_PROTECTION_MS,
     ConfirmationDialog,
     ShownRequest,
     format_input,
 )
-from agent_surface.testing import create_test_surface
-from agent_surface.testing.harness import TestSurface
+from agentsurface.testing import create_test_surface
+from agentsurface.testing.harness import TestSurface
 
 
 class Vault(AgentComponent, type="bank.vault", description="The vault"):

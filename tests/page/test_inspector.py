@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from agent_surface import Invocation
-from agent_surface.page import PageSurface
-from agent_surface.page.inspector import SurfaceInspector
+from agentsurface import Invocation
+from agentsurface.page import PageSurface
+from agentsurface.page.inspector import SurfaceInspector
 
 from .fake_dom import FakeDom, FakeElement
 from .surface import Board, BoardState, make_registry

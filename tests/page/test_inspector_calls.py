@@ -4,7 +4,7 @@ reason an app's ``when()`` check gives, and shows the page's start-up error."""
 
 from __future__ import annotations
 
-from agent_surface import (
+from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     Invocation,
@@ -13,7 +13,7 @@ from agent_surface import (
     compile_manifest,
     create_capability_authority,
 )
-from agent_surface.page.inspector import SurfaceInspector, startup_failed
+from agentsurface.page.inspector import SurfaceInspector, startup_failed
 
 from .fake_dom import FakeDom, FakeElement
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_surface import DefinitionError
-from agent_surface.page import INSTANCE_ATTRIBUTE, PageSurface, page_surface
+from agentsurface import DefinitionError
+from agentsurface.page import INSTANCE_ATTRIBUTE, PageSurface, page_surface
 
 from .fake_dom import FakeDom, FakeElement
 from .surface import Board, BoardState, make_registry

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import AgentSurfaceRegistry
+from agentsurface import AgentSurfaceRegistry
 
 from .helpers import assert_matrix_compliant
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_surface import (
+from agentsurface import (
     ActionBinding,
     ActionContract,
     AgentSurfaceRegistry,
@@ -26,9 +26,9 @@ from agent_surface import (
     Policy,
     ProcedureContract,
 )
-from agent_surface._core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE
-from agent_surface._core.events import SurfaceEvent
-from agent_surface.testing import ManualClock
+from agentsurface._core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE
+from agentsurface._core.events import SurfaceEvent
+from agentsurface.testing import ManualClock
 
 from ..support import make_registry as make_registry  # re-exported: the pipeline tests import it from here
 

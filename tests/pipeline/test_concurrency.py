@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentSurfaceRegistry,
     CancelSignal,

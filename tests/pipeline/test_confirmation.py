@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     CancelSignal,
     ComponentContract,
@@ -18,8 +18,8 @@ from agent_surface import (
     MemoryAuditSink,
     require_confirmation,
 )
-from agent_surface._core.jsonvalue import canonical_json, digest
-from agent_surface._core.pipeline import confirmation as confirmation_module
+from agentsurface._core.jsonvalue import canonical_json, digest
+from agentsurface._core.pipeline import confirmation as confirmation_module
 
 from .helpers import (
     A,

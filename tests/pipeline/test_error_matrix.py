@@ -7,8 +7,8 @@ import typing
 
 import pytest
 
-from agent_surface import ErrorPayload
-from agent_surface._core.errors import ERROR_MATRIX, ErrorCode, Retry, error
+from agentsurface import ErrorPayload
+from agentsurface._core.errors import ERROR_MATRIX, ErrorCode, Retry, error
 
 from .helpers import RETRY_VALUES, load_reference
 

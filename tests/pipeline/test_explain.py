@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import agent_surface
-from agent_surface import (
+import agentsurface
+from agentsurface import (
     Consumer,
     Decision,
     Policy,
@@ -26,7 +26,7 @@ from agent_surface import (
     authenticated,
     require_confirmation,
 )
-from agent_surface.explain import explain_surface
+from agentsurface.explain import explain_surface
 
 from .helpers import (
     DevicesState,
@@ -39,7 +39,7 @@ from .helpers import (
 )
 
 SELECT = "view:devices.table.selectRows"
-PACKAGE = Path(agent_surface.__file__).resolve().parent
+PACKAGE = Path(agentsurface.__file__).resolve().parent
 
 
 class Vote(Policy):
@@ -222,20 +222,20 @@ def test_AS_EXPLAIN_003_refuses_foreign_or_disposed_registries() -> None:
 
 
 def test_AS_EXPLAIN_004_not_reachable_from_the_package_root() -> None:
-    assert not hasattr(agent_surface, "explain_surface")
-    assert "explain_surface" not in agent_surface.__all__
-    assert [name for name in agent_surface.__all__ if "explain" in name.lower()] == []
+    assert not hasattr(agentsurface, "explain_surface")
+    assert "explain_surface" not in agentsurface.__all__
+    assert [name for name in agentsurface.__all__ if "explain" in name.lower()] == []
 
 
 def test_AS_EXPLAIN_004_nothing_agent_facing_imports_it() -> None:
     """Import every module except explain itself (and browser code needing ``js``) in a
-    fresh interpreter: agent_surface.explain must never be loaded as a side effect."""
+    fresh interpreter: agentsurface.explain must never be loaded as a side effect."""
     script = """
 import importlib, json, pkgutil, sys
-import agent_surface
+import agentsurface
 loaded, skipped = [], []
-for info in pkgutil.walk_packages(agent_surface.__path__, "agent_surface."):
-    if info.name == "agent_surface.explain":
+for info in pkgutil.walk_packages(agentsurface.__path__, "agentsurface."):
+    if info.name == "agentsurface.explain":
         continue
     try:
         importlib.import_module(info.name)
@@ -246,8 +246,8 @@ for info in pkgutil.walk_packages(agent_surface.__path__, "agent_surface."):
         else:
             raise
 print(json.dumps({
-    "explain_loaded": "agent_surface.explain" in sys.modules,
-    "root_names": [n for n in dir(agent_surface) if "explain" in n.lower()],
+    "explain_loaded": "agentsurface.explain" in sys.modules,
+    "root_names": [n for n in dir(agentsurface) if "explain" in n.lower()],
     "loaded": loaded,
 }))
 """
@@ -257,8 +257,8 @@ print(json.dumps({
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["explain_loaded"] is False
     assert report["root_names"] == []
-    assert "agent_surface.toolset" in report["loaded"]
-    assert "agent_surface._core.registry.registry" in report["loaded"]
+    assert "agentsurface.toolset" in report["loaded"]
+    assert "agentsurface._core.registry.registry" in report["loaded"]
 
 
 def test_AS_EXPLAIN_004_no_module_imports_explain_statically() -> None:

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentComponent,
     CapabilityFailure,
@@ -26,7 +26,7 @@ from agent_surface import (
     action,
     observation,
 )
-from agent_surface._core.errors import error
+from agentsurface._core.errors import error
 
 from .helpers import (
     IDS_INPUT,
@@ -289,7 +289,7 @@ async def test_handler_plain_exception_is_sanitized_execution_failed(
         raise ValueError("SELECT * FROM users WHERE password='secret' -- at /srv/app.py line 12")
 
     registry, box = faulty_registry(boom)
-    with caplog.at_level(logging.ERROR, logger="agent_surface"):
+    with caplog.at_level(logging.ERROR, logger="agentsurface"):
         result = await registry.invoke(RUN)
     assert result.code == "EXECUTION_FAILED"
     assert result.error is not None and result.error.retry == "no"
@@ -322,7 +322,7 @@ async def test_async_handler_exception_is_sanitized_execution_failed() -> None:
         error("CAPABILITY_NOT_AVAILABLE", "The table is loading.", reason="loading"),
     ],
 )
-async def test_handler_agent_surface_error_is_relayed_verbatim(raised: Any) -> None:
+async def test_handler_agentsurface_error_is_relayed_verbatim(raised: Any) -> None:
     def refuse(value: Any, ctx: Any) -> None:
         raise CapabilityFailure(raised)
 
@@ -365,7 +365,7 @@ async def test_AS_SER_001_non_json_output_is_execution_failed(
     value: Any, environment: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     registry, box = faulty_registry(lambda v, c: value, environment=environment)
-    with caplog.at_level(logging.ERROR, logger="agent_surface"):
+    with caplog.at_level(logging.ERROR, logger="agentsurface"):
         result = await registry.invoke(RUN)
     assert result.code == "EXECUTION_FAILED"
     assert details_of(result) == {"reason": "output-invalid"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     ComponentContract,
     Limits,
@@ -397,7 +397,7 @@ async def test_AS_BOUND_002_a_cached_result_never_keeps_a_large_input_for_its_fi
     """A minted id's fingerprint is digested lazily over a copy of the input; a large input
     (or one refused before it was sized) is digested when the call settles, so 200 cached
     results cannot pin 200 large inputs."""
-    from agent_surface._core.pipeline.dedupe import LazyFingerprint
+    from agentsurface._core.pipeline.dedupe import LazyFingerprint
 
     registry, _counter = counter_registry(gated=False)
     small = await registry.invoke({"capabilityId": "view:conf.counter.bump", "input": {"by": 1}}, consumer=A)

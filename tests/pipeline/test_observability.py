@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentSurfaceRegistry,
     AuditEvent,
@@ -20,7 +20,7 @@ from agent_surface import (
     console_audit_sink,
     create_capability_authority,
 )
-from agent_surface.testing import ManualClock
+from agentsurface.testing import ManualClock
 
 from .helpers import (
     A,
@@ -124,7 +124,7 @@ def test_AS_OBSV_002_console_sink_writes_to_stderr_never_stdout(capsys: pytest.C
     console_audit_sink().record(AuditEvent(at="2026-08-01T00:00:00.000Z", type="registration"))
     out, err = capsys.readouterr()
     assert out == ""
-    assert err.startswith("[agent-surface audit] ")
+    assert err.startswith("[agentsurface audit] ")
     assert '"type": "registration"' in err
     stream = io.StringIO()
     console_audit_sink(stream).record(AuditEvent(at="t", type="late-settlement", detail="timeout"))
@@ -141,7 +141,7 @@ async def test_AS_OBSV_002_development_registry_audits_on_stderr_only(
     await registry.invoke({"capabilityId": SELECT, "input": {"ids": ["d1"]}})
     out, err = capsys.readouterr()
     assert out == ""
-    assert "[agent-surface audit]" in err and "invocation-settled" in err
+    assert "[agentsurface audit]" in err and "invocation-settled" in err
 
 
 # --------------------------------------------------------------------------- events

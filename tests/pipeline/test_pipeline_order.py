@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     ActionContext,
     AgentComponent,
     CapabilityFailure,
@@ -19,7 +19,7 @@ from agent_surface import (
     PreconditionFailure,
     action,
 )
-from agent_surface._core.errors import error
+from agentsurface._core.errors import error
 
 from .helpers import (
     A,

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from agent_surface import ActionContract, ComponentContract, schema_from_json, schema_from_type
-from agent_surface._core.jsonvalue import NotJsonError, to_json_value
-from agent_surface._core.pointer import json_pointer
-from agent_surface._core.schemas.schema import Invalid
+from agentsurface import ActionContract, ComponentContract, schema_from_json, schema_from_type
+from agentsurface._core.jsonvalue import NotJsonError, to_json_value
+from agentsurface._core.pointer import json_pointer
+from agentsurface._core.schemas.schema import Invalid
 
 from .helpers import make_registry
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "agent_surface"
+SRC = Path(__file__).resolve().parents[2] / "src" / "agentsurface"
 KEY = "a/b~c"  # a legal JSON object key that needs both escapes
 ESCAPED = "a~1b~0c"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     CapabilityFailure,
     Consumer,
     Decision,
@@ -21,7 +21,7 @@ from agent_surface import (
     rate_limit,
     tenant_boundary,
 )
-from agent_surface._core.errors import error
+from agentsurface._core.errors import error
 
 from .helpers import (
     A,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import Decision, Limits, Policy, PolicyContext
+from agentsurface import Decision, Limits, Policy, PolicyContext
 
 from .helpers import (
     A,

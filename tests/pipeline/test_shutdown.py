@@ -7,12 +7,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from agent_surface import ActionContract, ComponentContract, ObservationContract
-from agent_surface._core.errors import surface_shut_down
+from agentsurface import ActionContract, ComponentContract, ObservationContract
+from agentsurface._core.errors import surface_shut_down
 
 from .helpers import Gate, assert_matrix_compliant, make_registry, spin
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "agent_surface"
+SRC = Path(__file__).resolve().parents[2] / "src" / "agentsurface"
 
 
 async def test_disposal_answers_running_and_queued_calls_with_the_shut_down_error() -> None:

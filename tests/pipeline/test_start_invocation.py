@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from agent_surface import ActionContract, ComponentContract, InvocationResult, ObservationContract
-from agent_surface._core.errors import RegistryClosedError
+from agentsurface import ActionContract, ComponentContract, InvocationResult, ObservationContract
+from agentsurface._core.errors import RegistryClosedError
 
 from .helpers import A, Events, Gate, make_registry, spin
 

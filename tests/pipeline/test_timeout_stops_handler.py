@@ -11,15 +11,15 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentSurfaceRegistry,
     CancelSignal,
     ComponentContract,
 )
-from agent_surface._core.clock import SystemClock
-from agent_surface._core.pipeline import HANDLER_STOP_GRACE
-from agent_surface.testing import ManualClock
+from agentsurface._core.clock import SystemClock
+from agentsurface._core.pipeline import HANDLER_STOP_GRACE
+from agentsurface.testing import ManualClock
 
 from .helpers import advance, assert_matrix_compliant, details_of, make_registry, spin
 

@@ -11,17 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     ComponentContract,
     DefinitionError,
     ObservationContract,
     compile_manifest,
 )
-from agent_surface._core.ids import MAX_ID_LENGTH, CapabilityId, format_capability_id, parse_capability_id
-from agent_surface._core.jsonvalue import canonical_json, digest
-from agent_surface._core.registry.registry import AgentSurfaceRegistry, RegistrationHandle
-from agent_surface._core.schemas.schema import MAX_SCHEMA_DEPTH, check_schema_subset
+from agentsurface._core.ids import MAX_ID_LENGTH, CapabilityId, format_capability_id, parse_capability_id
+from agentsurface._core.jsonvalue import canonical_json, digest
+from agentsurface._core.registry.registry import AgentSurfaceRegistry, RegistrationHandle
+from agentsurface._core.schemas.schema import MAX_SCHEMA_DEPTH, check_schema_subset
 
 from ..support import devices_contract, disable_procedure, registry_for
 

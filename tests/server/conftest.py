@@ -6,7 +6,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent_surface.server import ProcedureServer
+from agentsurface.server import ProcedureServer
 
 from .domain import make_server
 from .postgres import PostgresServer, running_postgres

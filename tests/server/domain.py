@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 from starlette.requests import Request
 
-from agent_surface import ProcedureContract
-from agent_surface.server import (
+from agentsurface import ProcedureContract
+from agentsurface.server import (
     Caller,
     CallRecord,
     ProcedureCall,
@@ -241,6 +241,6 @@ def snapshot(path: str | Path) -> dict[str, list[tuple[Any, ...]]]:
             "devices": db.execute("SELECT * FROM devices ORDER BY id").fetchall(),
             "notes": db.execute("SELECT * FROM notes ORDER BY id").fetchall(),
             "invocations": db.execute(
-                "SELECT scope, invocation_id, status FROM agent_surface_invocations ORDER BY 1, 2"
+                "SELECT scope, invocation_id, status FROM agentsurface_invocations ORDER BY 1, 2"
             ).fetchall(),
         }

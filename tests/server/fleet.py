@@ -226,7 +226,7 @@ def applied_once(fetch_all: Callable[[str], list[Any]], run: Run) -> tuple[list[
         " AND (reason IS NULL OR reason <> 'replayed')"
     ):
         applied[row[0]] = applied.get(row[0], 0) + 1
-    recorded = {row[0] for row in fetch_all("SELECT invocation_id FROM agent_surface_invocations")}
+    recorded = {row[0] for row in fetch_all("SELECT invocation_id FROM agentsurface_invocations")}
     lost = sorted(i for i in run.answers if applied.get(i, 0) == 0 or i not in recorded)
     doubled = sorted(i for i, n in applied.items() if n > 1)
     return lost, doubled

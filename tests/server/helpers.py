@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 
-from agent_surface._core.errors import ERROR_MATRIX
-from agent_surface.bridge.wire import call_url
+from agentsurface._core.errors import ERROR_MATRIX
+from agentsurface.bridge.wire import call_url
 
 _ids = itertools.count(1)
 

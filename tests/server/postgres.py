@@ -87,7 +87,7 @@ class PostgresServer:
 @contextmanager
 def running_postgres() -> Iterator[PostgresServer]:
     bindir = postgres_bindir()
-    folder = Path(tempfile.mkdtemp(prefix="agent-surface-pg-"))
+    folder = Path(tempfile.mkdtemp(prefix="agentsurface-pg-"))
     as_user = "postgres" if os.geteuid() == 0 else None
     if as_user is not None:
         shutil.chown(folder, user=as_user)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_surface.server.stores import store_kind
+from agentsurface.server.stores import store_kind
 
 
 def setup_notes(db: Any) -> None:

@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any
 
-from agent_surface.server import InvocationKey, Outcome, open_store
+from agentsurface.server import InvocationKey, Outcome, open_store
 
 from .store_app import insert_note, setup_notes
 

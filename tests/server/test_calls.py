@@ -14,10 +14,10 @@ import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from agent_surface import DefinitionError
-from agent_surface.bridge import MANIFEST_PATH
-from agent_surface.bridge.wire import parse_manifest, schema_hash
-from agent_surface.server import ProcedureServer, ServerLimits, serve
+from agentsurface import DefinitionError
+from agentsurface.bridge import MANIFEST_PATH
+from agentsurface.bridge.wire import parse_manifest, schema_hash
+from agentsurface.server import ProcedureServer, ServerLimits, serve
 
 from .domain import DISABLE, NOTE, QUERY, RENAME, make_server, snapshot
 from .helpers import approved_now, call, error_of, new_id, post_raw
@@ -268,7 +268,7 @@ async def test_a_destructive_procedure_requires_the_pages_confirmation_evidence(
 
 
 async def test_the_apps_confirmation_hook_can_reject_evidence(db_path: Path) -> None:
-    from agent_surface.server import SqliteInvocationStore
+    from agentsurface.server import SqliteInvocationStore
 
     from .domain import audit, authenticate, served_procedures, setup
 
@@ -298,7 +298,7 @@ async def test_the_apps_confirmation_hook_can_reject_evidence(db_path: Path) -> 
 
 
 async def test_rate_limited_callers_get_retry_after(db_path: Path) -> None:
-    from agent_surface.server import RateLimit
+    from agentsurface.server import RateLimit
 
     server = make_server(db_path, rate_limit=RateLimit(burst=2, per_second=0.5))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://app") as http:

@@ -20,8 +20,8 @@ import pytest
 from pydantic import BaseModel, Field
 from starlette.requests import Request
 
-from agent_surface import DefinitionError, ProcedureContract
-from agent_surface.server import (
+from agentsurface import DefinitionError, ProcedureContract
+from agentsurface.server import (
     SCHEMA_VERSION,
     Caller,
     CallRecord,
@@ -163,7 +163,7 @@ def notes(store: Any) -> list[tuple[Any, ...]]:
 
 def spent(store: Any, challenge_id: str) -> tuple[Any, ...]:
     m = "?" if type(store).__name__.startswith("Sqlite") else "%s"
-    found = rows(store, f"SELECT spent_at IS NOT NULL, spent_by FROM agent_surface_challenges WHERE id = {m}",
+    found = rows(store, f"SELECT spent_at IS NOT NULL, spent_by FROM agentsurface_challenges WHERE id = {m}",
                  (challenge_id,))
     assert len(found) == 1
     return found[0]
@@ -194,7 +194,7 @@ async def test_the_server_mints_a_challenge_bound_to_the_call_and_spends_it_once
     assert datetime.fromisoformat(challenge["expiresAt"]) == clock.now + timedelta(seconds=120)
     assert len(challenge["nonce"]) == 43  # 32 random bytes, base64url
     m = mark_of(store)
-    stored = rows(store, f"SELECT scope, procedure_id, level FROM agent_surface_challenges WHERE id = {m}",
+    stored = rows(store, f"SELECT scope, procedure_id, level FROM agentsurface_challenges WHERE id = {m}",
                   (challenge["id"],))
     assert stored == [("acme\x1falice", ERASE.id, "confirm")]
     assert notes(store) == []
@@ -293,7 +293,7 @@ async def test_a_challenge_is_spent_only_with_the_call_that_applies(
     ident = new_id()
     assert (await send(http, ERASE.id, "audit-down", approval(audit_down, clock), invocation_id=ident)).status_code == 500
     assert spent(store, audit_down["id"]) == (False, None) and notes(store) == []
-    assert rows(store, "SELECT count(*) FROM agent_surface_invocations") == [(0,)]
+    assert rows(store, "SELECT count(*) FROM agentsurface_invocations") == [(0,)]
 
 
 async def test_concurrent_uses_of_one_challenge_apply_once(http: httpx.AsyncClient, store: Any, clock: Clock) -> None:
@@ -348,7 +348,7 @@ async def test_the_apps_verify_confirmation_hook_still_runs(store: Any, dsn: str
 
 
 def test_a_failing_or_odd_approval_hook_asks_for_the_stronger_proof() -> None:
-    from agent_surface.server.challenges import approval_level
+    from agentsurface.server.challenges import approval_level
 
     def broken(caller: Caller) -> str:
         raise RuntimeError("directory down")
@@ -379,11 +379,11 @@ def test_a_store_without_challenges_cannot_serve_approval(clock: Clock) -> None:
 
 def test_the_challenges_table_arrives_by_migration(store: Any, dsn: str) -> None:
     assert SCHEMA_VERSION == 2
-    store.run(lambda db: db.execute("DROP TABLE agent_surface_challenges"))
-    store.run(lambda db: db.execute("UPDATE agent_surface_schema_version SET version = 1 WHERE component = 'store'"))
+    store.run(lambda db: db.execute("DROP TABLE agentsurface_challenges"))
+    store.run(lambda db: db.execute("UPDATE agentsurface_schema_version SET version = 1 WHERE component = 'store'"))
     again = open_store(dsn, setup=setup_notes)
     try:
         assert again.schema_version() == 2  # type: ignore[attr-defined]
-        assert rows(again, "SELECT count(*) FROM agent_surface_challenges") == [(0,)]
+        assert rows(again, "SELECT count(*) FROM agentsurface_challenges") == [(0,)]
     finally:
         again.close()  # type: ignore[attr-defined]

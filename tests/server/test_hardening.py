@@ -19,9 +19,9 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from agent_surface._core.limits import DEFAULT_LIMITS
-from agent_surface.server import RateLimit, ServerLimits
-from agent_surface.server.running import server_config
+from agentsurface._core.limits import DEFAULT_LIMITS
+from agentsurface.server import RateLimit, ServerLimits
+from agentsurface.server.running import server_config
 
 from .domain import DISABLE, NOTE, make_server
 from .helpers import error_of, new_id
@@ -114,7 +114,7 @@ def test_past_the_connection_bound_new_connections_are_refused_at_once(app: Any)
             s.close()
         time.sleep(0.2)
         # Once they are gone, calls are served again.
-        reply = httpx.get(f"http://{host}:{port}/.well-known/agent-surface/procedures", timeout=5)
+        reply = httpx.get(f"http://{host}:{port}/.well-known/agentsurface/procedures", timeout=5)
         assert reply.status_code == 200
 
 
@@ -152,7 +152,7 @@ def test_an_encoded_control_character_in_a_procedure_path_gets_the_typed_404(app
 
 def test_a_trailing_slash_is_not_redirected_to_a_location_built_from_host(app: Any) -> None:
     with safely_served(app) as (host, port):
-        for method, path in (("POST", "/procedures/notes.add/"), ("GET", "/.well-known/agent-surface/procedures/")):
+        for method, path in (("POST", "/procedures/notes.add/"), ("GET", "/.well-known/agentsurface/procedures/")):
             reply = httpx.request(
                 method, f"http://{host}:{port}{path}", follow_redirects=False,
                 headers={"Host": "evil.example", "Authorization": "Bearer tok-alice"},
@@ -192,13 +192,13 @@ def test_invocation_records_past_their_retention_are_pruned_in_the_background(tm
         url = f"http://{host}:{port}/procedures/notes.add"
         old = new_id()
         assert httpx.post(url, content=envelope({"invocationId": old, "input": {"text": "a"}}), headers=headers).is_success
-        assert server.store.run(lambda db: db.execute("SELECT count(*) FROM agent_surface_invocations").fetchone()[0]) == 1
+        assert server.store.run(lambda db: db.execute("SELECT count(*) FROM agentsurface_invocations").fetchone()[0]) == 1
         time.sleep(2.2)  # past the retention (records hold whole seconds)
         httpx.post(url, content=envelope({"invocationId": new_id(), "input": {"text": "b"}}), headers=headers)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             ids = server.store.run(
-                lambda db: [r[0] for r in db.execute("SELECT invocation_id FROM agent_surface_invocations")]
+                lambda db: [r[0] for r in db.execute("SELECT invocation_id FROM agentsurface_invocations")]
             )
             if old not in ids:
                 break
@@ -237,7 +237,7 @@ def test_a_flood_of_refused_anonymous_calls_is_not_a_database_write_each(tmp_pat
     def counting(db: Any) -> None:
         db.execute("CREATE TABLE writes (n INTEGER)")
         for event in ("INSERT", "UPDATE"):
-            db.execute(f"CREATE TRIGGER count_{event} AFTER {event} ON agent_surface_rate_limits"
+            db.execute(f"CREATE TRIGGER count_{event} AFTER {event} ON agentsurface_rate_limits"
                        " BEGIN INSERT INTO writes VALUES (1); END")
 
     server.store.run(counting)

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from agent_surface.server import InvocationKey, Outcome, SqliteInvocationStore, StoreMisuse, serve
+from agentsurface.server import InvocationKey, Outcome, SqliteInvocationStore, StoreMisuse, serve
 
 from .domain import DISABLE, NOTE, QUERY, make_server, snapshot
 from .helpers import approved_now, call, error_of, new_id

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from agent_surface.server import RateLimit
+from agentsurface.server import RateLimit
 
 from .live import serving
 

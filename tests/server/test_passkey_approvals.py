@@ -20,8 +20,8 @@ from pydantic import BaseModel, Field
 from starlette.requests import Request
 from webauthn.helpers import base64url_to_bytes
 
-from agent_surface import ProcedureContract
-from agent_surface.server import (
+from agentsurface import ProcedureContract
+from agentsurface.server import (
     Caller,
     ProcedureCall,
     ProcedureServer,
@@ -29,7 +29,7 @@ from agent_surface.server import (
     precondition_failed,
     serve,
 )
-from agent_surface.server.passkeys import PasskeyConfig, Passkeys
+from agentsurface.server.passkeys import PasskeyConfig, Passkeys
 
 from .helpers import challenge_of, error_of, new_id, post_raw
 from .postgres import PostgresServer
@@ -201,12 +201,12 @@ async def test_the_counter_moves_with_the_call_or_not_at_all(
     # The implementation refuses: nothing is kept, neither the spent challenge nor the counter.
     first = await send(http, "refuse", approval(challenge, assertion))
     assert error_of(first)["code"] == "PRECONDITION_FAILED"
-    counter = rows(store, "SELECT sign_count FROM agent_surface_passkeys")
+    counter = rows(store, "SELECT sign_count FROM agentsurface_passkeys")
     assert counter == [(0,)]
     # The person's next approval, with the next counter, goes through and is counted.
     ok = await ask(http, "kept")
     assert (await send(http, "kept", approval(ok, signed(passkeys, authenticator, ALICE, ok)))).status_code == 200
-    assert rows(store, "SELECT sign_count FROM agent_surface_passkeys") == [(2,)]
+    assert rows(store, "SELECT sign_count FROM agentsurface_passkeys") == [(2,)]
     # An assertion with an older counter (a clone of the authenticator) is refused.
     late = await ask(http, "late")
     stale = authenticator.get(passkeys.authentication_options(ALICE, base64url_to_bytes(late["nonce"])), counter=1)

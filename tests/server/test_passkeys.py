@@ -1,4 +1,4 @@
-"""Passkeys on the server (agent_surface.server.passkeys), on both stores: SQLite (a file) and a
+"""Passkeys on the server (agentsurface.server.passkeys), on both stores: SQLite (a file) and a
 real PostgreSQL server. Registration and assertions come from a software authenticator with
 real keys and signatures (tests/server/soft_authenticator.py); e2e/test_passkeys.py does the
 same with Chrome's virtual authenticator.
@@ -17,9 +17,9 @@ import httpx
 import pytest
 from starlette.requests import Request
 
-from agent_surface.server import SCHEMA_VERSION, Caller, ProcedureServer, StoreVersionError, open_store
-from agent_surface.server.passkey_store import PASSKEY_SCHEMA_VERSION, schema_version
-from agent_surface.server.passkeys import (
+from agentsurface.server import SCHEMA_VERSION, Caller, ProcedureServer, StoreVersionError, open_store
+from agentsurface.server.passkey_store import PASSKEY_SCHEMA_VERSION, schema_version
+from agentsurface.server.passkeys import (
     PROCEDURE_OPTIONS,
     PROCEDURE_REGISTER,
     PasskeyConfig,
@@ -121,7 +121,7 @@ def test_the_passkey_tables_are_versioned_apart_and_created_once(dsn: str, clock
 
 def test_passkey_tables_from_a_newer_release_are_refused(store: Any) -> None:
     store.run(
-        lambda db: db.execute("INSERT INTO agent_surface_schema_version (component, version) VALUES ('passkeys', 99)")
+        lambda db: db.execute("INSERT INTO agentsurface_schema_version (component, version) VALUES ('passkeys', 99)")
     )
     with pytest.raises(StoreVersionError, match=r"passkey tables .* version 99"):
         Passkeys(store, config())
@@ -159,7 +159,7 @@ def test_registration_stores_the_credential_for_the_person(passkeys: Passkeys, s
     assert not passkeys.has_passkey(BOB)
     rows = store.run(
         lambda db: [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in db.execute(
-            "SELECT credential_id, person, sign_count, transports, user_handle FROM agent_surface_passkeys"
+            "SELECT credential_id, person, sign_count, transports, user_handle FROM agentsurface_passkeys"
         ).fetchall()]
     )
     assert rows == [(made["id"], "acme\x1falice", 0, '["internal"]', options["user"]["id"])]

@@ -24,8 +24,8 @@ import pytest
 from pydantic import BaseModel, Field
 from starlette.requests import Request
 
-from agent_surface import ProcedureContract
-from agent_surface.server import (
+from agentsurface import ProcedureContract
+from agentsurface.server import (
     SCHEMA_VERSION,
     Caller,
     CallRecord,
@@ -41,7 +41,7 @@ from agent_surface.server import (
     precondition_failed,
     serve,
 )
-from agent_surface.server.stores import StoreConfigError, sqlite_path, store_kind
+from agentsurface.server.stores import StoreConfigError, sqlite_path, store_kind
 
 from .helpers import call, error_of, new_id
 from .postgres import PostgresServer
@@ -229,10 +229,10 @@ def test_a_newer_schema_than_this_release_knows_is_refused_at_start(store: Any, 
     m = mark(dsn)
     store.run(
         lambda db: db.execute(
-            f"UPDATE agent_surface_schema_version SET version = {m} WHERE component = 'store'", (SCHEMA_VERSION + 1,)
+            f"UPDATE agentsurface_schema_version SET version = {m} WHERE component = 'store'", (SCHEMA_VERSION + 1,)
         )
     )
-    with pytest.raises(StoreVersionError, match="upgrade agent-surface"):
+    with pytest.raises(StoreVersionError, match="upgrade agentsurface"):
         open_store(dsn, setup=setup_notes)
 
 
@@ -341,14 +341,14 @@ async def test_a_store_error_inside_a_call_rolls_back_the_implementations_writes
     # The record cannot be written (a trigger refuses it): the note written before must go too.
     if store_kind(dsn) == "sqlite":
         store.run(lambda db: db.execute(
-            "CREATE TRIGGER no_records BEFORE INSERT ON agent_surface_invocations"
+            "CREATE TRIGGER no_records BEFORE INSERT ON agentsurface_invocations"
             " BEGIN SELECT RAISE(ABORT, 'record refused'); END"
         ))
     else:
         store.run(lambda db: db.execute(
             "CREATE FUNCTION no_records() RETURNS trigger LANGUAGE plpgsql AS"
             " $$ BEGIN RAISE EXCEPTION 'record refused'; END $$;"
-            " CREATE TRIGGER no_records BEFORE INSERT ON agent_surface_invocations"
+            " CREATE TRIGGER no_records BEFORE INSERT ON agentsurface_invocations"
             " FOR EACH ROW EXECUTE FUNCTION no_records()"
         ))
     failed = await call(http, NOTE.id, {"text": "lost"})

@@ -66,7 +66,7 @@ def test_four_workers_one_postgres_with_a_killed_worker_and_a_database_restart(p
         names = {row[0]: row[1] for row in store.fetch_all("SELECT id, name FROM devices")}
         # No partial writes: every device holds the name of its client's last acknowledged call.
         assert {device: names[device] for device in run.last_name} == run.last_name
-        records = store.fetch_all("SELECT count(*) FROM agent_surface_invocations")[0][0]
+        records = store.fetch_all("SELECT count(*) FROM agentsurface_invocations")[0][0]
         assert records == total
     finally:
         store.close()

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_surface import (
+from agentsurface import (
     ActionBinding,
     ActionContract,
     AgentSurfaceRegistry,
@@ -23,9 +23,9 @@ from agent_surface import (
     ProcedureContract,
     RegistrationHandle,
 )
-from agent_surface._core.events import SurfaceEvent
-from agent_surface.testing import ManualClock
-from agent_surface.toolset import AgentTool, AgentToolset
+from agentsurface._core.events import SurfaceEvent
+from agentsurface.testing import ManualClock
+from agentsurface.toolset import AgentTool, AgentToolset
 
 from ..support import make_registry
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from agent_surface import Limits
-from agent_surface._core.pipeline.invocation import InvocationResult
+from agentsurface import Limits
+from agentsurface._core.pipeline.invocation import InvocationResult
 
 from .helpers import (
     Devices,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     ActionBinding,
     ActionContract,
     ComponentContract,
@@ -20,8 +20,8 @@ from agent_surface import (
     Policy,
     PolicyContext,
 )
-from agent_surface._core.pipeline.invocation import InvocationResult
-from agent_surface.toolset import AgentTool, ToolState, capability_state, describe_prefix
+from agentsurface._core.pipeline.invocation import InvocationResult
+from agentsurface.toolset import AgentTool, ToolState, capability_state, describe_prefix
 
 from .helpers import (
     DISABLE_DESCRIPTION,

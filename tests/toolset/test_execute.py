@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from agent_surface import (
+from agentsurface import (
     ActionBinding,
     CapabilityFailure,
     ErrorPayload,
     Invocation,
     PreconditionFailure,
 )
-from agent_surface.toolset import AgentTool
+from agentsurface.toolset import AgentTool
 
 from .helpers import (
     DevicesState,

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from agent_surface import ActionContract, Budget, ComponentContract, Invocation
-from agent_surface._core.pipeline.invocation import InvocationResult
-from agent_surface.toolset import AgentToolset
-from agent_surface.toolset.meta import intersect_scope
+from agentsurface import ActionContract, Budget, ComponentContract, Invocation
+from agentsurface._core.pipeline.invocation import InvocationResult
+from agentsurface.toolset import AgentToolset
+from agentsurface.toolset.meta import intersect_scope
 
 from .helpers import (
     DevicesState,
@@ -241,7 +241,7 @@ async def test_AS_META_008_a_json_string_is_repaired_for_an_object_schema(
 ) -> None:
     surface = devices_surface(environment="development")
     toolset = meta(surface.registry)
-    with caplog.at_level(logging.WARNING, logger="agent_surface"):
+    with caplog.at_level(logging.WARNING, logger="agentsurface"):
         result = await call(
             toolset, "surface_act", {"capabilityId": SELECT_ID, "input": '{"ids": ["d1", "d2"]}'}, "c"
         )
@@ -253,7 +253,7 @@ async def test_AS_META_008_a_json_string_is_repaired_for_an_object_schema(
 
 async def test_AS_META_008_the_repair_is_silent_outside_development(caplog: pytest.LogCaptureFixture) -> None:
     surface = devices_surface(environment="production")
-    with caplog.at_level(logging.WARNING, logger="agent_surface"):
+    with caplog.at_level(logging.WARNING, logger="agentsurface"):
         result = await call(
             meta(surface.registry), "surface_act", {"capabilityId": SELECT_ID, "input": '{"ids": ["d1"]}'}
         )
@@ -273,7 +273,7 @@ async def test_AS_META_008_a_string_schema_receives_the_string_unparsed(
     received: list[Any] = []
     registry.register(notes.bind(actions={"setBody": lambda value, ctx: received.append(value)}))
     body = '{"ids": ["d1"]}'  # a JSON object is a perfectly good note body
-    with caplog.at_level(logging.WARNING, logger="agent_surface"):
+    with caplog.at_level(logging.WARNING, logger="agentsurface"):
         result = await call(
             meta(registry), "surface_act", {"capabilityId": "view:notes.editor.setBody", "input": body}
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agent_surface._core.pipeline.invocation import InvocationResult
+from agentsurface._core.pipeline.invocation import InvocationResult
 
 from .helpers import EventLog, InvokeSpy, details, devices_surface, error_code, settle, tool, toolset_for
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from agent_surface import Budget, Consumer
-from agent_surface.toolset import AgentToolset
+from agentsurface import Budget, Consumer
+from agentsurface.toolset import AgentToolset
 
 from .helpers import CONSUMER, devices_surface
 

@@ -5,7 +5,7 @@ same whatever order they were registered in (AS-WIRE-005)."""
 
 from __future__ import annotations
 
-from agent_surface import (
+from agentsurface import (
     ComponentContract,
     Consumer,
     Decision,
@@ -15,7 +15,7 @@ from agent_surface import (
     PolicyContext,
     ProcedureContract,
 )
-from agent_surface.toolset import AgentTool
+from agentsurface.toolset import AgentTool
 
 from .helpers import make_registry, toolset_for
 

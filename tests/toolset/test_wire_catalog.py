@@ -15,15 +15,15 @@ from functools import cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_surface import (
+from agentsurface import (
     ActionContract,
     AgentSurfaceRegistry,
     ComponentContract,
     ObservationContract,
     ProcedureContract,
 )
-from agent_surface.toolset import AgentTool
-from agent_surface.wire_names import decode_wire_name
+from agentsurface.toolset import AgentTool
+from agentsurface.wire_names import decode_wire_name
 
 from .helpers import DevicesState, bind_devices, devices_contract, make_registry, output_of, toolset_for
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_surface.toolset import AgentToolset
+from agentsurface.toolset import AgentToolset
 
 from .helpers import DevicesState, bind_devices, devices_contract, devices_surface, toolset_for
 

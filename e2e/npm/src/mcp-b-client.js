@@ -15,7 +15,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { TabClientTransport } from "@mcp-b/transports";
 
 const CONNECT_TIMEOUT_MS = 20_000;
-const INFO = { name: "agent-surface-e2e-mcp-b", version: "0.1.0" };
+const INFO = { name: "agentsurface-e2e-mcp-b", version: "0.1.0" };
 
 let client = null;
 let listChanged = 0;

@@ -1,3 +1,0 @@
-"""The offline browser runtime build: vendored Pyodide and PyScript, our wheels with their bytecode,
-our ``pyodide-lock.json``, and the page zip; used by ``agent-surface bundle`` and ``scripts/build_web.py``.
-"""

@@ -1,4 +1,0 @@
-"""Adapters project a registry to a consumer; they never execute anything themselves.
-
-Public: ``agent_surface.adapters.webmcp``. The other modules here are internal.
-"""

@@ -1,0 +1,177 @@
+"""agentsurface: declare typed, governed capabilities for AI agents.
+
+If a capability is not declared, it does not exist for the agent.
+
+Public: the names in ``__all__`` here, and the modules the README lists under "What you import"
+(``agentsurface.page``, ``.testing``, ``.toolset``, ``.adapters.webmcp``, ``.explain``,
+``.wire_names``, ``.bridge``, ``.server``, ``.compiler.load``, ``.browser.jsvalues``). Modules
+whose names start with an underscore (``_core``, ``_catalog``, ``_compat``, ``_runtime_build``)
+are internal: import from here instead.
+"""
+
+# ruff: noqa: E402 (the compiled dataclass code is switched on before the imports that use it)
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from ._compat import import_jsonschema as _import_jsonschema
+from ._compat import use_compiled_dataclass_code
+
+use_compiled_dataclass_code()  # first: before any module below defines its dataclasses
+
+from ._core import errors as _errors
+from ._core.audit import AuditEvent, AuditSink, MemoryAuditSink, console_audit_sink, memory_audit_sink
+from ._core.clock import Clock, SystemClock
+from ._core.clock import ManualClock as _ManualClock
+from ._core.consumer import Consumer
+from ._core.contracts import (
+    ActionBinding,
+    ActionContract,
+    ComponentBinding,
+    ComponentContract,
+    Concurrency,
+    ObservationBinding,
+    ObservationContract,
+    ProcedureContract,
+    ProcedureReference,
+)
+from ._core.contracts.authoring import AgentComponent, action, observation
+from ._core.contracts.authority import (
+    CapabilityAuthority,
+    compile_manifest,
+    create_capability_authority,
+)
+from ._core.contracts.context import ActionContext, CancelSignal, ReadContext
+from ._core.deprecation import module_getattr
+from ._core.errors import (
+    AgentSurfaceError,
+    AuthorityError,
+    CapabilityFailure,
+    DefinitionError,
+    ErrorCode,
+    ErrorPayload,
+    ErrorSpec,
+    RegistryClosedError,
+    Retry,
+    error,
+    surface_shut_down,
+)
+from ._core.events import EVENT_TYPES, SurfaceEvent
+from ._core.jsonvalue import JsonValue, canonical_json
+from ._core.limits import Limits
+from ._core.pipeline import ProcedureExecutor
+from ._core.pipeline.confirmation import PendingConfirmation
+from ._core.pipeline.invocation import Invocation, InvocationResult, PreconditionFailure
+from ._core.policies.base import Decision, Policy, PolicyContext
+from ._core.policies.builtin import (
+    audit,
+    authenticated,
+    environment,
+    has_permission,
+    rate_limit,
+    require_confirmation,
+    tenant_boundary,
+)
+from ._core.registry.descriptors import (
+    ActionDescriptor,
+    Budget,
+    ComponentDescriptor,
+    ObservationDescriptor,
+    ProcedureDescriptor,
+    Snapshot,
+)
+from ._core.registry.registry import AgentSurfaceRegistry, RegistrationHandle
+from ._core.registry.registry import create_registry as _deprecated_create_registry
+from ._core.schemas.schema import Invalid, Issue, Schema, Valid, schema_from_json, schema_from_type
+
+ERROR_MATRIX: Mapping[ErrorCode, ErrorSpec] = MappingProxyType(_errors.ERROR_MATRIX)
+"""The closed set of error codes: each code's phases, retry hints and agent-safe detail keys
+(a read-only view)."""
+
+__all__ = [
+    "ERROR_MATRIX",
+    "EVENT_TYPES",
+    "ActionBinding",
+    "ActionContext",
+    "ActionContract",
+    "ActionDescriptor",
+    "AgentComponent",
+    "AgentSurfaceError",
+    "AgentSurfaceRegistry",
+    "AuditEvent",
+    "AuditSink",
+    "AuthorityError",
+    "Budget",
+    "CancelSignal",
+    "CapabilityAuthority",
+    "CapabilityFailure",
+    "Clock",
+    "ComponentBinding",
+    "ComponentContract",
+    "ComponentDescriptor",
+    "Concurrency",
+    "Consumer",
+    "Decision",
+    "DefinitionError",
+    "ErrorCode",
+    "ErrorPayload",
+    "ErrorSpec",
+    "Invalid",
+    "Invocation",
+    "InvocationResult",
+    "Issue",
+    "JsonValue",
+    "Limits",
+    "MemoryAuditSink",
+    "ObservationBinding",
+    "ObservationContract",
+    "ObservationDescriptor",
+    "PendingConfirmation",
+    "Policy",
+    "PolicyContext",
+    "PreconditionFailure",
+    "ProcedureContract",
+    "ProcedureDescriptor",
+    "ProcedureExecutor",
+    "ProcedureReference",
+    "ReadContext",
+    "RegistrationHandle",
+    "RegistryClosedError",
+    "Retry",
+    "Schema",
+    "Snapshot",
+    "SurfaceEvent",
+    "SystemClock",
+    "Valid",
+    "action",
+    "audit",
+    "authenticated",
+    "canonical_json",
+    "compile_manifest",
+    "console_audit_sink",
+    "create_capability_authority",
+    "environment",
+    "error",
+    "has_permission",
+    "memory_audit_sink",
+    "observation",
+    "rate_limit",
+    "require_confirmation",
+    "schema_from_json",
+    "schema_from_type",
+    "surface_shut_down",
+    "tenant_boundary",
+]
+
+
+# Old names, kept for one release: each use warns with the name to use instead.
+__getattr__ = module_getattr(
+    __name__,
+    {
+        "CapabilityError": ("agentsurface.ErrorPayload", lambda: ErrorPayload),
+        "RegistryDisposedError": ("agentsurface.RegistryClosedError", lambda: RegistryClosedError),
+        "create_registry": ("agentsurface.AgentSurfaceRegistry", lambda: _deprecated_create_registry),
+        "ManualClock": ("agentsurface.testing.ManualClock", lambda: _ManualClock),
+        "import_jsonschema": ("jsonschema (agentsurface imports it for you)", lambda: _import_jsonschema),
+    },
+)

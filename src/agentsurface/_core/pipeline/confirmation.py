@@ -1,0 +1,289 @@
+"""Confirmation evidence: single-use, expiring approvals bound to one exact request.
+
+A record binds to the canonical digest of ``{surfaceId, registrationId, capabilityId,
+consumerKey, effectiveInput, effect}`` and keeps the exact values too, so matching is by value,
+never by hash alone. The host UI lists ``pending()``, calls ``resolve()``; adapters ``wait_for()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..clock import Cancel, Clock, iso
+from ..events import SurfaceEvent, make_event
+from ..jsonvalue import JsonValue, canonical_json, digest
+
+log = logging.getLogger("agentsurface")
+
+Outcome = Literal["approved", "denied", "expired"]
+RecordStatus = Literal["pending", "approved", "denied", "expired", "consumed"]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingConfirmation:
+    """What a host dialog renders. ``input`` is the exact effective input being approved."""
+
+    confirmation_id: str
+    capability_id: str
+    registration_id: str
+    consumer_key: str
+    effect: str
+    summary: str
+    input: JsonValue
+    requested_at: str
+    expires_at: str
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {
+            "confirmationId": self.confirmation_id,
+            "capabilityId": self.capability_id,
+            "registrationId": self.registration_id,
+            "consumerKey": self.consumer_key,
+            "effect": self.effect,
+            "summary": self.summary,
+            "input": self.input,
+            "requestedAt": self.requested_at,
+            "expiresAt": self.expires_at,
+        }
+
+
+@dataclass(slots=True, eq=False)
+class ConfirmationRecord:
+    id: str
+    request: dict[str, Any]  # the exact bound request values
+    digest: str
+    pending: PendingConfirmation
+    expires_at: float
+    status: RecordStatus = "pending"
+    approved_at: float | None = None
+    reason: str | None = None
+    waiters: list[asyncio.Future[Outcome]] = field(default_factory=list)
+    cancel_timer: Cancel | None = None
+
+
+def request_material(
+    surface_id: str,
+    registration_id: str,
+    capability_id: str,
+    consumer_key: str,
+    effective_input: Any,
+    effect: str,
+) -> dict[str, Any]:
+    return {
+        "surfaceId": surface_id,
+        "registrationId": registration_id,
+        "capabilityId": capability_id,
+        "consumerKey": consumer_key,
+        "effectiveInput": effective_input,
+        "effect": effect,
+    }
+
+
+class ConfirmationController:
+    """The registry's confirmation store and the host UI's interface to it."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        ttl: float,
+        max_pending: int,
+        new_id: Callable[[], str],
+        emit: Callable[[SurfaceEvent], None],
+        audit: Callable[..., None],
+    ) -> None:
+        self._clock = clock
+        self._ttl = ttl
+        self._max_pending = max_pending
+        self._new_id = new_id
+        self._emit = emit
+        self._audit = audit
+        self._records: dict[str, ConfirmationRecord] = {}
+        self._listeners: list[Callable[[list[PendingConfirmation]], None]] = []
+
+    # ------------------------------------------------------------------ host UI
+
+    def pending(self) -> list[PendingConfirmation]:
+        self._expire_due()
+        return [r.pending for r in self._records.values() if r.status == "pending"]
+
+    def get(self, confirmation_id: str) -> PendingConfirmation | None:
+        record = self._records.get(confirmation_id)
+        return None if record is None else record.pending
+
+    def resolve(self, confirmation_id: str, *, approved: bool, reason: str | None = None) -> bool:
+        """Approve or deny a pending request. Returns False if it is not pending any more."""
+        self._expire_due()
+        record = self._records.get(confirmation_id)
+        if record is None or record.status != "pending":
+            return False
+        if approved:
+            record.status = "approved"
+            record.approved_at = self._clock.now()
+        else:
+            record.status = "denied"
+            record.reason = reason
+        self._settle(record, "approved" if approved else "denied")
+        return True
+
+    async def wait_for(self, confirmation_id: str, *, signal: Any = None) -> Outcome:
+        """Resolve when the request is approved, denied or expires.
+
+        ``signal`` (a CancelSignal) aborts the wait with ``asyncio.CancelledError``.
+        """
+        self._expire_due()
+        record = self._records.get(confirmation_id)
+        if record is None:
+            return "expired"
+        if record.status in ("approved", "consumed"):
+            return "approved"
+        if record.status in ("denied", "expired"):
+            return record.status
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        record.waiters.append(future)
+        remove = None
+        if signal is not None:
+            remove = signal.add_listener(lambda _reason: future.cancel())
+        try:
+            return await future
+        finally:
+            if remove is not None:
+                remove()
+            if future in record.waiters:
+                record.waiters.remove(future)
+
+    def subscribe(self, listener: Callable[[list[PendingConfirmation]], None]) -> Callable[[], None]:
+        """Call ``listener(pending)`` whenever the pending set changes."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    # ------------------------------------------------------------------ registry side
+
+    def find_pending(self, request: dict[str, Any]) -> ConfirmationRecord | None:
+        """A pending record for exactly this request (re-requests reuse it)."""
+        self._expire_due()
+        key = digest(request)
+        for record in self._records.values():
+            if record.status == "pending" and record.digest == key and _same(record.request, request):
+                return record
+        return None
+
+    def create(self, request: dict[str, Any], summary: str) -> ConfirmationRecord | None:
+        """A new pending record, or None when the pending set is full."""
+        self._expire_due()
+        if sum(1 for r in self._records.values() if r.status == "pending") >= self._max_pending:
+            return None
+        now = self._clock.now()
+        cid = self._new_id()
+        pending = PendingConfirmation(
+            confirmation_id=cid,
+            capability_id=request["capabilityId"],
+            registration_id=request["registrationId"],
+            consumer_key=request["consumerKey"],
+            effect=request["effect"],
+            summary=summary,
+            input=request["effectiveInput"],
+            requested_at=iso(now),
+            expires_at=iso(now + self._ttl),
+        )
+        record = ConfirmationRecord(cid, request, digest(request), pending, now + self._ttl)
+        record.cancel_timer = self._clock.call_later(self._ttl, self._expire_due)
+        self._records[cid] = record
+        self._emit(
+            make_event(
+                "confirmation-requested",
+                confirmationId=cid,
+                capabilityId=pending.capability_id,
+                expiresAt=pending.expires_at,
+            )
+        )
+        self._audit(
+            "confirmation-requested",
+            capability_id=pending.capability_id,
+            registration_id=pending.registration_id,
+        )
+        self._notify()
+        return record
+
+    def check(self, confirmation_id: str, request: dict[str, Any]) -> tuple[str, ConfirmationRecord | None]:
+        """Classify evidence: approved / pending / denied / expired / consumed / mismatch."""
+        self._expire_due()
+        record = self._records.get(confirmation_id)
+        if record is None:
+            return "mismatch", None
+        if record.digest != digest(request) or not _same(record.request, request):
+            log.info("confirmation %s does not match the request it is used with", confirmation_id)
+            return "mismatch", record
+        return record.status, record
+
+    def consume(self, record: ConfirmationRecord) -> None:
+        record.status = "consumed"
+        self._audit(
+            "confirmation-consumed",
+            capability_id=record.pending.capability_id,
+            registration_id=record.pending.registration_id,
+        )
+
+    def expire_all(self) -> None:
+        """Registry disposal: every pending record expires now."""
+        for record in self._records.values():
+            if record.status == "pending":
+                record.status = "expired"
+                self._settle(record, "expired")
+
+    def _expire_due(self) -> None:
+        now = self._clock.now()
+        for record in list(self._records.values()):
+            if record.status == "pending" and now >= record.expires_at:
+                record.status = "expired"
+                self._settle(record, "expired")
+            elif record.status == "approved" and now >= record.expires_at:
+                # Evidence is time-bound: an approval not spent before expiresAt lapses (it was
+                # already resolved, so no second confirmation-resolved event).
+                record.status = "expired"
+                self._audit(
+                    "confirmation-expired",
+                    capability_id=record.pending.capability_id,
+                    registration_id=record.pending.registration_id,
+                )
+        # Forget settled records once they are well past expiry (bounded store).
+        for cid, record in list(self._records.items()):
+            if record.status != "pending" and now >= record.expires_at + self._ttl:
+                del self._records[cid]
+
+    def _settle(self, record: ConfirmationRecord, outcome: Outcome) -> None:
+        if record.cancel_timer is not None and outcome != "expired":
+            record.cancel_timer()
+        for waiter in record.waiters:
+            if not waiter.done():
+                waiter.set_result(outcome)
+        self._emit(make_event("confirmation-resolved", confirmationId=record.id, outcome=outcome))
+        self._audit(
+            f"confirmation-{outcome}",
+            capability_id=record.pending.capability_id,
+            registration_id=record.pending.registration_id,
+        )
+        self._notify()
+
+    def _notify(self) -> None:
+        if not self._listeners:
+            return
+        current = [r.pending for r in self._records.values() if r.status == "pending"]
+        for listener in tuple(self._listeners):
+            try:
+                listener(current)
+            except Exception:
+                log.exception("confirmation listener failed")
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Exact-value comparison through canonical JSON (key order and -0 irrelevant)."""
+    return canonical_json(a) == canonical_json(b)

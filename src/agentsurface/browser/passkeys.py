@@ -1,0 +1,319 @@
+"""Passkeys in the page: register the person's passkey with the app's server, and answer a
+server-minted challenge with the person's authenticator (``navigator.credentials``).
+
+WebAuthn's browser API takes and returns binary fields as ``ArrayBuffer``; the server speaks
+WebAuthn's JSON form (the same fields, base64url). This module converts both ways through
+Pyodide's JS proxies, reads JS ``null`` (``userHandle``, ``authenticatorAttachment``) as ``None``,
+and turns the browser's refusals (the person cancelled, no authenticator, timeout) into
+:class:`PasskeyError` with the DOMException's name::
+
+    from agentsurface.browser.passkeys import register_passkey, assert_presence
+
+    await register_passkey("/api/agent", headers={"Authorization": f"Bearer {token}"})
+    assertion = await assert_presence(options)   # options from the server's challenge
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from .. import CapabilityFailure
+from .._core.errors import error
+from ..bridge.transport import TransportError
+from ..bridge.wire import call_url
+from .jsvalues import is_nullish, js_get, js_or_none
+
+# The page's modules (js, pyodide) load on first use: this module imports under CPython too,
+# where only its names and the base64url helpers are usable.
+
+__all__ = [
+    "PROCEDURE_ASSERTION_OPTIONS",
+    "PROCEDURE_OPTIONS",
+    "PROCEDURE_REGISTER",
+    "PasskeyError",
+    "assert_presence",
+    "create_credential",
+    "passkey_presence",
+    "passkeys_supported",
+    "register_passkey",
+]
+
+# The server's registration procedures (agentsurface.server.passkeys; the page never imports it).
+PROCEDURE_OPTIONS = "domain:passkeys.registrationOptions"
+PROCEDURE_REGISTER = "domain:passkeys.register"
+PROCEDURE_ASSERTION_OPTIONS = "domain:passkeys.assertionOptions"
+MAX_ANSWER_BYTES = 65_536
+
+
+class PasskeyError(Exception):
+    """A passkey ceremony did not complete. ``name``: the browser's DOMException name
+    (``NotAllowedError``: cancelled, timed out or no presence; ``InvalidStateError``: already
+    registered here; ``NotSupportedError``), ``"Unsupported"`` without WebAuthn, or the server's
+    error code when it refused (``reason`` then holds its ``details.reason``)."""
+
+    def __init__(self, name: str, message: str, reason: str | None = None) -> None:
+        super().__init__(f"{name}: {message}")
+        self.name = name
+        self.message = message
+        self.reason = reason
+
+
+# ------------------------------------------------------------------------------ base64url
+
+
+def b64url_encode(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def b64url_decode(text: str) -> bytes:
+    if not isinstance(text, str):
+        raise PasskeyError("TypeError", "a binary field must be a base64url string")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _buffer(text: str) -> Any:
+    """A base64url string as a fresh JS ``ArrayBuffer``."""
+    import js
+
+    raw = b64url_decode(text)
+    array = js.Uint8Array.new(len(raw))
+    array.assign(raw)
+    return array.buffer
+
+
+def _bytes(buffer: Any) -> bytes:
+    """A JS ``ArrayBuffer`` (or view) as Python bytes."""
+    import js
+
+    return bytes(js.Uint8Array.new(buffer).to_bytes())
+
+
+def _b64_of(buffer: Any) -> str | None:
+    return None if is_nullish(buffer) else b64url_encode(_bytes(buffer))
+
+
+# ------------------------------------------------------------------------------ options → JS
+
+
+def _descriptors(items: Any) -> list[Any]:
+    from .convert import to_js_object
+
+    listed = []
+    for item in items or []:
+        entry = {**item, "id": _buffer(item["id"])}
+        listed.append(to_js_object(entry))
+    return listed
+
+
+def creation_options_to_js(options: Mapping[str, Any]) -> Any:
+    """WebAuthn's JSON creation options as ``PublicKeyCredentialCreationOptions``."""
+    from .convert import to_js_object
+
+    converted = dict(options)
+    converted["challenge"] = _buffer(options["challenge"])
+    converted["user"] = to_js_object({**options["user"], "id": _buffer(options["user"]["id"])})
+    converted["excludeCredentials"] = _descriptors(options.get("excludeCredentials"))
+    return to_js_object(converted)
+
+
+def request_options_to_js(options: Mapping[str, Any]) -> Any:
+    """WebAuthn's JSON request options as ``PublicKeyCredentialRequestOptions``."""
+    from .convert import to_js_object
+
+    converted = dict(options)
+    converted["challenge"] = _buffer(options["challenge"])
+    converted["allowCredentials"] = _descriptors(options.get("allowCredentials"))
+    return to_js_object(converted)
+
+
+# ------------------------------------------------------------------------------ credential → JSON
+
+
+def _common(credential: Any) -> dict[str, Any]:
+    from .convert import js_to_json
+
+    extensions = credential.getClientExtensionResults()
+    attachment = js_or_none(js_get(credential, "authenticatorAttachment"))
+    return {
+        "id": str(credential.id),
+        "rawId": b64url_encode(_bytes(credential.rawId)),
+        "type": str(credential.type),
+        "clientExtensionResults": js_to_json(extensions) or {},
+        "authenticatorAttachment": None if attachment is None else str(attachment),
+    }
+
+
+def registration_to_json(credential: Any) -> dict[str, Any]:
+    response = credential.response
+    transports: list[str] = []
+    if js_get(response, "getTransports") is not None:
+        transports = [str(t) for t in response.getTransports()]
+    return {
+        **_common(credential),
+        "response": {
+            "clientDataJSON": b64url_encode(_bytes(response.clientDataJSON)),
+            "attestationObject": b64url_encode(_bytes(response.attestationObject)),
+            "transports": transports,
+        },
+    }
+
+
+def assertion_to_json(credential: Any) -> dict[str, Any]:
+    response = credential.response
+    return {
+        **_common(credential),
+        "response": {
+            "clientDataJSON": b64url_encode(_bytes(response.clientDataJSON)),
+            "authenticatorData": b64url_encode(_bytes(response.authenticatorData)),
+            "signature": b64url_encode(_bytes(response.signature)),
+            "userHandle": _b64_of(js_get(response, "userHandle")),  # JS null when not discoverable
+        },
+    }
+
+
+# ------------------------------------------------------------------------------ ceremonies
+
+
+def passkeys_supported() -> bool:
+    """Whether this page can use passkeys (a secure context with WebAuthn); False under CPython."""
+    try:
+        import js
+    except ImportError:
+        return False
+    return (
+        js_get(js, "PublicKeyCredential") is not None
+        and js_get(js.navigator, "credentials") is not None
+        and bool(js_get(js, "isSecureContext"))
+    )
+
+
+def _require_support() -> None:
+    if not passkeys_supported():
+        raise PasskeyError("Unsupported", "this page cannot use passkeys (WebAuthn needs a secure context)")
+
+
+async def _ceremony(kind: str, public_key: Any, signal: Any = None) -> Any:
+    _require_support()
+    import js
+    from pyodide.ffi import JsException, JsProxy
+
+    from .convert import error_kind, to_js_object
+
+    request: dict[str, Any] = {"publicKey": public_key}
+    if signal is not None:
+        request["signal"] = signal
+    try:
+        method = js.navigator.credentials.create if kind == "create" else js.navigator.credentials.get
+        credential = await method(to_js_object(request))
+    except JsException as exc:
+        name, message = error_kind(exc)
+        raise PasskeyError(name, message) from None
+    if is_nullish(credential) or not isinstance(credential, JsProxy):
+        raise PasskeyError("NotAllowedError", "the authenticator returned no credential")
+    return credential
+
+
+async def create_credential(options: Mapping[str, Any], *, signal: Any = None) -> dict[str, Any]:
+    """``navigator.credentials.create()`` for the server's JSON creation options (the
+    ``publicKey`` member); returns the new credential as WebAuthn JSON for the server."""
+    _require_support()
+    credential = await _ceremony("create", creation_options_to_js(options), signal)
+    return registration_to_json(credential)
+
+
+async def assert_presence(options: Mapping[str, Any], *, signal: Any = None) -> dict[str, Any]:
+    """``navigator.credentials.get()`` for the server's JSON request options (its challenge,
+    rpId, allowCredentials, userVerification): the person touches (and unlocks) their
+    authenticator; returns the assertion as WebAuthn JSON for the server. ``signal``: a JS
+    ``AbortSignal`` that cancels the ceremony (PasskeyError ``AbortError``)."""
+    _require_support()
+    credential = await _ceremony("get", request_options_to_js(options), signal)
+    return assertion_to_json(credential)
+
+
+async def _procedure(base_url: str, procedure: str, value: Any, headers: Mapping[str, str]) -> Any:
+    from .fetch import PyfetchTransport
+
+    # secrets.token_hex(12) is os.urandom(12).hex(); the page need not compile secrets (and hmac).
+    envelope = {"invocationId": f"passkey-{os.urandom(12).hex()}", "input": value}
+    try:
+        answer = await PyfetchTransport().request(
+            "POST",
+            call_url(base_url, procedure),
+            headers={**headers, "Content-Type": "application/json"},
+            body=json.dumps(envelope).encode(),
+            max_response_bytes=MAX_ANSWER_BYTES,
+        )
+        body = json.loads(answer.body)
+    except (TransportError, ValueError) as exc:
+        raise PasskeyError("NetworkError", f"the server did not answer: {exc}") from None
+    if not isinstance(body, dict):
+        raise PasskeyError("NetworkError", "the server's answer is not a JSON object")
+    if body.get("ok") is not True:
+        raw_error = body.get("error")
+        error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
+        raw_details = error.get("details")
+        details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
+        reason = details.get("reason")
+        raise PasskeyError(
+            str(error.get("code", "EXECUTION_FAILED")),
+            str(error.get("message", "the server refused")),
+            reason if isinstance(reason, str) else None,
+        )
+    return body.get("output")
+
+
+async def register_passkey(
+    base_url: str, *, headers: Mapping[str, str] | None = None, signal: Any = None
+) -> dict[str, Any]:
+    """Register a passkey for the signed-in person with the procedure server at ``base_url``
+    (``/api/agent``): asks ``passkeys.registrationOptions``, runs ``navigator.credentials.create()``
+    and sends the result to ``passkeys.register``. ``headers``: the page's credentials for the
+    server (``Authorization``). Returns ``{"credentialId", "createdAt"}``; raises
+    :class:`PasskeyError` when the browser, the person or the server says no."""
+    sent = dict(headers or {})
+    options = await _procedure(base_url, PROCEDURE_OPTIONS, {}, sent)
+    public_key = options.get("publicKey") if isinstance(options, dict) else None
+    if not isinstance(public_key, dict):
+        raise PasskeyError("NetworkError", "the server sent no registration options")
+    credential = await create_credential(public_key, signal=signal)
+    registered = await _procedure(base_url, PROCEDURE_REGISTER, {"credential": credential}, sent)
+    return dict(registered) if isinstance(registered, dict) else {}
+
+
+def passkey_presence(
+    base_url: str, *, headers: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None
+) -> Callable[[str, Any, Any], Awaitable[dict[str, Any]]]:
+    """The bridge's ``presence`` hook for a server challenge of level ``webauthn``: asks the
+    server for the person's passkeys (``passkeys.assertionOptions``), then has the person answer
+    the challenge's nonce with their authenticator (:func:`assert_presence`). When the person
+    cancels (or there is no authenticator), the call fails with CONFIRMATION_INVALID, reason
+    ``passkey-denied``::
+
+        bridge = BackendBridge("/api/agent", headers=auth, presence=passkey_presence("/api/agent", headers=auth))
+    """
+
+    async def presence(_procedure_id: str, _input: Any, challenge: Any) -> dict[str, Any]:
+        sent = dict(headers() if callable(headers) else (headers or {}))
+        options = await _procedure(base_url, PROCEDURE_ASSERTION_OPTIONS, {}, sent)
+        public_key = options.get("publicKey") if isinstance(options, dict) else None
+        if not isinstance(public_key, dict):
+            raise PasskeyError("NetworkError", "the server sent no passkey options")
+        try:
+            return await assert_presence({**public_key, "challenge": str(challenge.nonce)})
+        except PasskeyError as refused:
+            # The person cancelled, timed out or has no such authenticator here: nothing to send.
+            raise CapabilityFailure(
+                error(
+                    "CONFIRMATION_INVALID",
+                    "The user did not approve this call with their passkey; ask them again if it is still wanted.",
+                    "with-confirmation",
+                    reason="passkey-denied",
+                )
+            ) from refused
+
+    return presence

@@ -1,0 +1,150 @@
+"""The MCP server that mirrors the page: ``tools/list`` is the page's tools (of the allowed
+origins), ``tools/call`` runs one through the page's WebMCP client, and every client that listed
+hears ``notifications/tools/list_changed`` when the page's listing changes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from mcp import types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import McpError
+
+from ..testing.webmcp_results import Tool
+from .errors import PageGone, page_gone
+from .options import BridgeOptions
+from .page import PageLink
+from .results import call_result, error_result, mcp_tool
+
+SERVER_NAME = "agentsurface"
+# A burst of DOM changes (a drawer mounting three tools) becomes one notification.
+SETTLE_SECONDS = 0.02
+
+
+def _signature(tools: list[Tool]) -> str:
+    return json.dumps(
+        [[t.name, t.title, t.description, t.input_schema, dict(t.annotations)] for t in tools], sort_keys=True
+    )
+
+
+class _Server(Server[Any, Any]):
+    """Says ``tools.listChanged`` in every session's capabilities (the HTTP transport builds
+    its sessions' options itself)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities
+        )
+
+
+class Bridge:
+    """One page, any number of MCP sessions (stdio: one; HTTP: one per client)."""
+
+    def __init__(self, options: BridgeOptions) -> None:
+        self.options = options
+        self.server: Server[Any, Any] = _Server(
+            SERVER_NAME, version=_version(), instructions=_instructions(options)
+        )
+        self.server.request_handlers[types.ListToolsRequest] = self._list_tools
+        self.server.request_handlers[types.CallToolRequest] = self._call_tool
+        self.link = PageLink(options, self.mark_changed)
+        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._listed: str | None = None  # the listing the clients were last told about
+        self._tools: dict[str, Tool] = {}
+        self._changed = asyncio.Event()
+        self.failed: Exception | None = None
+
+    async def open_page(self, stop: Callable[[], None]) -> None:
+        """Open the page while the MCP session already answers (tools/list is empty until
+        then, and list_changed follows); a page that cannot be opened ends the server."""
+        try:
+            await self.link.open()
+        except Exception as exc:
+            self.failed = exc
+            print(f"agentsurface mcp: could not open {self.options.url}: {exc}", file=sys.stderr)
+            stop()
+            return
+        self.mark_changed()
+
+    def initialization_options(self) -> InitializationOptions:
+        return self.server.create_initialization_options()
+
+    # ------------------------------------------------------------------ listing
+
+    async def current_tools(self) -> list[Tool]:
+        tools = await self.link.list_tools()
+        self._tools = {t.name: t for t in tools}
+        return tools
+
+    async def _list_tools(self, request: types.ListToolsRequest) -> types.ServerResult:
+        self._sessions.add(self.server.request_context.session)
+        tools = await self.current_tools()
+        self._listed = _signature(tools)
+        return types.ServerResult(types.ListToolsResult(tools=[mcp_tool(t) for t in tools]))
+
+    def mark_changed(self) -> None:
+        self._changed.set()
+
+    async def watch_changes(self) -> None:
+        """Forever: after each change the page reports, list again and tell the sessions when
+        the listing differs from what they were told."""
+        while True:
+            await self._changed.wait()
+            await asyncio.sleep(SETTLE_SECONDS)
+            self._changed.clear()
+            signature = _signature(await self.current_tools())
+            if signature == self._listed:
+                continue
+            self._listed = signature
+            for session in list(self._sessions):
+                with contextlib.suppress(Exception):  # a session that went away
+                    await session.send_tool_list_changed()
+
+    # ------------------------------------------------------------------ calls
+
+    async def _call_tool(self, request: types.CallToolRequest) -> types.ServerResult:
+        name = request.params.name
+        arguments = request.params.arguments or {}
+        if name not in self._tools:
+            await self.current_tools()  # the client may know of it before we listed
+        if name not in self._tools:
+            raise McpError(
+                types.ErrorData(
+                    code=types.INVALID_PARAMS,
+                    message=f"unknown tool {name!r}: the page offers {sorted(self._tools)}",
+                )
+            )
+        try:
+            outcome = await self.link.call(name, arguments)
+        except PageGone as gone:
+            return types.ServerResult(error_result(page_gone(gone.reason)))
+        return types.ServerResult(call_result(name, outcome))
+
+
+def _instructions(options: BridgeOptions) -> str:
+    return (
+        f"The tools of the web page {options.url}, as the page declares them (agentsurface). "
+        "Consequential calls wait until the person approves them in the page; a refusal comes back "
+        "as a result with isError and a typed error (code, message, retry, details)."
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agentsurface")
+    except PackageNotFoundError:
+        return "0"

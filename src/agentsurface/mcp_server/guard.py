@@ -1,0 +1,50 @@
+"""Arguments that are not a JSON object never reach the SDK's request parsing (which would
+answer a bare JSON-RPC error): the bridge answers them as a tool result with agentsurface's
+INVALID_INPUT, like any other input the tool refuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp import types
+from mcp.shared.message import SessionMessage
+
+from .errors import invalid_arguments
+from .results import error_result
+
+_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+
+
+def refusal(message: SessionMessage) -> SessionMessage | None:
+    """The answer to a tools/call whose arguments are not an object, or None to pass it on."""
+    root = message.message.root
+    if not isinstance(root, types.JSONRPCRequest) or root.method != "tools/call":
+        return None
+    params: Any = root.params
+    if not isinstance(params, dict) or "arguments" not in params:
+        return None
+    arguments = params["arguments"]
+    if arguments is None or isinstance(arguments, dict):
+        return None
+    kind = _KINDS.get(type(arguments), type(arguments).__name__)
+    result = error_result(invalid_arguments(kind)).model_dump(by_alias=True, mode="json", exclude_none=True)
+    response = types.JSONRPCResponse(jsonrpc="2.0", id=root.id, result=result)
+    return SessionMessage(types.JSONRPCMessage(response))
+
+
+async def guard(
+    incoming: MemoryObjectReceiveStream[SessionMessage | Exception],
+    to_server: MemoryObjectSendStream[SessionMessage | Exception],
+    outgoing: MemoryObjectSendStream[SessionMessage],
+) -> None:
+    """Pump the transport's messages to the server, answering refused calls directly."""
+    async with incoming, to_server:
+        async for message in incoming:
+            answer = refusal(message) if isinstance(message, SessionMessage) else None
+            if answer is None:
+                await to_server.send(message)
+            else:
+                with anyio.CancelScope(shield=True):
+                    await outgoing.send(answer)

@@ -1,0 +1,104 @@
+"""What ``agentsurface mcp`` was asked to do, checked before anything starts."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from .._core.errors import AgentSurfaceError
+
+# Chromium's WebMCP testing API (document.modelContext.getTools/executeTool) is what the bridge
+# drives; without the flag, --polyfill injects the vendored polyfill instead.
+WEBMCP_FEATURES = "WebMCP,WebMCPTesting"
+
+
+class OptionsError(AgentSurfaceError, ValueError):
+    """A bad command line: said in one sentence, exit status 2."""
+
+
+@dataclass(frozen=True)
+class BridgeOptions:
+    url: str
+    browser: str | None = None
+    cdp: str | None = None
+    headless: bool = False
+    polyfill: bool = False
+    allow_origins: tuple[str, ...] = ()
+    http_port: int | None = None
+    host: str = "127.0.0.1"
+
+    @property
+    def origin(self) -> str:
+        return origin_of(self.url)
+
+    @property
+    def origins(self) -> frozenset[str]:
+        """The origins whose tools are exposed: URL's and the ones --allow-origin names."""
+        return frozenset({self.origin, *self.allow_origins})
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("url", help="the page whose WebMCP tools to serve, e.g. http://127.0.0.1:8000/index.html")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--browser", metavar="PATH", help="the Chromium to launch (default: chromium on PATH)")
+    where.add_argument(
+        "--cdp", metavar="URL", help="attach to a running Chromium instead, e.g. http://127.0.0.1:9222"
+    )
+    parser.add_argument("--headless", action="store_true", help="launch Chromium without a window (CI)")
+    parser.add_argument(
+        "--polyfill",
+        action="store_true",
+        help="inject the vendored WebMCP polyfill (a Chromium without the WebMCP flag)",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        metavar="ORIGIN",
+        action="append",
+        default=[],
+        help="also expose tools of this origin (repeatable); by default only URL's origin",
+    )
+    parser.add_argument(
+        "--http",
+        metavar="PORT",
+        type=int,
+        help="serve Streamable HTTP on 127.0.0.1:PORT (0: any free port) with a bearer token, instead of stdio",
+    )
+
+
+def from_namespace(args: argparse.Namespace) -> BridgeOptions:
+    url = str(args.url)
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.netloc):
+        raise OptionsError(f"URL must be an http(s) address such as http://127.0.0.1:8000/index.html, not {url!r}")
+    allowed = []
+    for given in args.allow_origin:
+        origin = origin_of(given)
+        if urlsplit(given).scheme not in ("http", "https") or not urlsplit(given).netloc:
+            raise OptionsError(f"--allow-origin takes an origin such as https://example.com, not {given!r}")
+        allowed.append(origin)
+    if args.http is not None and not 0 <= args.http <= 65535:
+        raise OptionsError(f"--http takes a port number (0-65535), not {args.http}")
+    browser = args.browser
+    if args.cdp is None:
+        given = browser or "chromium"
+        browser = shutil.which(given)
+        if browser is None:
+            raise OptionsError(f"no browser {given!r} (not a program on PATH nor an executable file): install Chromium, or give --browser PATH or --cdp URL")
+    elif urlsplit(args.cdp).scheme not in ("http", "https", "ws", "wss"):
+        raise OptionsError(f"--cdp takes Chromium's DevTools address such as http://127.0.0.1:9222, not {args.cdp!r}")
+    return BridgeOptions(
+        url=url,
+        browser=browser,
+        cdp=args.cdp,
+        headless=bool(args.headless),
+        polyfill=bool(args.polyfill),
+        allow_origins=tuple(allowed),
+        http_port=args.http,
+    )

@@ -1,0 +1,251 @@
+"""The page end of the bridge: one page of URL in a Chromium (launched or attached over CDP),
+its WebMCP tools listed and called through agentsurface's agent runtime
+(``agentsurface.testing.webmcp_agent``, the same client the e2e suite drives), and a callback
+whenever its tools may have changed.
+
+It only evaluates the runtime's list/call/abort functions in the page: it never clicks, types
+or sends input events, so approvals in the page's dialog stay with the person.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
+from playwright.async_api import Error as PlaywrightError
+
+from ..testing.webmcp_agent import agent_runtime_function
+from ..testing.webmcp_results import Tool, parse_tool
+from .errors import PageGone
+from .options import WEBMCP_FEATURES, BridgeOptions, origin_of
+
+CHROMIUM_FLAGS = [
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# Never from a document that is leaving (after its pagehide, e.g. on its way into the back/forward
+# cache): Chromium 156's browser process CHECK-fails on getTools() from such a document.
+_LEAVING = "window.__agentSurfaceMcpLeaving === true"
+_LIST = agent_runtime_function(f"if ({_LEAVING}) return []; return agent.list();")
+_CALL = agent_runtime_function(f"if ({_LEAVING}) return {{leaving: true}};" + """
+  if (!agent.shape()) return null;
+  agent.start(arg.id, arg.name, arg.input);
+  return agent.calls[arg.id].done.then(() => {
+    const call = agent.calls[arg.id];
+    delete agent.calls[arg.id];
+    return call.outcome;
+  });""")
+_ABORT = "(id) => { window.__agentSurfaceAgent?.calls[id]?.controller.abort(); }"
+
+# Tells the bridge when the page's tools change: Chromium's toolchange event, or the polyfill's
+# callback (installed once the polyfill is there), as a console.debug line with this marker (not
+# an exposed binding: another Playwright attached to the same page, e.g. the person's test
+# harness, would answer a binding it does not know with an error in the page). Runs before the
+# page's scripts in every document.
+MARKER = "agentsurface-mcp:toolchange"
+_WATCH = f"""(() => {{
+  if (window.__agentSurfaceMcpWatching) return;
+  window.__agentSurfaceMcpWatching = true;
+  addEventListener("pagehide", () => {{ window.__agentSurfaceMcpLeaving = true; }});
+  addEventListener("pageshow", () => {{ window.__agentSurfaceMcpLeaving = false; }});
+  const notify = () => console.debug("{MARKER}");
+  const hook = () => {{
+    const native = document.modelContext;
+    if (native && typeof native.addEventListener === "function") {{
+      native.addEventListener("toolchange", notify);
+      return true;
+    }}
+    const testing = navigator.modelContextTesting;
+    if (testing && typeof testing.registerToolsChangedCallback === "function") {{
+      testing.registerToolsChangedCallback(notify);
+      return true;
+    }}
+    return false;
+  }};
+  if (hook()) return;
+  let tries = 0;
+  const retry = () => {{ if (!hook() && ++tries < 600) setTimeout(retry, 100); else notify(); }};
+  setTimeout(retry, 0);
+}})();"""
+
+
+def polyfill_script() -> Path:
+    """The vendored WebMCP polyfill (web/dist/polyfill) that --polyfill injects."""
+    here = Path(__file__).resolve()
+    for base in here.parents:
+        candidate = base / "web" / "dist" / "polyfill" / "webmcp-polyfill.iife.js"
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(
+        "the vendored WebMCP polyfill is not built (web/dist/polyfill/webmcp-polyfill.iife.js): "
+        "run scripts/build_web.py, or use a Chromium with --enable-features=WebMCPTesting"
+    )
+
+
+class PageLink:
+    """``async with PageLink(options, on_change) as link``: the page is open and watched."""
+
+    def __init__(self, options: BridgeOptions, on_change: Callable[[], None]) -> None:
+        self.options = options
+        self._on_change = on_change
+        self._ids = itertools.count(1)
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._context: BrowserContext | None = None
+        self._launched = False
+        self.page: Page | None = None
+        self._gone: asyncio.Future[str] | None = None  # settles when the page crashes or closes
+        # The page's main-frame navigations in flight: until one commits (or fails), the bridge
+        # evaluates nothing in the document that is leaving (see _LEAVING).
+        self._navigating: set[Any] = set()
+
+    # ------------------------------------------------------------------ opening
+
+    async def open(self) -> None:
+        """Launch or attach, open URL (returning once its document is committed) and watch it.
+        Until then the page lists no tools."""
+        self._playwright = await async_playwright().start()
+        chromium = self._playwright.chromium
+        if self.options.cdp:
+            self._browser = await chromium.connect_over_cdp(self.options.cdp)
+            contexts = self._browser.contexts
+            self._context = contexts[0] if contexts else await self._browser.new_context()
+        else:
+            # With --polyfill, a Chromium without WebMCP (the polyfill's shape); otherwise WebMCP on.
+            webmcp = [] if self.options.polyfill else [f"--enable-features={WEBMCP_FEATURES}"]
+            self._browser = await chromium.launch(
+                executable_path=self.options.browser, headless=self.options.headless, args=CHROMIUM_FLAGS + webmcp
+            )
+            self._launched = True
+            self._context = await self._browser.new_context(no_viewport=True)
+        context = self._context
+        if self.options.polyfill:
+            await context.add_init_script(path=polyfill_script())
+        await context.add_init_script(script=_WATCH)
+        page = next((p for p in context.pages if p.url == self.options.url), None)
+        if page is None:
+            page = await context.new_page()
+            self._watch(page)
+            await page.goto(self.options.url, wait_until="commit")
+        else:
+            self._watch(page)
+            if self.options.polyfill:
+                await page.evaluate(polyfill_script().read_text())
+            await page.evaluate(_WATCH)
+
+    def _watch(self, page: Page) -> None:
+        self.page = page
+        self._gone = asyncio.get_running_loop().create_future()
+        page.on("crash", lambda _: self._went("the page crashed"))
+        page.on("close", lambda _: self._went("the page was closed"))
+        page.on("framenavigated", lambda frame: self._navigated(frame))
+        page.on("request", self._request_started)
+        page.on("requestfinished", self._request_ended)
+        page.on("requestfailed", self._request_ended)
+        page.on("console", lambda message: self._changed() if message.text == MARKER else None)
+
+    def _navigated(self, frame: Any) -> None:
+        # A new document: its tools are listed again. A call running in the old one is rejected
+        # by Playwright (its execution context was destroyed), which answers it PageGone.
+        if self.page is not None and frame == self.page.main_frame:
+            self._navigating.clear()
+            self._changed()
+
+    def _request_started(self, request: Any) -> None:
+        with contextlib.suppress(PlaywrightError):  # a request of no frame (a service worker's)
+            if request.is_navigation_request() and self.page is not None and request.frame == self.page.main_frame:
+                self._navigating.add(request)
+
+    def _request_ended(self, request: Any) -> None:
+        if request in self._navigating:  # it did not commit (a download, 204, failure): list again
+            self._navigating.discard(request)
+            self._changed()
+
+    def _went(self, reason: str) -> None:
+        if self._gone is not None and not self._gone.done():
+            self._gone.set_result(reason)
+        self._changed()
+
+    def _changed(self) -> None:
+        self._on_change()
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            if self._launched and self._browser is not None:
+                await self._browser.close()
+        # Attached over CDP: leave the person's browser and page as they are (disconnect only).
+        if self._playwright is not None:
+            with contextlib.suppress(Exception):
+                await self._playwright.stop()
+        self._playwright = None
+
+    # ------------------------------------------------------------------ tools
+
+    @property
+    def page_origin(self) -> str | None:
+        if self.page is None or self.page.is_closed():
+            return None
+        return origin_of(self.page.url)
+
+    async def list_tools(self) -> list[Tool]:
+        """The page's tools of the allowed origins (none when the page is elsewhere or gone)."""
+        page = self.page
+        origin = self.page_origin
+        if page is None or origin is None or origin not in self.options.origins or self._navigating:
+            return []
+        try:
+            raw = await page.evaluate(_LIST, None)
+        except PlaywrightError:
+            return []  # between documents, or gone: the next change lists again
+        allowed = self.options.origins
+        return [parse_tool(t) for t in raw or [] if origin_of(str(t.get("origin") or origin)) in allowed]
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Run one tool through the browser's client; its recorded outcome (``{"text": ...}`` or
+        ``{"rejected": name, "message": ...}``). Raises PageGone when the document goes first;
+        on cancellation the call's signal is aborted in the page."""
+        page, gone = self.page, self._gone
+        if page is None or gone is None:
+            raise PageGone("the page is still opening")
+        if page.is_closed():
+            raise PageGone("the page is closed")
+        if gone.done():
+            raise PageGone(gone.result())
+        if self.page_origin not in self.options.origins:
+            raise PageGone(f"the page is now at {self.page_origin}, not an allowed origin")
+        if self._navigating:
+            raise PageGone("the page is navigating away")
+        call_id = f"mcp-{next(self._ids)}"
+        running = asyncio.ensure_future(page.evaluate(_CALL, {"id": call_id, "name": name, "input": arguments}))
+        try:
+            done, _ = await asyncio.wait({running, gone}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            running.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.shield(asyncio.wait_for(page.evaluate(_ABORT, call_id), 5))
+            raise
+        if running not in done:
+            running.cancel()
+            raise PageGone(gone.result())
+        try:
+            outcome = running.result()
+        except PlaywrightError as exc:
+            raise PageGone(gone.result() if gone.done() else _reason(exc)) from exc
+        if outcome is None:
+            raise PageGone("the page offers no WebMCP client any more")
+        if outcome.get("leaving"):
+            raise PageGone("the page is navigating away")
+        return dict(outcome)
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]

@@ -1,0 +1,335 @@
+"""The drop-in confirmation dialog: which pending confirmation the person sees, when its buttons
+accept input, and which of the person's gestures count as a decision.
+
+One line installs it in a page (``install_confirmation_dialog(registry)``); it lists
+``registry.confirmations`` and resolves them, so it serves every path at once: the host's own
+wait (Chromium's ``document.modelContext``) and, as ``dialog.confirm``, the WebMCP adapter's
+``confirm`` hook that the draft shape runs inside ``client.requestUserInteraction``.
+
+What it refuses, so that nobody approves something the person never saw:
+- an untrusted activation (``event.isTrusted`` false: a script's ``element.click()`` or
+  ``dispatchEvent``, an agent driving the DOM) never decides anything;
+- input protection: whenever the request shown changes (first open, or the next one after a
+  decision), nothing is accepted for ``INPUT_PROTECTION_MS`` and the change is announced;
+- a pointer click counts only for the request its press began on (the second click of a
+  double-click on Approve never approves the request that replaced the first);
+- after the dialog closes, the view swallows clicks for ``CLOSE_SHIELD_MS`` so they never fall
+  through to the page underneath.
+
+The DOM side (elements, listeners, focus, timers) is ``agentsurface.browser.dialog_dom``; this
+module holds the rules and runs on CPython too, against any :class:`DialogView`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from .._compat import package_data
+from .._core.jsonvalue import JsonValue
+from .._core.pipeline.confirmation import PendingConfirmation
+from .._core.registry.registry import AgentSurfaceRegistry
+
+__all__ = [
+    "CLOSE_SHIELD_MS",
+    "INPUT_PROTECTION_MS",
+    "ConfirmationDialog",
+    "Decided",
+    "DialogView",
+    "Verdict",
+    "format_input",
+    "install_confirmation_dialog",
+]
+
+INPUT_PROTECTION_MS = 700  # like browsers' permission prompts: long enough to notice a change
+CLOSE_SHIELD_MS = 700
+
+Decision = Literal["approve", "deny"]
+# What became of one gesture (kept in ``ConfirmationDialog.verdicts`` for the page and tests).
+Verdict = Literal[
+    "approved",  # resolved: approved
+    "denied",  # resolved: denied
+    "untrusted",  # not a user gesture: ignored
+    "protected",  # during input protection: ignored
+    "other-request",  # the press began on another request (or before the protection ended)
+    "stale",  # for a request no longer shown or no longer pending
+]
+Decided = Callable[[bool, PendingConfirmation], None]
+
+
+class DialogView(Protocol):
+    """What the dialog needs from a rendering (the browser's is ``browser.dialog_dom``)."""
+
+    def now_ms(self) -> float:
+        """A monotonic clock in milliseconds (``performance.now()`` in the page)."""
+        ...
+
+    def call_later(self, ms: float, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once after ``ms`` milliseconds."""
+        ...
+
+    def show(self, item: PendingConfirmation, view: ShownRequest) -> None:
+        """Open (or update) the dialog on ``item``; a new ``item`` moves focus into the dialog
+        itself, never onto a button."""
+        ...
+
+    def unlock(self, confirmation_id: str) -> None:
+        """The buttons of ``confirmation_id`` (if it is still on screen) accept input now."""
+        ...
+
+    def hide(self) -> None:
+        """Close the dialog, shield the page from the closing click, give focus back."""
+        ...
+
+    def announce(self, text: str) -> None:
+        """Tell assistive technology (an assertive live region)."""
+        ...
+
+    def warn(self, text: str) -> None:
+        """Say inside the dialog why a gesture was ignored."""
+        ...
+
+    def countdown(self, text: str) -> None:
+        """Show the time left before the request expires."""
+        ...
+
+    def dispose(self) -> None:
+        """Remove the rendering from the page and free what it holds."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ShownRequest:
+    """The texts and state one rendering of a request needs (all plain text, never HTML)."""
+
+    title: str
+    summary: str
+    capability: str
+    effect: str
+    input_text: str
+    waiting: int  # how many more requests queue behind this one
+    locked: bool  # input protection still running
+    expires_in: str
+
+    @classmethod
+    def of(cls, item: PendingConfirmation, waiting: int, locked: bool, expires_in: str) -> ShownRequest:
+        return cls(
+            title="An agent asks for your approval",
+            summary=item.summary,
+            capability=item.capability_id,
+            effect=item.effect,
+            input_text=format_input(item.input),
+            waiting=waiting,
+            locked=locked,
+            expires_in=expires_in,
+        )
+
+
+def format_input(value: JsonValue) -> str:
+    """The exact effective input as the person reads it: indented JSON, keys in their order."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def countdown_text(seconds_left: float) -> str:
+    left = max(0, int(seconds_left))
+    return f"Expires in {left // 60}:{left % 60:02d}"
+
+
+def _expires_at(item: PendingConfirmation) -> float | None:
+    try:
+        return datetime.fromisoformat(item.expires_at.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+class ConfirmationDialog:
+    """Shows ``registry.confirmations.pending()`` one at a time (oldest first) and turns the
+    person's gestures into ``resolve()`` calls, under the rules in this module's docstring."""
+
+    def __init__(
+        self,
+        registry: AgentSurfaceRegistry,
+        view: DialogView,
+        *,
+        on_decided: Decided | None = None,
+        input_protection_ms: float = INPUT_PROTECTION_MS,
+    ) -> None:
+        self.registry = registry
+        self.view = view
+        self.on_decided = on_decided
+        self.input_protection_ms = input_protection_ms
+        self.verdicts: list[Verdict] = []  # every gesture's fate, oldest first (bounded)
+        self.prompts = 0  # how many times the adapter's confirm hook opened this dialog
+        self._shown: str | None = None  # the confirmation id on screen
+        self._armed_at = 0.0  # view.now_ms() from which the shown request accepts input
+        self._pressed: str | None = None  # the request a pointer press began on
+        self._unsubscribe: Callable[[], None] | None = registry.confirmations.subscribe(
+            lambda _pending: self.render()
+        )
+        self.render()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def shown(self) -> str | None:
+        """The confirmation id on screen, or None when the dialog is closed."""
+        return self._shown
+
+    def armed(self) -> bool:
+        """Whether the shown request accepts input (its input protection is over)."""
+        return self._shown is not None and self.view.now_ms() >= self._armed_at
+
+    def close(self) -> None:
+        """Stop following the registry and remove the dialog from the page."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+            self._shown = None
+            self.view.dispose()
+
+    # ------------------------------------------------------------------ the person's gestures
+
+    def press(self, confirmation_id: str | None, *, trusted: bool) -> None:
+        """A pointer press began (on a button of ``confirmation_id``, or elsewhere: None)."""
+        ok = trusted and confirmation_id is not None and confirmation_id == self._shown and self.armed()
+        self._pressed = confirmation_id if ok else None
+
+    def activate(self, decision: str, confirmation_id: str, *, trusted: bool, keyboard: bool) -> Verdict:
+        """A button was activated: by a pointer click (``keyboard`` False: the press must have
+        begun on this request) or by the keyboard or assistive technology (``keyboard`` True)."""
+        pressed, self._pressed = self._pressed, None
+        if decision not in ("approve", "deny"):
+            return self._record("stale")
+        # Only the person's own gesture counts: page scripts and agents driving the DOM make
+        # untrusted events, and the dialog exists so that they cannot approve.
+        if not trusted:
+            self.view.warn("Ignored an action that did not come from you.")
+            return self._record("untrusted")
+        if confirmation_id != self._shown:
+            return self._record("stale")
+        if not self.armed():
+            return self._record("protected")
+        if not keyboard and pressed != confirmation_id:
+            self.view.warn("Ignored a click that began on another request.")
+            return self._record("other-request")
+        return self._decide(confirmation_id, decision == "approve")
+
+    def escape(self, *, trusted: bool, repeat: bool = False) -> Verdict | None:
+        """Escape denies the shown request (not a held key, not during input protection)."""
+        if self._shown is None:
+            return None
+        if not trusted:
+            return self._record("untrusted")
+        if repeat or not self.armed():
+            return self._record("protected")
+        return self._decide(self._shown, False)
+
+    def _decide(self, confirmation_id: str, approved: bool) -> Verdict:
+        pending = self.registry.confirmations.get(confirmation_id)
+        if not self.registry.confirmations.resolve(confirmation_id, approved=approved):
+            self.render()
+            return self._record("stale")
+        if pending is not None and self.on_decided is not None:
+            self.on_decided(approved, pending)
+        return self._record("approved" if approved else "denied")
+
+    def _record(self, verdict: Verdict) -> Verdict:
+        self.verdicts.append(verdict)
+        del self.verdicts[:-100]
+        return verdict
+
+    # ------------------------------------------------------------------ rendering
+
+    def render(self) -> None:
+        """Show the oldest pending request, or close; called on every change of the pending set."""
+        pending = self.registry.confirmations.pending()
+        if not pending:
+            if self._shown is not None:
+                self._shown, self._pressed = None, None
+                self.view.hide()
+            return
+        item = pending[0]
+        if item.confirmation_id != self._shown:  # a different request: protect, announce
+            previous, self._shown = self._shown, item.confirmation_id
+            self._pressed = None
+            self._armed_at = self.view.now_ms() + self.input_protection_ms
+            cid = item.confirmation_id
+            self.view.call_later(self.input_protection_ms, lambda: self._unlock(cid))
+            lead = (
+                "Another request replaced the previous one" if previous else "An agent asks for your approval"
+            )
+            self.view.announce(f"{lead}: {item.summary}")
+        self.view.show(item, ShownRequest.of(item, len(pending) - 1, not self.armed(), self._time_left(item)))
+
+    def _unlock(self, confirmation_id: str) -> None:
+        if confirmation_id == self._shown and self.armed():  # not replaced meanwhile
+            self.view.unlock(confirmation_id)
+
+    def _time_left(self, item: PendingConfirmation) -> str:
+        expires = _expires_at(item)
+        return "" if expires is None else countdown_text(expires - self.registry.now())
+
+    def tick(self) -> None:
+        """Once a second: refresh the countdown; an expired request goes (the store expires it)."""
+        if self._shown is None:
+            return
+        item = self.registry.confirmations.get(self._shown)
+        if item is None:
+            self.render()
+            return
+        self.view.countdown(self._time_left(item))
+        expires = _expires_at(item)
+        if expires is not None and expires <= self.registry.now():
+            self.registry.confirmations.pending()  # lets the store expire it (and notify us)
+
+    # ------------------------------------------------------------------ the adapter's hook
+
+    async def confirm(self, pending: PendingConfirmation, client: Any = None) -> bool:
+        """The WebMCP adapter's ``confirm`` hook (``WebMCPAdapter(confirm=dialog.confirm)``):
+        runs inside the agent client's ``requestUserInteraction`` while the person decides in this
+        same dialog, and answers whether they approved. The decision itself is the registry's
+        (the dialog resolves the record), so the call ends with one result either way."""
+        self.prompts += 1
+        self.render()
+        outcome = await self.registry.confirmations.wait_for(pending.confirmation_id)
+        return outcome == "approved"
+
+
+def _dialog_css() -> str:
+    """The dialog's stylesheet, read beside this module (from a wheel, a directory or the page's
+    zip) with its loader: importlib.resources would cost the page ~0.1 s to compile on the way to
+    its first tool."""
+    data = package_data(__package__ or "agentsurface.page", "dialog.css")
+    if data is None:
+        raise OSError("agentsurface.page's loader cannot read dialog.css")
+    return data.decode("utf-8")
+
+
+def install_confirmation_dialog(
+    registry: AgentSurfaceRegistry,
+    *,
+    parent: Any = None,
+    on_decided: Decided | None = None,
+    input_protection_ms: float = INPUT_PROTECTION_MS,
+    close_shield_ms: float = CLOSE_SHIELD_MS,
+) -> ConfirmationDialog:
+    """Add the confirmation dialog to the page (under ``parent``, default ``document.body``) and
+    keep it in step with ``registry.confirmations``. Browser only (Pyodide). Pass the result's
+    ``confirm`` to ``WebMCPAdapter(confirm=...)`` so the draft WebMCP shape prompts in it."""
+    from ..browser.dialog_dom import DomDialogView
+
+    css = _dialog_css()
+    view = DomDialogView(parent=parent, css=css, close_shield_ms=close_shield_ms)
+    dialog = ConfirmationDialog(
+        registry, view, on_decided=on_decided, input_protection_ms=input_protection_ms
+    )
+    view.connect(
+        press=dialog.press,
+        activate=dialog.activate,
+        escape=dialog.escape,
+        tick=dialog.tick,
+    )
+    return dialog

@@ -1,0 +1,155 @@
+"""The pure checks over parsed WebAuthn data (client data, origin, RP id hash, flags) and the typed
+reasons they answer with (:data:`AssertionReason`, :data:`RegistrationReason`, :class:`RegistrationRefused`).
+
+The prechecks name what ``webauthn`` would refuse anyway, whose exceptions carry only text; none of
+them touches the store or verifies a signature (that is :mod:`agentsurface.server.passkeys`)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any, Literal, TypeAlias
+
+from webauthn.helpers import (
+    base64url_to_bytes,
+    parse_attestation_object,
+    parse_authenticator_data,
+    parse_client_data_json,
+)
+from webauthn.helpers.structs import ClientDataType
+
+from .._core.errors import AgentSurfaceError
+from .passkey_config import PasskeyConfig, origin_allowed
+
+# Why an assertion was refused (the server's audit and tests; never the challenge itself).
+AssertionReason: TypeAlias = Literal[
+    "malformed",            # not a WebAuthn assertion (JSON shape, encodings, client data, authenticator data)
+    "unknown-credential",   # no passkey with this credential id is registered
+    "foreign-credential",   # the passkey is registered, to another person
+    "wrong-type",           # the client data is not a navigator.credentials.get() ceremony
+    "challenge-mismatch",   # signed over another challenge than the server's
+    "wrong-origin",         # made on an origin the app does not list
+    "wrong-rp",             # made for another relying party id
+    "user-not-present",     # the authenticator did not see a person (UP flag clear)
+    "user-not-verified",    # user verification required, not performed (UV flag clear)
+    "counter",              # the sign counter did not move forward: a replay or a cloned authenticator
+    "signature",            # the signature does not verify with the registered public key
+]
+RegistrationReason: TypeAlias = Literal[
+    "malformed",
+    "no-ceremony",          # no pending registration for this person (or it was already used)
+    "expired",              # the registration challenge expired
+    "challenge-mismatch",
+    "wrong-origin",
+    "wrong-rp",
+    "user-not-present",
+    "user-not-verified",
+    "already-registered",   # this credential id is registered already
+    "limit",                # the person holds max_per_person passkeys already
+    "not-allowed",          # may_register refused this caller
+    "rejected",             # the library refused the attestation for another reason
+]
+
+MAX_CREDENTIAL_ID = 1023  # bytes of a credential id (WebAuthn: at most 1023)
+
+
+class RegistrationRefused(AgentSurfaceError, ValueError):
+    def __init__(self, reason: RegistrationReason, message: str) -> None:
+        super().__init__(message)
+        self.reason: RegistrationReason = reason
+
+
+def credential_id_bytes(text: Any) -> bytes | None:
+    """The bytes of a base64url credential id, or ``None`` when it is not one (or is too long)."""
+    if not isinstance(text, str) or not text or len(text) > 4 * MAX_CREDENTIAL_ID:
+        return None
+    try:
+        return base64url_to_bytes(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def client_checks(
+    client_data_json: bytes, kind: ClientDataType, challenge: bytes, config: PasskeyConfig
+) -> Literal["malformed", "wrong-type", "challenge-mismatch", "wrong-origin"] | None:
+    try:
+        client = parse_client_data_json(client_data_json)
+    except Exception:
+        return "malformed"
+    if client.type != kind:
+        return "wrong-type"
+    if not secrets.compare_digest(client.challenge, challenge):
+        return "challenge-mismatch"
+    if not origin_allowed(config, client.origin):
+        return "wrong-origin"
+    return None
+
+
+def origins_for(config: PasskeyConfig, client_data_json: bytes) -> list[str]:
+    """The origins to hand the library: the client's own once :func:`origin_allowed` said yes
+    (the library compares exactly), else the configured ones (and it refuses)."""
+    try:
+        origin = parse_client_data_json(client_data_json).origin
+    except Exception:
+        return list(config.origins)
+    return [origin] if origin_allowed(config, origin) else list(config.origins)
+
+
+def _rp_hash(config: PasskeyConfig) -> bytes:
+    return hashlib.sha256(config.rp_id.encode("utf-8")).digest()
+
+
+def _flag_checks(
+    authenticator_data: bytes, config: PasskeyConfig
+) -> Literal["malformed", "wrong-rp", "user-not-present", "user-not-verified"] | None:
+    try:
+        data = parse_authenticator_data(authenticator_data)
+    except Exception:
+        return "malformed"
+    if not secrets.compare_digest(data.rp_id_hash, _rp_hash(config)):
+        return "wrong-rp"
+    if not data.flags.up:
+        return "user-not-present"
+    if config.user_verification == "required" and not data.flags.uv:
+        return "user-not-verified"
+    return None
+
+
+def assertion_precheck(parsed: Any, challenge: bytes, config: PasskeyConfig) -> AssertionReason | None:
+    """Typed reasons for what the library would refuse anyway (its exceptions carry only text)."""
+    response = parsed.response
+    reason = client_checks(response.client_data_json, ClientDataType.WEBAUTHN_GET, challenge, config)
+    if reason is not None:
+        return reason
+    return _flag_checks(response.authenticator_data, config)
+
+
+def registration_precheck(parsed: Any, challenge: bytes, config: PasskeyConfig) -> RegistrationReason | None:
+    response = parsed.response
+    reason = client_checks(response.client_data_json, ClientDataType.WEBAUTHN_CREATE, challenge, config)
+    if reason is not None:
+        return "malformed" if reason == "wrong-type" else reason
+    try:
+        data = parse_attestation_object(response.attestation_object).auth_data
+    except Exception:
+        return "malformed"
+    if not secrets.compare_digest(data.rp_id_hash, _rp_hash(config)):
+        return "wrong-rp"
+    if not data.flags.up:
+        return "user-not-present"
+    if config.user_verification == "required" and not data.flags.uv:
+        return "user-not-verified"
+    return None
+
+
+__all__ = [
+    "MAX_CREDENTIAL_ID",
+    "AssertionReason",
+    "RegistrationReason",
+    "RegistrationRefused",
+    "assertion_precheck",
+    "client_checks",
+    "credential_id_bytes",
+    "origins_for",
+    "registration_precheck",
+]

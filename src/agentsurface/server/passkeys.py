@@ -1,0 +1,391 @@
+"""Proof of a person: WebAuthn passkeys registered per person and assertions verified by the server
+(``pip install 'agentsurface[server]'``, which brings the ``webauthn`` package).
+
+An app that wants a person's authenticator (not just the page's word) behind a destructive
+procedure configures :class:`Passkeys` on the invocation store, serves its two registration
+procedures beside its own, and verifies the approval's assertion with :meth:`Passkeys.verify_assertion`::
+
+    passkeys = Passkeys(store, PasskeyConfig(rp_id="app.example", rp_name="Devices",
+                                             origins=("https://app.example",)))
+    server = ProcedureServer([*my_procedures, *passkeys.procedures()], authenticate=..., store=store)
+
+- Registration (the page's ``agentsurface.browser.passkeys.register_passkey``):
+  ``passkeys.registrationOptions`` mints a challenge for the calling person and answers the options
+  for ``navigator.credentials.create()``; ``passkeys.register`` verifies the authenticator's answer
+  (challenge, origin, RP id, user presence, user verification when required) and stores the
+  credential. Both are procedures: authenticated, rate limited and audited like every call.
+  ``may_register`` (default: anyone authenticated) says who may; a person holds at most
+  ``max_per_person`` passkeys, so someone holding the person's token cannot add one of their own
+  once the person has registered theirs.
+- Assertion (``assert_presence`` in the page): :meth:`Passkeys.authentication_options` gives the
+  page what ``navigator.credentials.get()`` needs for a challenge the server minted;
+  :meth:`Passkeys.verify_assertion` checks the answer with ``webauthn.verify_authentication_response``
+  (signature, origin, RP id, user present, user verified when required, counter, challenge bytes)
+  and that the credential is this person's, and moves its sign counter forward. It returns ``None``
+  or a typed reason (:data:`AssertionReason`).
+
+What a passkey proves: a person with this authenticator touched it (and unlocked it, with user
+verification) for this exact challenge on this origin. What it does not: that they read what they
+approved.
+
+Beside this module: the relying party's configuration and origin rule
+(:mod:`~agentsurface.server.passkey_config`), the checks over parsed WebAuthn data and their
+typed reasons (:mod:`~agentsurface.server.passkey_checks`), the served procedures
+(:mod:`~agentsurface.server.passkey_procedures`) and the tables (:mod:`~agentsurface.server.passkey_store`).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
+    verify_authentication_response,
+    verify_registration_response,
+)
+from webauthn.helpers import (
+    base64url_to_bytes,
+    bytes_to_base64url,
+    options_to_json_dict,
+    parse_authentication_credential_json,
+    parse_registration_credential_json,
+)
+from webauthn.helpers.exceptions import InvalidAuthenticationResponse, InvalidRegistrationResponse
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    AuthenticatorTransport,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from . import passkey_store as db_
+from .passkey_checks import (
+    AssertionReason,
+    RegistrationReason,
+    RegistrationRefused,
+    assertion_precheck,
+    credential_id_bytes,
+    origins_for,
+    registration_precheck,
+)
+from .passkey_config import PasskeyConfig, PasskeyError
+from .passkey_procedures import (
+    ASSERTION_OPTIONS,
+    PROCEDURE_ASSERTION_OPTIONS,
+    PROCEDURE_OPTIONS,
+    PROCEDURE_REGISTER,
+    REGISTER,
+    REGISTRATION_OPTIONS,
+    passkey_procedures,
+)
+from .procedures import Caller, ServedProcedure
+from .store import InvocationStore
+
+log = logging.getLogger("agentsurface.server.passkeys")
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredPasskey:
+    credential_id: str
+    created_at: str
+    transports: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _now_iso(now: datetime) -> str:
+    return now.astimezone(UTC).isoformat(timespec="seconds")
+
+
+class Passkeys:
+    """Passkeys of the people using one app, kept in ``store`` (its tables are created or migrated
+    here). Thread-safe: every method runs in a store transaction of its own, or in ``db`` when
+    given one (a procedure's ``call.db``), so its writes commit with that call."""
+
+    def __init__(
+        self,
+        store: InvocationStore,
+        config: PasskeyConfig,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not isinstance(config, PasskeyConfig):
+            raise PasskeyError("config must be a PasskeyConfig")
+        self.store = store
+        self.config = config
+        self._clock = clock
+        where = getattr(store, "dsn_description", None) or getattr(store, "path", "the store")
+        store.run(lambda db: db_.migrate(db, str(where)))
+
+    # ------------------------------------------------------------------ queries
+
+    def person(self, caller: Caller) -> str:
+        return self.config.person(caller)
+
+    def has_passkey(self, caller: Caller, db: Any = None) -> bool:
+        """Whether the caller's person has registered a passkey (the server's choice of level:
+        ``"webauthn"`` for them, ``"confirm"`` for the others)."""
+        person = self.person(caller)
+        return bool(self._in(db, lambda conn: db_.count_passkeys(conn, person) > 0))
+
+    def passkeys(self, caller: Caller, db: Any = None) -> list[RegisteredPasskey]:
+        person = self.person(caller)
+        found = self._in(db, lambda conn: db_.passkeys_of(conn, person))
+        return [RegisteredPasskey(p.credential_id, p.created_at, p.transports) for p in found]
+
+    def remove(self, caller: Caller, credential_id: str, db: Any = None) -> bool:
+        """Drop one of the person's passkeys (an app's account settings, an admin's reset)."""
+        person = self.person(caller)
+        return bool(self._in(db, lambda conn: db_.delete_passkey(conn, person, credential_id)))
+
+    def level(self, caller: Caller) -> Literal["webauthn", "confirm"]:
+        """``"webauthn"`` when the caller's person has a passkey, else ``"confirm"``: pass as
+        ``serve(..., approval=passkeys.level)``."""
+        return "webauthn" if self.has_passkey(caller) else "confirm"
+
+    def procedures(self) -> list[ServedProcedure]:
+        """The passkey procedures (``passkeys.registrationOptions``, ``passkeys.register``,
+        ``passkeys.assertionOptions``) to serve beside the app's own."""
+        return passkey_procedures(self)
+
+    def _in(self, db: Any, work: Callable[[Any], Any]) -> Any:
+        return work(db) if db is not None else self.store.run(work)
+
+    # ------------------------------------------------------------------ registration
+
+    def registration_options(self, caller: Caller, db: Any = None) -> dict[str, Any]:
+        """Options (JSON) for ``navigator.credentials.create()``; the challenge is kept for the
+        person until :meth:`register` uses it or it expires (one pending ceremony per person)."""
+        if not self.config.may_register(caller):
+            raise RegistrationRefused("not-allowed", "This caller may not register a passkey.")
+        person = self.person(caller)
+        config = self.config
+
+        def start(conn: Any) -> dict[str, Any]:
+            existing = db_.passkeys_of(conn, person)
+            if len(existing) >= config.max_per_person:
+                raise RegistrationRefused("limit", "A passkey is already registered for this person.")
+            handle = existing[0].user_handle if existing else bytes_to_base64url(secrets.token_bytes(32))
+            challenge = secrets.token_bytes(32)
+            db_.forget_expired_ceremonies(conn, self._clock())
+            db_.save_pending(
+                conn,
+                db_.PendingRegistration(
+                    person, bytes_to_base64url(challenge), handle, self._clock() + config.ceremony_seconds
+                ),
+            )
+            options = generate_registration_options(
+                rp_id=config.rp_id,
+                rp_name=config.rp_name,
+                user_name=config.user_name(caller),
+                user_id=base64url_to_bytes(handle),
+                challenge=challenge,
+                timeout=config.timeout_ms,
+                authenticator_selection=AuthenticatorSelectionCriteria(
+                    resident_key=ResidentKeyRequirement.PREFERRED,
+                    user_verification=UserVerificationRequirement(config.user_verification),
+                ),
+                exclude_credentials=[
+                    PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.credential_id)) for p in existing
+                ],
+            )
+            return dict(options_to_json_dict(options))
+
+        return dict(self._in(db, start))
+
+    def register(self, caller: Caller, credential: Mapping[str, Any] | str, db: Any = None) -> RegisteredPasskey:
+        """Verify the authenticator's answer to the person's pending ceremony and store the
+        credential. Raises :class:`RegistrationRefused` (``.reason``) when it is not acceptable.
+        In a transaction of its own, a refusal uses the pending challenge up too; in ``db`` (a
+        procedure's), the caller's transaction decides."""
+        if not self.config.may_register(caller):
+            raise RegistrationRefused("not-allowed", "This caller may not register a passkey.")
+        person = self.person(caller)
+        config = self.config
+        try:
+            parsed = parse_registration_credential_json(dict(credential) if isinstance(credential, Mapping) else credential)
+        except Exception:
+            raise RegistrationRefused("malformed", "The passkey registration is not a WebAuthn credential.") from None
+
+        def finish(conn: Any) -> RegisteredPasskey:
+            pending = db_.take_pending(conn, person)
+            if pending is None:
+                raise RegistrationRefused("no-ceremony", "No passkey registration is pending; start again.")
+            if pending.expires_at < self._clock():
+                raise RegistrationRefused("expired", "The passkey registration expired; start again.")
+            if db_.count_passkeys(conn, person) >= config.max_per_person:
+                raise RegistrationRefused("limit", "A passkey is already registered for this person.")
+            reason = registration_precheck(parsed, base64url_to_bytes(pending.challenge), config)
+            if reason is not None:
+                raise RegistrationRefused(reason, f"The passkey registration was refused ({reason}).")
+            try:
+                verified = verify_registration_response(
+                    credential=parsed,
+                    expected_challenge=base64url_to_bytes(pending.challenge),
+                    expected_rp_id=config.rp_id,
+                    expected_origin=origins_for(config, parsed.response.client_data_json),
+                    require_user_verification=config.user_verification == "required",
+                )
+            except InvalidRegistrationResponse as exc:
+                log.info("passkey registration refused for %s: %s", person, exc)
+                raise RegistrationRefused("rejected", "The passkey registration was refused.") from None
+            credential_id = bytes_to_base64url(verified.credential_id)
+            if db_.passkey_by_id(conn, credential_id) is not None:
+                raise RegistrationRefused("already-registered", "This passkey is registered already.")
+            transports = tuple(str(t.value) for t in (parsed.response.transports or []))
+            stored = db_.StoredPasskey(
+                credential_id=credential_id,
+                person=person,
+                public_key=bytes_to_base64url(verified.credential_public_key),
+                sign_count=int(verified.sign_count),
+                transports=transports,
+                user_handle=pending.user_handle,
+                created_at=_now_iso(datetime.fromtimestamp(self._clock(), UTC)),
+            )
+            db_.insert_passkey(conn, stored)
+            return RegisteredPasskey(stored.credential_id, stored.created_at, stored.transports)
+
+        if db is not None:
+            return finish(db)
+        # A refusal still uses the challenge up: commit its removal, then raise.
+        outcome: list[RegisteredPasskey | RegistrationRefused] = []
+
+        def attempt(conn: Any) -> None:
+            try:
+                outcome.append(finish(conn))
+            except RegistrationRefused as refused:
+                outcome.append(refused)
+
+        self.store.run(attempt)
+        if isinstance(outcome[0], RegistrationRefused):
+            raise outcome[0]
+        return outcome[0]
+
+    # ------------------------------------------------------------------ assertions
+
+    def authentication_options(self, caller: Caller, challenge: bytes, db: Any = None) -> dict[str, Any]:
+        """Options (JSON) for ``navigator.credentials.get()`` over a server-minted ``challenge``,
+        limited to the person's own credentials."""
+        person = self.person(caller)
+        found = self._in(db, lambda conn: db_.passkeys_of(conn, person))
+        options = generate_authentication_options(
+            rp_id=self.config.rp_id,
+            challenge=bytes(challenge),
+            timeout=self.config.timeout_ms,
+            allow_credentials=[
+                PublicKeyCredentialDescriptor(
+                    id=base64url_to_bytes(p.credential_id), transports=_transports(p.transports)
+                )
+                for p in found
+            ],
+            user_verification=UserVerificationRequirement(self.config.user_verification),
+        )
+        return dict(options_to_json_dict(options))
+
+    def verify_assertion(
+        self, caller: Caller, challenge: bytes, assertion: Mapping[str, Any] | str, db: Any = None
+    ) -> AssertionReason | None:
+        """``None`` when ``assertion`` (the JSON of ``navigator.credentials.get()``) proves that the
+        caller's person approved ``challenge`` with their registered authenticator, on one of the
+        app's origins; else why not. The credential's sign counter moves forward in ``db`` (the
+        call's transaction) or in a transaction of its own."""
+        config = self.config
+        try:
+            parsed = parse_authentication_credential_json(
+                dict(assertion) if isinstance(assertion, Mapping) else assertion
+            )
+        except Exception:
+            return "malformed"
+        credential_id = parsed.id if isinstance(parsed.id, str) else ""
+        if credential_id_bytes(credential_id) is None or bytes_to_base64url(parsed.raw_id) != credential_id:
+            return "malformed"
+        precheck = assertion_precheck(parsed, bytes(challenge), config)
+        if precheck is not None:
+            return precheck
+        person = self.person(caller)
+
+        def check(conn: Any) -> AssertionReason | None:
+            stored = db_.passkey_by_id(conn, credential_id)
+            if stored is None:
+                return "unknown-credential"
+            if stored.person != person:
+                return "foreign-credential"
+            try:
+                verified = verify_authentication_response(
+                    credential=parsed,
+                    expected_challenge=bytes(challenge),
+                    expected_rp_id=config.rp_id,
+                    expected_origin=origins_for(config, parsed.response.client_data_json),
+                    credential_public_key=base64url_to_bytes(stored.public_key),
+                    credential_current_sign_count=stored.sign_count,
+                    require_user_verification=config.user_verification == "required",
+                )
+            except InvalidAuthenticationResponse as exc:
+                text = str(exc)
+                log.info("assertion refused for %s: %s", person, text)
+                return "counter" if "sign count" in text else "signature"
+            except Exception:
+                log.info("assertion refused for %s: unreadable public key or signature", person, exc_info=True)
+                return "signature"
+            used_at = _now_iso(datetime.fromtimestamp(self._clock(), UTC))
+            if not db_.advance_counter(conn, credential_id, stored.sign_count, verified.new_sign_count, used_at):
+                return "counter"  # the same counter was spent concurrently
+            return None
+
+        result: AssertionReason | None = self._in(db, check)
+        return result
+
+    def request_options(self, caller: Caller, db: Any = None) -> dict[str, Any]:
+        """What the page needs besides the challenge for ``navigator.credentials.get()``: the RP
+        id, the person's credentials, user verification and timeout (no challenge)."""
+        options = self.authentication_options(caller, b"\x00" * 16, db)
+        options.pop("challenge", None)
+        return options
+
+    def verify_presence(self, caller: Caller, challenge: Any, payload: Mapping[str, Any] | None, db: Any = None) -> str | None:
+        """The procedure server's ``verify_presence`` hook: ``payload`` (the approval's
+        ``webauthn`` member) must be an assertion by the caller's person over ``challenge.nonce``
+        (the raw bytes the server minted). ``None`` accepts; a refusal's reason is
+        ``passkey-<reason>`` (:data:`AssertionReason`), or ``presence-required`` without one."""
+        if payload is None:
+            return "presence-required"
+        nonce = getattr(challenge, "nonce", None)
+        if not isinstance(nonce, bytes | bytearray) or not nonce:
+            return "presence-required"
+        reason = self.verify_assertion(caller, bytes(nonce), payload, db)
+        return None if reason is None else f"passkey-{reason}"
+
+
+def _transports(names: tuple[str, ...]) -> list[AuthenticatorTransport] | None:
+    known = []
+    for name in names:
+        try:
+            known.append(AuthenticatorTransport(name))
+        except ValueError:
+            continue
+    return known or None
+
+
+
+__all__ = [
+    "ASSERTION_OPTIONS",
+    "PROCEDURE_ASSERTION_OPTIONS",
+    "PROCEDURE_OPTIONS",
+    "PROCEDURE_REGISTER",
+    "REGISTER",
+    "REGISTRATION_OPTIONS",
+    "AssertionReason",
+    "PasskeyConfig",
+    "PasskeyError",
+    "Passkeys",
+    "RegisteredPasskey",
+    "RegistrationReason",
+    "RegistrationRefused",
+    "passkey_procedures",
+]
