@@ -319,6 +319,46 @@ def test_each_public_module_exports_exactly_its_pinned_names(name: str) -> None:
     assert missing == []
 
 
+@pytest.mark.parametrize("name", sorted(PUBLIC))
+def test_no_public_module_serves_names_beside_its_pinned_ones(name: str) -> None:
+    """One set of names: no module ``__getattr__`` (a deprecated alias, a lazy extra) answers
+    a name the module does not export."""
+    module = importlib.import_module(name)
+    assert "__getattr__" not in vars(module)
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("agentsurface", "create_registry"),
+        ("agentsurface", "CapabilityError"),
+        ("agentsurface", "RegistryDisposedError"),
+        ("agentsurface", "ManualClock"),
+        ("agentsurface", "import_jsonschema"),
+        ("agentsurface.toolset", "create_agent_toolset"),
+        ("agentsurface.adapters.webmcp", "create_webmcp_adapter"),
+    ],
+)
+def test_names_never_released_are_gone(module: str, name: str) -> None:
+    with pytest.raises(AttributeError):
+        getattr(importlib.import_module(module), name)
+
+
+def test_each_teardown_has_one_verb() -> None:
+    from agentsurface.adapters.webmcp import WebMCPAdapter
+    from agentsurface.page import Attachment
+    from agentsurface.testing import TestSurface
+    from agentsurface.toolset import AgentToolset
+
+    leftovers = {
+        (cls.__name__, verb)
+        for cls in (agentsurface.AgentSurfaceRegistry, AgentToolset, TestSurface, WebMCPAdapter, Attachment)
+        for verb in ("dispose", "disposed", "stop", "detach")
+        if hasattr(cls, verb)
+    }
+    assert leftovers == set()
+
+
 def test_every_top_level_module_is_classified() -> None:
     found = {info.name for info in pkgutil.iter_modules(agentsurface.__path__)}
     assert found == set(TOP_LEVEL)
@@ -439,46 +479,6 @@ def test_no_two_public_classes_share_a_name() -> None:
             clashes.append((seen[cls.__name__], where))
         seen.setdefault(cls.__name__, where)
     assert clashes == []
-
-
-@pytest.mark.parametrize(
-    ("module", "old", "new"),
-    [
-        ("agentsurface", "CapabilityError", "ErrorPayload"),
-        ("agentsurface", "RegistryDisposedError", "RegistryClosedError"),
-        ("agentsurface", "create_registry", "AgentSurfaceRegistry"),
-        ("agentsurface", "ManualClock", "agentsurface.testing.ManualClock"),
-        ("agentsurface.toolset", "create_agent_toolset", "AgentToolset"),
-    ],
-)
-def test_old_names_still_work_for_one_release_and_say_what_to_use(module: str, old: str, new: str) -> None:
-    mod = importlib.import_module(module)
-    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
-        value = getattr(mod, old)
-    assert value is not None
-    assert old not in getattr(mod, "__all__", [])
-
-
-def test_deprecated_factories_and_teardown_verbs_warn_and_still_work() -> None:
-    import asyncio
-
-    from agentsurface.adapters.webmcp import WebMCPAdapter, create_webmcp_adapter
-    from agentsurface.toolset import AgentToolset
-
-    authority = agentsurface.create_capability_authority(agentsurface.compile_manifest([]))
-    with pytest.warns(DeprecationWarning, match="AgentSurfaceRegistry"):
-        registry = agentsurface.create_registry(authority=authority)  # type: ignore[attr-defined]
-    assert isinstance(registry, agentsurface.AgentSurfaceRegistry)
-    with pytest.warns(DeprecationWarning, match="WebMCPAdapter"):
-        assert isinstance(create_webmcp_adapter(), WebMCPAdapter)
-    toolset = AgentToolset(registry, consumer=agentsurface.Consumer("c", "test"), topology="embedded")
-    with pytest.warns(DeprecationWarning, match=r"close\(\)"):
-        toolset.dispose()
-    with pytest.warns(DeprecationWarning, match=r"aclose\(\)"):
-        asyncio.run(WebMCPAdapter().stop())
-    with pytest.warns(DeprecationWarning, match=r"close\(\)"):
-        registry.dispose()
-    assert registry.closed
 
 
 def test_one_teardown_story_close_aclose_and_context_managers() -> None:

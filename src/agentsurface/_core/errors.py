@@ -172,10 +172,6 @@ class RegistryClosedError(AgentSurfaceError, RuntimeError):
     """Programmer misuse: the registry was used after ``close()``."""
 
 
-RegistryDisposedError = RegistryClosedError
-"""Deprecated name of ``RegistryClosedError``."""
-
-
 def error(code: ErrorCode, message: str, retry: Retry | None = None, **details: Any) -> ErrorPayload:
     """Build a ErrorPayload; ``retry`` defaults to the code's first retry category."""
     spec = ERROR_MATRIX[code]
