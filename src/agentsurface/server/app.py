@@ -9,7 +9,7 @@ Every call goes through the same steps and stops at the first refusal, answered 
 5. read the envelope (size, type, UTF-8, JSON, depth) and re-validate the input with the
    contract's own schema                                      → 400/413/415 INVALID_INPUT {issues}
 6. server-side approval, when the procedure requires it       → 428 CONFIRMATION_REQUIRED {origin: server}
-   with a server-minted challenge beside the error (challenges.py), or 403 CONFIRMATION_INVALID
+   with a server-minted challenge beside the error (challenges/), or 403 CONFIRMATION_INVALID
 7. apply once per (caller, invocation id), in one transaction with its record; the approval's
    challenge is spent in that same transaction              → replay, or 409 INVOCATION_CONFLICT,
                                                               or 403 CONFIRMATION_INVALID
@@ -68,7 +68,7 @@ from .errors import (
 from .evidence import VerifyConfirmation, check_evidence
 from .procedures import Caller, ConfirmationEvidence, ProcedureCall, ServedProcedure
 from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
-from .store import InvocationKey, InvocationStore, Outcome, Settlement
+from .stores import InvocationKey, InvocationStore, Outcome, Settlement
 from .throttle import RefusalSampler
 from .upkeep import Upkeep
 

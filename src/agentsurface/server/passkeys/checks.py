@@ -18,8 +18,8 @@ from webauthn.helpers import (
 )
 from webauthn.helpers.structs import ClientDataType
 
-from .._core.errors import AgentSurfaceError
-from .passkey_config import PasskeyConfig, origin_allowed
+from ..._core.errors import AgentSurfaceError
+from .config import PasskeyConfig, origin_allowed
 
 # Why an assertion was refused (the server's audit and tests; never the challenge itself).
 AssertionReason: TypeAlias = Literal[

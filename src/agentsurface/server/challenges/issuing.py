@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol, TypeAlias
 
-from .._core.jsonvalue import JsonValue, digest
-from .errors import Refusal, capability_error
-from .procedures import Caller, ConfirmationEvidence, ServedProcedure
+from ..._core.jsonvalue import JsonValue, digest
+from ..errors import Refusal, capability_error
+from ..procedures import Caller, ConfirmationEvidence, ServedProcedure
 
 log = logging.getLogger("agentsurface.server")
 
