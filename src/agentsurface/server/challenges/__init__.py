@@ -18,21 +18,14 @@ store transaction, the one that records the invocation and the app's writes, so 
 neither spend it without applying nor apply twice. Refusals: CONFIRMATION_INVALID with reason
 ``used``, ``mismatch``, ``unknown``, ``expired`` or ``malformed``; a ``presence`` hook may add
 its own reason (``verify_presence``, for WebAuthn).
+
+Its parts: the challenge and its hooks (:mod:`.challenge`), issuing one (:mod:`.issuing`) and
+spending it in the call's transaction (:mod:`.spending`).
 """
 
-from .issuing import (
-    LEVELS,
-    ApprovalLevel,
-    Challenge,
-    ChallengeStore,
-    VerifyPresence,
-    approval_level,
-    input_digest,
-    invalid,
-    mint,
-    required,
-    settle,
-)
+from .challenge import LEVELS, ApprovalLevel, Challenge, ChallengeStore, VerifyPresence, input_digest
+from .issuing import approval_level, mint, required
+from .spending import invalid, settle
 
 __all__ = [
     "LEVELS",
