@@ -437,12 +437,28 @@ def test_the_demo_uses_public_imports_only() -> None:
     assert problems == []
 
 
+# What only the page has: a module importing one of these is checked in the browser, not here.
+BROWSER_ONLY = {"js", "pyodide", "pyodide_js", "pyscript"}
+
+
+def _importable_modules() -> tuple[list[ModuleType], list[str]]:
+    """Every module of the package, imported; and the names of those that need the browser.
+    Any other import failure (a missing extra, a broken module) fails the caller's test."""
+    imported: list[ModuleType] = []
+    browser_only: list[str] = []
+    for info in pkgutil.walk_packages(agentsurface.__path__, "agentsurface."):
+        try:
+            imported.append(importlib.import_module(info.name))
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] not in BROWSER_ONLY:
+                raise
+            browser_only.append(info.name)
+    return imported, browser_only
+
+
 def _library_classes() -> list[type]:
     found: list[type] = []
-    for info in pkgutil.walk_packages(agentsurface.__path__, "agentsurface."):
-        if ".browser." in info.name or info.name.endswith((".browser", "__main__")):
-            continue  # needs js; its classes are checked in the page
-        module = importlib.import_module(info.name)
+    for module in _importable_modules()[0]:
         found += [
             value
             for value in vars(module).values()
@@ -451,20 +467,41 @@ def _library_classes() -> list[type]:
     return found
 
 
+def test_only_the_browser_helpers_need_the_browser_to_import() -> None:
+    """The walk below skips only these: the page's own helpers (the import-linter contract lets
+    nothing else import js or pyodide), so a skipped module cannot hide an exception class."""
+    imported, browser_only = _importable_modules()
+    assert browser_only and all(name.startswith("agentsurface.browser.") for name in browser_only)
+    assert {"agentsurface.server", "agentsurface.cli", "agentsurface.mcp_server", "agentsurface.page"} <= {
+        module.__name__ for module in imported
+    }
+
+
 def test_every_exception_the_library_defines_derives_from_one_root() -> None:
+    """Every exception class of the package, public or private, derives from AgentSurfaceError:
+    ``except agentsurface.AgentSurfaceError`` catches whatever the library raises of its own."""
     exceptions = [cls for cls in _library_classes() if issubclass(cls, BaseException)]
-    # Internal control flow that never leaves the module that raises it.
-    private = {cls for cls in exceptions if cls.__name__.startswith("_")}
-    internal = {"PhaseRefusal", "QueueFull", "Refusal"}
+    assert len(exceptions) > 30  # the walk found the package's exceptions
     outside = [
         f"{cls.__module__}.{cls.__qualname__}"
         for cls in exceptions
-        if cls not in private and cls.__name__ not in internal and not issubclass(cls, agentsurface.AgentSurfaceError)
+        if not issubclass(cls, agentsurface.AgentSurfaceError)
     ]
     assert outside == []
+
+
+def test_exceptions_keep_the_builtin_base_callers_rely_on() -> None:
+    from agentsurface import server
+    from agentsurface.browser.passkeys import PasskeyError as PagePasskeyError
+    from agentsurface.server.passkeys import PasskeyError, RegistrationRefused
+
     assert issubclass(agentsurface.CapabilityFailure, agentsurface.AgentSurfaceError)
     assert issubclass(agentsurface.AuthorityError, agentsurface.DefinitionError)
     assert issubclass(agentsurface.RegistryClosedError, RuntimeError)
+    assert issubclass(server.Refusal, agentsurface.AgentSurfaceError)
+    assert issubclass(server.StoreConfigError, ValueError) and issubclass(server.StoreMisuse, RuntimeError)
+    assert issubclass(PasskeyError, ValueError) and issubclass(RegistrationRefused, ValueError)
+    assert issubclass(PagePasskeyError, agentsurface.AgentSurfaceError)
     assert not issubclass(agentsurface.ErrorPayload, BaseException)  # the value a result carries
 
 
@@ -472,8 +509,8 @@ def test_no_two_public_classes_share_a_name() -> None:
     seen: dict[str, str] = {}
     clashes = []
     for cls in _library_classes():
-        if cls.__name__.startswith("_"):
-            continue
+        if cls.__name__.startswith("_") or cls.__module__.startswith("agentsurface.browser."):
+            continue  # the page's helpers mirror the server's passkey names on purpose
         where = f"{cls.__module__}.{cls.__qualname__}"
         if cls.__name__ in seen and seen[cls.__name__] != where:
             clashes.append((seen[cls.__name__], where))

@@ -37,6 +37,7 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from .. import CapabilityFailure, DefinitionError
+from .._core.errors import AgentSurfaceError
 from .._core.jsonvalue import to_json_value
 from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
@@ -425,7 +426,8 @@ class ProcedureServer:
         return JSONResponse(error_body(execution_failed(transient=False)), 500)
 
 
-class _InvalidOutput(Exception):
+class _InvalidOutput(AgentSurfaceError):
     pass
+
 
 __all__ = ["READY_PATH", "ProcedureServer"]

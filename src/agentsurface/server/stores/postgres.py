@@ -28,6 +28,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import RowFactory, dict_row, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from ..._core.errors import AgentSurfaceError
 from ..challenges import Challenge
 from ..ratelimit import RateLimit
 from .protocol import (
@@ -387,7 +388,7 @@ class PostgresInvocationStore:
         return self.run(delete)
 
 
-class _Undo(Exception):
+class _Undo(AgentSurfaceError):
     """Rolls the work's savepoint back (a refusal keeps nothing)."""
 
 
