@@ -299,6 +299,26 @@ TOP_LEVEL: dict[str, str] = {
 }
 
 
+# Every module directly under agentsurface.server, classified. A new one needs a decision here.
+SERVER_PARTS: dict[str, str] = {
+    "app": "internal; ProcedureServer public through agentsurface.server",
+    "audit_trail": "internal",
+    "body": "internal",
+    "challenges": "internal (approval challenges); their names public through agentsurface.server",
+    "config": "internal; its names public through agentsurface.server",
+    "envelope": "internal",
+    "errors": "internal; its names public through agentsurface.server",
+    "evidence": "internal; VerifyConfirmation public through agentsurface.server",
+    "passkeys": "public (extra [server] brings webauthn)",
+    "procedures": "internal; its names public through agentsurface.server",
+    "ratelimit": "internal; its names public through agentsurface.server",
+    "running": "internal; run and server_config public through agentsurface.server",
+    "stores": "internal (SQLite, PostgreSQL, open_store by DSN); their names public through agentsurface.server",
+    "throttle": "internal",
+    "upkeep": "internal",
+}
+
+
 def exported(module: ModuleType) -> list[str]:
     """``__all__``, or for a module without one the functions and classes it defines."""
     names = getattr(module, "__all__", None)
@@ -362,6 +382,13 @@ def test_each_teardown_has_one_verb() -> None:
 def test_every_top_level_module_is_classified() -> None:
     found = {info.name for info in pkgutil.iter_modules(agentsurface.__path__)}
     assert found == set(TOP_LEVEL)
+
+
+def test_every_part_of_the_server_is_classified() -> None:
+    import agentsurface.server
+
+    found = {info.name for info in pkgutil.iter_modules(agentsurface.server.__path__)}
+    assert found == set(SERVER_PARTS)
 
 
 @pytest.mark.parametrize("name", ["agentsurface._catalog", "agentsurface._compat"])

@@ -2,7 +2,7 @@
 reasons they answer with (:data:`AssertionReason`, :data:`RegistrationReason`, :class:`RegistrationRefused`).
 
 The prechecks name what ``webauthn`` would refuse anyway, whose exceptions carry only text; none of
-them touches the store or verifies a signature (that is :mod:`agentsurface.server.passkeys`)."""
+them touches the store or verifies a signature (that is :mod:`.service`)."""
 
 from __future__ import annotations
 
