@@ -14,7 +14,6 @@ are internal: import from here instead.
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ._compat import import_jsonschema as _import_jsonschema
 from ._compat import use_compiled_dataclass_code
 
 use_compiled_dataclass_code()  # first: before any module below defines its dataclasses
@@ -22,7 +21,6 @@ use_compiled_dataclass_code()  # first: before any module below defines its data
 from ._core import errors as _errors
 from ._core.audit import AuditEvent, AuditSink, MemoryAuditSink, console_audit_sink, memory_audit_sink
 from ._core.clock import Clock, SystemClock
-from ._core.clock import ManualClock as _ManualClock
 from ._core.consumer import Consumer
 from ._core.contracts import (
     ActionBinding,
@@ -42,7 +40,6 @@ from ._core.contracts.authority import (
     create_capability_authority,
 )
 from ._core.contracts.context import ActionContext, CancelSignal, ReadContext
-from ._core.deprecation import module_getattr
 from ._core.errors import (
     AgentSurfaceError,
     AuthorityError,
@@ -81,7 +78,6 @@ from ._core.registry.descriptors import (
     Snapshot,
 )
 from ._core.registry.registry import AgentSurfaceRegistry, RegistrationHandle
-from ._core.registry.registry import create_registry as _deprecated_create_registry
 from ._core.schemas.schema import Invalid, Issue, Schema, Valid, schema_from_json, schema_from_type
 
 ERROR_MATRIX: Mapping[ErrorCode, ErrorSpec] = MappingProxyType(_errors.ERROR_MATRIX)
@@ -163,15 +159,3 @@ __all__ = [
     "tenant_boundary",
 ]
 
-
-# Old names, kept for one release: each use warns with the name to use instead.
-__getattr__ = module_getattr(
-    __name__,
-    {
-        "CapabilityError": ("agentsurface.ErrorPayload", lambda: ErrorPayload),
-        "RegistryDisposedError": ("agentsurface.RegistryClosedError", lambda: RegistryClosedError),
-        "create_registry": ("agentsurface.AgentSurfaceRegistry", lambda: _deprecated_create_registry),
-        "ManualClock": ("agentsurface.testing.ManualClock", lambda: _ManualClock),
-        "import_jsonschema": ("jsonschema (agentsurface imports it for you)", lambda: _import_jsonschema),
-    },
-)
