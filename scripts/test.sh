@@ -43,6 +43,8 @@ echo "== import-linter (the layering contracts in pyproject.toml)"
 .venv/bin/lint-imports --no-cache
 echo "== agentsurface check (the demo's committed contract.json is what its source declares)"
 .venv/bin/agentsurface check
+echo "== mkdocs build --strict (the docs site: docs/, mkdocs.yml; any warning fails)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 # Fastest feedback first: in-process CPython tests, then the ones that start servers, build wheels
 # or run other processes, then headless Chromium (markers: pyproject.toml, tests/conftest.py).
