@@ -38,7 +38,7 @@ echo "== ruff"
 echo "== mypy"
 .venv/bin/mypy
 # The demo and scripts too, the page's entry script included (it imports the demo.app package).
-.venv/bin/mypy --strict demo scripts/demo.py scripts/serve.py
+.venv/bin/mypy --strict demo scripts/demo.py scripts/serve.py scripts/mkdocs_rst_roles.py
 echo "== import-linter (the layering contracts in pyproject.toml)"
 .venv/bin/lint-imports --no-cache
 echo "== agentsurface check (the demo's committed contract.json is what its source declares)"

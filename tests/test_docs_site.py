@@ -6,9 +6,11 @@ own links again as it renders them; this test also covers the README, which the 
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import unicodedata
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -91,3 +93,26 @@ def test_every_public_module_has_a_reference_page_in_the_nav() -> None:
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     for page in DOCS.rglob("*.md"):
         assert page.relative_to(DOCS).as_posix() in nav, page
+
+
+def _rst_roles() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mkdocs_rst_roles", ROOT / "scripts" / "mkdocs_rst_roles.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_reference_shows_the_docstrings_rst_roles_as_markdown() -> None:
+    convert = _rst_roles().markdown_docstring
+    assert convert("Serve :class:`~agentsurface.ProcedureContract` objects with :meth:`Passkeys.verify`::\n") == (
+        "Serve `ProcedureContract` objects with `Passkeys.verify`:\n"
+    )
+    assert convert(":func:`run <agentsurface.server.run>` then\n\n::\n\n    run()\n") == "`run` then\n\n\n    run()\n"
+    # Every role the package's docstrings use is one the extension rewrites.
+    roles = {
+        m.group(0)
+        for path in (ROOT / "src").rglob("*.py")
+        for m in re.finditer(r":[a-z:]+:`[^`]+`", path.read_text(encoding="utf-8"))
+    }
+    assert roles and [role for role in roles if re.search(r":[a-z:]+:`", convert(role))] == []
