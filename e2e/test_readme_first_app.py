@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.readme import first_app_commands, first_app_files
+from tests.doc_blocks import first_app_commands, first_app_files
 
 REPO = Path(__file__).resolve().parents[1]
 WEB = REPO / "web"

@@ -1,5 +1,5 @@
 """The public surface, pinned: what each public module exports, which top-level modules are
-public, and that the README and the demo import nothing else. Changing any of it is a
+public, and that the docs (README.md, docs/) and the demo import nothing else. Changing any of it is a
 reviewed change to this file."""
 
 from __future__ import annotations
@@ -426,15 +426,19 @@ def _imports(tree: ast.AST) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _imports_in_readme() -> list[tuple[str, list[str]]]:
-    """Every example block must parse (top-level await allowed, as in the page)."""
-    text = (ROOT / "README.md").read_text()
+def _imports_in_docs() -> dict[str, list[tuple[str, list[str]]]]:
+    """The imports of every Python example of README.md and the docs pages, by page. Every block
+    must parse (top-level await allowed, as in the page)."""
     flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-    return [
-        found
-        for block in re.findall(r"```python\n(.*?)```", text, re.S)
-        for found in _imports(compile(block, "README.md", "exec", flags=flags))
-    ]
+    found: dict[str, list[tuple[str, list[str]]]] = {}
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        where = path.relative_to(ROOT).as_posix()
+        found[where] = [
+            imported
+            for block in re.findall(r"```python\n(.*?)```", path.read_text(), re.S)
+            for imported in _imports(compile(block, where, "exec", flags=flags))
+        ]
+    return found
 
 
 def _check(where: str, imports: list[tuple[str, list[str]]]) -> list[str]:
@@ -447,10 +451,11 @@ def _check(where: str, imports: list[tuple[str, list[str]]]) -> list[str]:
     return problems
 
 
-def test_the_readme_uses_public_imports_only() -> None:
-    imports = _imports_in_readme()
-    assert imports, "the README's examples import nothing?"
-    assert _check("README.md", imports) == []
+def test_the_docs_use_public_imports_only() -> None:
+    imports = _imports_in_docs()
+    assert imports["README.md"], "the README's example imports nothing?"
+    assert sum(len(found) for found in imports.values()) >= 20, "the docs' examples import nothing?"
+    assert [problem for where, found in imports.items() for problem in _check(where, found)] == []
 
 
 def test_the_demo_uses_public_imports_only() -> None:

@@ -2,9 +2,10 @@
 
 If a capability is not declared, it does not exist for the agent.
 
-Public: the names in ``__all__`` here, and the modules the README lists under "What you import"
-(``agentsurface.page``, ``.testing``, ``.toolset``, ``.adapters.webmcp``, ``.explain``,
-``.wire_names``, ``.bridge``, ``.server``, ``.compiler.load``, ``.browser.jsvalues``). Modules
+Public: the names in ``__all__`` here, and the modules the docs' reference lists
+(docs/reference/index.md: ``agentsurface.page``, ``.testing``, ``.toolset``,
+``.adapters.webmcp``, ``.explain``, ``.wire_names``, ``.bridge``, ``.server``,
+``.compiler.load``, ``.browser.jsvalues``, ``.server.passkeys``, ``.browser.passkeys``). Modules
 whose names start with an underscore (``_core``, ``_catalog``, ``_compat``, ``_runtime_build``)
 are internal: import from here instead.
 """
