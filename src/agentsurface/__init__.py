@@ -13,6 +13,7 @@ are internal: import from here instead.
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 from ._compat import import_jsonschema as _import_jsonschema
 from ._compat import use_compiled_dataclass_code
@@ -164,8 +165,31 @@ __all__ = [
 ]
 
 
+__version__: str
+"""The installed distribution's version (``importlib.metadata``), read on first access; the same
+in the page, whose zip or wheel carries the ``.dist-info``. ``"0+unknown"`` without metadata."""
+
+
+def _installed_version() -> str:
+    # Imported here, not at the top: importlib.metadata (email, zipfile, csv) is not on the page's
+    # way to its first tool (tests/test_page_import_cost.py).
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(__name__)
+    except PackageNotFoundError:  # sources on sys.path without their .dist-info
+        return "0+unknown"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()["__version__"] = found = _installed_version()  # computed once
+        return found
+    return _renamed(name)
+
+
 # Old names, kept for one release: each use warns with the name to use instead.
-__getattr__ = module_getattr(
+_renamed = module_getattr(
     __name__,
     {
         "CapabilityError": ("agentsurface.ErrorPayload", lambda: ErrorPayload),
