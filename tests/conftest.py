@@ -37,6 +37,7 @@ INTEGRATION_PATHS = (
     "server/test_workers.py",
     "test_layering.py",
     "test_readme.py",  # runs the README's blocks in subprocesses
+    "test_release_artifacts.py",  # python -m build, twine check
 )
 SPEED_MARKERS = ("unit", "integration", "e2e")
 
