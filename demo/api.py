@@ -5,7 +5,7 @@ procedures like the rest (``demo.procedures``), served by one
 :class:`~agentsurface.server.ProcedureServer`.
 
 - Authentication: ``Authorization: Bearer <token>`` names a user of the database. The page's agent
-  bridge marks its calls with ``X-Agent-Surface-Channel: agent``: the agent acting for a user is
+  bridge marks its calls with ``X-AgentSurface-Channel: agent``: the agent acting for a user is
   its own caller (own rate-limit budget, own invocation ids), so the agent never starves the
   person's buttons. Either way the tenant and permissions come from the database, never the page.
 - Audit: every call, accepted or refused, gets one row, written in the call's own transaction

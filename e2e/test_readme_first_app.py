@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.readme import first_app_commands, first_app_files
+from tests.doc_blocks import first_app_commands, first_app_files
 
 REPO = Path(__file__).resolve().parents[1]
 # Each command of the block is traced with the time it starts (bash 5's EPOCHREALTIME); PS4 is

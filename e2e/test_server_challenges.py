@@ -140,7 +140,7 @@ def test_a_script_with_the_token_cannot_forge_replay_or_bend_an_approval(open_pa
         """async (approved) => {
         // As the page's agent bridge sends it (the channel header): the very caller that was approved.
         const headers = {'Content-Type': 'application/json', Authorization: 'Bearer demo-acme-operator',
-                         'X-Agent-Surface-Channel': 'agent'};
+                         'X-AgentSurface-Channel': 'agent'};
         const post = (body) => fetch('/api/agent/procedures/devices.disable', {
             method: 'POST',
             headers,

@@ -1,4 +1,4 @@
-"""The ``testing`` extra's tools in an app's own pytest session, as the README shows them: a page
+"""The ``testing`` extra's tools in an app's own pytest session, as docs/guides/testing.md shows them: a page
 test on pytest-playwright's sync ``page`` with the plugin's ``static_server`` (a folder on a free
 127.0.0.1 port) and ``webmcp_agent``, then harness tests in the same session, sync (``call``,
 ``read``) and ``async def`` (pytest-asyncio), which used to fail once Playwright's sync API had

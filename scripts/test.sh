@@ -38,11 +38,13 @@ echo "== ruff"
 echo "== mypy"
 .venv/bin/mypy
 # The demo and scripts too, the page's entry script included (it imports the demo.app package).
-.venv/bin/mypy --strict demo scripts/demo.py scripts/serve.py
+.venv/bin/mypy --strict demo scripts/demo.py scripts/serve.py scripts/mkdocs_rst_roles.py
 echo "== import-linter (the layering contracts in pyproject.toml)"
 .venv/bin/lint-imports --no-cache
 echo "== agentsurface check (the demo's committed contract.json is what its source declares)"
 .venv/bin/agentsurface check
+echo "== mkdocs build --strict (the docs site: docs/, mkdocs.yml; any warning fails)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 # Fastest feedback first: in-process CPython tests, then the ones that start servers, build wheels
 # or run other processes, then headless Chromium (markers: pyproject.toml, tests/conftest.py).

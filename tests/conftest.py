@@ -36,7 +36,7 @@ INTEGRATION_PATHS = (
     "server/test_store_conformance.py",
     "server/test_workers.py",
     "test_layering.py",
-    "test_readme.py",  # runs the README's blocks in subprocesses
+    "test_doc_blocks.py",  # runs the blocks of README.md and docs/ in subprocesses
     "test_release_artifacts.py",  # python -m build, twine check
 )
 SPEED_MARKERS = ("unit", "integration", "e2e")

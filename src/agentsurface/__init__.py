@@ -2,9 +2,10 @@
 
 If a capability is not declared, it does not exist for the agent.
 
-Public: the names in ``__all__`` here, and the modules the README lists under "What you import"
-(``agentsurface.page``, ``.testing``, ``.toolset``, ``.adapters.webmcp``, ``.explain``,
-``.wire_names``, ``.bridge``, ``.server``, ``.compiler.load``, ``.browser.jsvalues``). Modules
+Public: the names in ``__all__`` here, and the modules the docs' reference lists
+(docs/reference/index.md: ``agentsurface.page``, ``.testing``, ``.toolset``,
+``.adapters.webmcp``, ``.explain``, ``.wire_names``, ``.bridge``, ``.server``,
+``.compiler.load``, ``.browser.jsvalues``, ``.server.passkeys``, ``.browser.passkeys``). Modules
 whose names start with an underscore (``_core``, ``_catalog``, ``_compat``, ``_runtime_build``)
 are internal: import from here instead.
 """
@@ -13,9 +14,7 @@ are internal: import from here instead.
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
 
-from ._compat import import_jsonschema as _import_jsonschema
 from ._compat import use_compiled_dataclass_code
 
 use_compiled_dataclass_code()  # first: before any module below defines its dataclasses
@@ -23,7 +22,6 @@ use_compiled_dataclass_code()  # first: before any module below defines its data
 from ._core import errors as _errors
 from ._core.audit import AuditEvent, AuditSink, MemoryAuditSink, console_audit_sink, memory_audit_sink
 from ._core.clock import Clock, SystemClock
-from ._core.clock import ManualClock as _ManualClock
 from ._core.consumer import Consumer
 from ._core.contracts import (
     ActionBinding,
@@ -43,7 +41,6 @@ from ._core.contracts.authority import (
     create_capability_authority,
 )
 from ._core.contracts.context import ActionContext, CancelSignal, ReadContext
-from ._core.deprecation import module_getattr
 from ._core.errors import (
     AgentSurfaceError,
     AuthorityError,
@@ -82,7 +79,6 @@ from ._core.registry.descriptors import (
     Snapshot,
 )
 from ._core.registry.registry import AgentSurfaceRegistry, RegistrationHandle
-from ._core.registry.registry import create_registry as _deprecated_create_registry
 from ._core.schemas.schema import Invalid, Issue, Schema, Valid, schema_from_json, schema_from_type
 
 ERROR_MATRIX: Mapping[ErrorCode, ErrorSpec] = MappingProxyType(_errors.ERROR_MATRIX)
@@ -181,21 +177,8 @@ def _installed_version() -> str:
         return "0+unknown"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> str:
     if name == "__version__":
         globals()["__version__"] = found = _installed_version()  # computed once
         return found
-    return _renamed(name)
-
-
-# Old names, kept for one release: each use warns with the name to use instead.
-_renamed = module_getattr(
-    __name__,
-    {
-        "CapabilityError": ("agentsurface.ErrorPayload", lambda: ErrorPayload),
-        "RegistryDisposedError": ("agentsurface.RegistryClosedError", lambda: RegistryClosedError),
-        "create_registry": ("agentsurface.AgentSurfaceRegistry", lambda: _deprecated_create_registry),
-        "ManualClock": ("agentsurface.testing.ManualClock", lambda: _ManualClock),
-        "import_jsonschema": ("jsonschema (agentsurface imports it for you)", lambda: _import_jsonschema),
-    },
-)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

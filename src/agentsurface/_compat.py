@@ -1,8 +1,7 @@
 """Small shims for running the same code in CPython and in Pyodide.
 
-Internal: ``import_jsonschema`` is public as ``agentsurface.import_jsonschema`` (a page may call
-it early, off the path to its first tool, so the first raw-schema validation does not pay for
-the import).
+Internal: the library imports jsonschema through ``import_jsonschema`` wherever it needs it
+(``agentsurface.page.preload_validators`` does so early, off the path to a page's first tool).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._core.consumer import ANONYMOUS, Consumer
+from ._core.errors import RegistryClosedError
 from ._core.pipeline.availability import availability, policy_context
 from ._core.policies.base import EXPOSE, Decision, as_decision, more_restrictive
 from ._core.registry.registry import AgentSurfaceRegistry
@@ -74,7 +75,7 @@ def explain_surface(
     if not isinstance(registry, AgentSurfaceRegistry):
         raise TypeError("explain_surface needs an AgentSurfaceRegistry")
     if registry.closed:
-        raise RuntimeError("explain_surface on a disposed registry")
+        raise RegistryClosedError("explain_surface on a closed registry")
     who = consumer or ANONYMOUS
     host = registry.host_context()
     out: list[CapabilityExplanation] = []

@@ -22,7 +22,7 @@ ADMIN = "demo-acme-admin"
 GLOBEX_OPERATOR = "demo-globex-operator"
 MARKER = "MARKER<script>alert(1)</script>"  # planted in forged inputs; must never come back
 PROCEDURES = "/api/agent/procedures/"
-AGENT = {"X-Agent-Surface-Channel": "agent"}  # what the page's agent bridge sends
+AGENT = {"X-AgentSurface-Channel": "agent"}  # what the page's agent bridge sends
 _ids = itertools.count(1)
 
 

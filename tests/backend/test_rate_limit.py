@@ -95,6 +95,6 @@ def test_an_agent_refused_by_the_rate_limit_is_audited_as_the_users_agent(tight:
 def test_a_channel_header_other_than_agent_spends_the_persons_budget(tight: DemoServer) -> None:
     client = Client(tight)
     for _ in range(3):
-        client.call("devices.query", {}, token=OPERATOR, headers={"X-Agent-Surface-Channel": "<not a channel>"})
+        client.call("devices.query", {}, token=OPERATOR, headers={"X-AgentSurface-Channel": "<not a channel>"})
     assert_error(client.call("devices.query", {}, token=OPERATOR), 429, "RATE_LIMITED")
     assert client.call("devices.query", {}, token=OPERATOR, headers=AGENT).status == 200

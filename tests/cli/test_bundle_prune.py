@@ -26,7 +26,8 @@ def _kept(
 
 
 def test_the_closure_follows_the_locks_dependencies() -> None:
-    assert closure(LOCK, ["Agent_Surface"]) == {"agentsurface", "pydantic", "typing-extensions"}
+    assert closure(LOCK, ["AgentSurface"]) == {"agentsurface", "pydantic", "typing-extensions"}
+    assert closure(LOCK, ["Typing_Extensions"]) == {"typing-extensions"}
 
 
 def test_a_page_without_pyscript_ships_neither_pyscript_nor_micropip() -> None:

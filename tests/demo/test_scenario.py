@@ -56,7 +56,7 @@ async def close_bridges() -> AsyncIterator[None]:
 async def agent_bridge(url: str, token: str) -> BackendBridge:
     """The page's agent bridge, connected (the backend manifest checked against the contracts)."""
     bridge = BackendBridge(url + PROCEDURES_BASE,
-                           headers={"Authorization": f"Bearer {token}", "X-Agent-Surface-Channel": "agent"})
+                           headers={"Authorization": f"Bearer {token}", "X-AgentSurface-Channel": "agent"})
     _bridges.append(bridge)
     await bridge.connect(contracts())
     assert bridge.unserved == ()

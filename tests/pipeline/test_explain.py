@@ -209,12 +209,12 @@ def test_AS_EXPLAIN_003_scope_and_consumer_line_up_with_the_snapshot() -> None:
     assert {c.outcome for c in explain_surface(registry)} == {"expose"}
 
 
-def test_AS_EXPLAIN_003_refuses_foreign_or_disposed_registries() -> None:
+def test_AS_EXPLAIN_003_refuses_foreign_or_closed_registries() -> None:
     with pytest.raises(TypeError):
         explain_surface(object())  # type: ignore[arg-type]
     registry = table()
     registry.close()
-    with pytest.raises(RuntimeError, match="disposed"):
+    with pytest.raises(agentsurface.RegistryClosedError, match="closed"):
         explain_surface(registry)
 
 

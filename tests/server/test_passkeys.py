@@ -18,7 +18,6 @@ import pytest
 from starlette.requests import Request
 
 from agentsurface.server import SCHEMA_VERSION, Caller, ProcedureServer, StoreVersionError, open_store
-from agentsurface.server.passkey_store import PASSKEY_SCHEMA_VERSION, schema_version
 from agentsurface.server.passkeys import (
     PROCEDURE_OPTIONS,
     PROCEDURE_REGISTER,
@@ -27,6 +26,7 @@ from agentsurface.server.passkeys import (
     Passkeys,
     RegistrationRefused,
 )
+from agentsurface.server.passkeys.tables import PASSKEY_SCHEMA_VERSION, schema_version
 
 from .helpers import call, error_of
 from .postgres import PostgresServer

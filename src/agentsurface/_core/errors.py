@@ -8,13 +8,17 @@ Everything the library raises derives from ``AgentSurfaceError``::
     │   └── AuthorityError       a manifest, authority or binding that does not prove its identity
     │       └── bridge.BackendContractError
     ├── RegistryClosedError      the registry was used after close() (also a RuntimeError)
+    ├── server.Refusal           a typed refusal on its way to the procedure server's response
     ├── adapters ModelContextError, bridge TransportError / BackendUnavailableError /
     │   ManifestFormatError, compiler CompileError / ContractFileError, server StoreMisuse /
-    │   StoreUnavailable / StoreVersionError / StoreConfigError, cli BundleError, the runtime
-    │   build's errors
+    │   StoreUnavailable / StoreVersionError / StoreConfigError, server.passkeys PasskeyError /
+    │   RegistrationRefused, browser.passkeys PasskeyError, cli BundleError / GitError,
+    │   mcp_server PageGone / OptionsError, the runtime build's errors
     └── testing AgentClientError (also an AssertionError), InvocationFailed, ImpureObservation
 
-Agent-facing outcomes are never exceptions: they are ``ErrorPayload`` values in results.
+Agent-facing outcomes are never exceptions: they are ``ErrorPayload`` values in results. The
+library's internal control-flow exceptions derive from the root too (tests/test_public_api.py
+walks the package for any that does not).
 
 ``ERROR_MATRIX`` is the single source of truth for phases, retry categories, cacheability
 and agent-safe details keys; a test cross-checks it against the reference error matrix.
@@ -170,10 +174,6 @@ class AuthorityError(DefinitionError):
 
 class RegistryClosedError(AgentSurfaceError, RuntimeError):
     """Programmer misuse: the registry was used after ``close()``."""
-
-
-RegistryDisposedError = RegistryClosedError
-"""Deprecated name of ``RegistryClosedError``."""
 
 
 def error(code: ErrorCode, message: str, retry: Retry | None = None, **details: Any) -> ErrorPayload:

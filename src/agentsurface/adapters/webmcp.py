@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._catalog import Descriptor, Target
 from .._core.consumer import Consumer
 from .._core.contracts.context import CancelSignal
-from .._core.deprecation import renamed, warn_renamed
 from .._core.errors import RegistryClosedError, error, surface_shut_down
 from .._core.events import SurfaceEvent
 from .._core.ids import random_id
@@ -154,11 +153,6 @@ class WebMCPAdapter:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    async def stop(self) -> None:
-        """Deprecated: use ``aclose()``."""
-        warn_renamed("WebMCPAdapter.stop()", "WebMCPAdapter.aclose()")
         await self.aclose()
 
     async def aclose(self) -> None:
@@ -376,8 +370,3 @@ def _meta_executor(tool: AgentTool) -> ToolExecute:
         return content(await tool.execute(input))
 
     return execute
-
-
-
-
-create_webmcp_adapter = renamed(WebMCPAdapter, "create_webmcp_adapter", "WebMCPAdapter")

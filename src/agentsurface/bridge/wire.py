@@ -69,7 +69,7 @@ HTTP_STATUS: Final[dict[ErrorCode, int]] = {
     "EXECUTION_FAILED": 500,
 }
 
-CHANNEL_HEADER = "X-Agent-Surface-Channel"
+CHANNEL_HEADER = "X-AgentSurface-Channel"
 """The header a page's bridge may send to say who is acting (``agent`` for the page's agent, the
 person's own buttons send none): a server can give the agent its own caller identity, budget and
 invocation ids, so the agent never starves the person."""

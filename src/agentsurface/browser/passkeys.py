@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .. import CapabilityFailure
-from .._core.errors import error
+from .._core.errors import AgentSurfaceError, error
 from ..bridge.transport import TransportError
 from ..bridge.wire import call_url
 from .jsvalues import is_nullish, js_get, js_or_none
@@ -49,7 +49,7 @@ PROCEDURE_ASSERTION_OPTIONS = "domain:passkeys.assertionOptions"
 MAX_ANSWER_BYTES = 65_536
 
 
-class PasskeyError(Exception):
+class PasskeyError(AgentSurfaceError):
     """A passkey ceremony did not complete. ``name``: the browser's DOMException name
     (``NotAllowedError``: cancelled, timed out or no presence; ``InvalidStateError``: already
     registered here; ``NotSupportedError``), ``"Unsupported"`` without WebAuthn, or the server's

@@ -21,7 +21,6 @@ from agentsurface import (
     SurfaceEvent,
 )
 
-from .._core.deprecation import warn_renamed
 from .availability import AvailabilityFollower
 from .dom import Cancel, PageDom
 from .scheduling import Coalescer, next_turn
@@ -61,11 +60,6 @@ class Attachment:
         if self.handle is None:
             return "rejected" if self.error is not None else "pending"
         return "registered" if self.handle.status == "active" else "rejected"
-
-    def detach(self) -> None:
-        """Deprecated: use ``close()``."""
-        warn_renamed("Attachment.detach()", "Attachment.close()")
-        self.close()
 
     def close(self) -> None:
         """Unregister (if registered) and forget the element. Idempotent."""

@@ -49,18 +49,22 @@ from .procedures import (
 )
 from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
 from .running import run, server_config
-from .store import (
+from .stores import (
     SCHEMA_VERSION,
     InvocationKey,
     InvocationStore,
     Outcome,
     Settlement,
     SqliteInvocationStore,
+    StoreConfigError,
     StoreMisuse,
     StoreUnavailable,
     StoreVersionError,
+    describe_dsn,
+    open_store,
+    sqlite_path,
+    store_kind,
 )
-from .stores import StoreConfigError, describe_dsn, open_store, sqlite_path, store_kind
 
 __all__ = [
     "READY_PATH",

@@ -9,7 +9,7 @@ Every call goes through the same steps and stops at the first refusal, answered 
 5. read the envelope (size, type, UTF-8, JSON, depth) and re-validate the input with the
    contract's own schema                                      → 400/413/415 INVALID_INPUT {issues}
 6. server-side approval, when the procedure requires it       → 428 CONFIRMATION_REQUIRED {origin: server}
-   with a server-minted challenge beside the error (challenges.py), or 403 CONFIRMATION_INVALID
+   with a server-minted challenge beside the error (challenges/), or 403 CONFIRMATION_INVALID
 7. apply once per (caller, invocation id), in one transaction with its record; the approval's
    challenge is spent in that same transaction              → replay, or 409 INVOCATION_CONFLICT,
                                                               or 403 CONFIRMATION_INVALID
@@ -37,6 +37,7 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from .. import CapabilityFailure, DefinitionError
+from .._core.errors import AgentSurfaceError
 from .._core.jsonvalue import to_json_value
 from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
@@ -68,7 +69,7 @@ from .errors import (
 from .evidence import VerifyConfirmation, check_evidence
 from .procedures import Caller, ConfirmationEvidence, ProcedureCall, ServedProcedure
 from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
-from .store import InvocationKey, InvocationStore, Outcome, Settlement
+from .stores import InvocationKey, InvocationStore, Outcome, Settlement
 from .throttle import RefusalSampler
 from .upkeep import Upkeep
 
@@ -425,7 +426,8 @@ class ProcedureServer:
         return JSONResponse(error_body(execution_failed(transient=False)), 500)
 
 
-class _InvalidOutput(Exception):
+class _InvalidOutput(AgentSurfaceError):
     pass
+
 
 __all__ = ["READY_PATH", "ProcedureServer"]

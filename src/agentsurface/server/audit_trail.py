@@ -15,7 +15,7 @@ from ..bridge.wire import error_body
 from .config import Audit, CallRecord
 from .errors import Refusal
 from .procedures import Caller, ConfirmationEvidence
-from .store import InvocationStore, Outcome
+from .stores import InvocationStore, Outcome
 from .throttle import RefusalSampler
 
 log = logging.getLogger("agentsurface.server")

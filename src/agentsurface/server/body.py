@@ -15,6 +15,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
+from .._core.errors import AgentSurfaceError
 from .._core.jsonvalue import find_lone_surrogate
 from .._core.pointer import json_pointer
 from .errors import Refusal, invalid_input
@@ -97,7 +98,7 @@ def _finite(text: str) -> float:
     return number
 
 
-class _Malformed(ValueError):
+class _Malformed(AgentSurfaceError, ValueError):
     pass
 
 

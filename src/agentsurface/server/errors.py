@@ -11,12 +11,12 @@ from collections.abc import Mapping, Sequence
 from starlette.responses import JSONResponse
 
 from .. import CapabilityFailure, ErrorPayload
-from .._core.errors import ERROR_MATRIX, ErrorCode, error
+from .._core.errors import ERROR_MATRIX, AgentSurfaceError, ErrorCode, error
 from .._core.jsonvalue import JsonValue
 from ..bridge.wire import SERVER_CODES, allowed_retry, error_body, http_status
 
 
-class Refusal(Exception):
+class Refusal(AgentSurfaceError):
     """A refusal on its way to the HTTP response (``status`` overrides the code's default)."""
 
     def __init__(self, error: ErrorPayload, *, status: int | None = None) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from .store import InvocationStore
+from .stores import InvocationStore
 from .throttle import RefusalSampler
 
 AuditHook = Callable[[Any, Any], None]

@@ -4,7 +4,7 @@
 
 The pytest plugin (installed with the package) adds ``test_surface_factory`` and
 ``surface_snapshot`` fixtures, and ``webmcp_agent``: a WebMCP agent client (:class:`WebMCPAgent`)
-for end-to-end tests of a page with pytest-playwright; see the README. Playwright is optional:
+for end-to-end tests of a page with pytest-playwright; see docs/guides/testing.md. Playwright is optional:
 nothing here imports it.
 """
 

@@ -14,7 +14,6 @@ from .._core.audit import AuditEvent, MemoryAuditSink
 from .._core.clock import ManualClock
 from .._core.consumer import Consumer
 from .._core.contracts.authority import CapabilityAuthority, compile_manifest, create_capability_authority
-from .._core.deprecation import warn_renamed
 from .._core.errors import AgentSurfaceError
 from .._core.events import SurfaceEvent
 from .._core.limits import Limits
@@ -287,11 +286,6 @@ class TestSurface:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def dispose(self) -> None:
-        """Deprecated: use ``close()``."""
-        warn_renamed("TestSurface.dispose()", "TestSurface.close()")
         self.close()
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._core.errors import AgentSurfaceError
 from .webmcp_results import AgentClientError, Tool, ToolNotFound, ToolResult, parse_tool, result_from_outcome
 
 if TYPE_CHECKING:
@@ -337,5 +338,5 @@ class WebMCPAgent:
             raise AgentClientError(message) from None
 
 
-class _Timeout(Exception):
+class _Timeout(AgentSurfaceError):
     pass

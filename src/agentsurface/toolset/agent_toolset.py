@@ -19,7 +19,6 @@ from typing import Any, Literal
 from .._catalog import CatalogEntry, Target, catalog_entries
 from .._core.consumer import Consumer
 from .._core.contracts.context import CancelSignal
-from .._core.deprecation import renamed, warn_renamed
 from .._core.errors import ErrorPayload, RegistryClosedError, error, surface_shut_down
 from .._core.events import SurfaceEvent
 from .._core.ids import random_id
@@ -251,11 +250,6 @@ class AgentToolset:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def dispose(self) -> None:
-        """Deprecated: use ``close()``."""
-        warn_renamed("AgentToolset.dispose()", "AgentToolset.close()")
-        self.close()
-
     def close(self) -> None:
         """Unsubscribe and settle in-flight confirmation waits (they return the original
         CONFIRMATION_REQUIRED; nothing executes). Idempotent."""
@@ -285,6 +279,3 @@ def _error_result(request: Invocation, err: ErrorPayload, version: str) -> Invoc
         surface_version=version,
         error=err,
     )
-
-
-create_agent_toolset = renamed(AgentToolset, "create_agent_toolset", "AgentToolset")

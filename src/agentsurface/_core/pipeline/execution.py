@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ..clock import iso
 from ..contracts.context import ActionContext, ReadContext
-from ..errors import CapabilityFailure, ErrorPayload
+from ..errors import AgentSurfaceError, CapabilityFailure, ErrorPayload
 from ..registrations.entries import ActionEntry, ObservationEntry, ProcedureEntry
 from . import failures
 from .call import Call
@@ -28,7 +28,7 @@ HANDLER_STOP_GRACE = 0.25
 HandlerFate = Literal["stopped", "unknown"]
 
 
-class _HandlerCancelled(Exception):
+class _HandlerCancelled(AgentSurfaceError):
     """The handler's own task ended cancelled without the pipeline asking."""
 
 

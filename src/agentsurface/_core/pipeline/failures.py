@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import ErrorPayload, Retry, error, surface_shut_down
+from ..errors import AgentSurfaceError, ErrorPayload, Retry, error, surface_shut_down
 from ..jsonvalue import JsonValue
 from ..pointer import ROOT, json_pointer
 from ..schemas.schema import Issue
@@ -16,7 +16,7 @@ from .confirmation import ConfirmationRecord
 from .invocation import PreconditionFailure
 
 
-class PhaseRefusal(Exception):
+class PhaseRefusal(AgentSurfaceError):
     """A phase stopped the call with this agent-facing error."""
 
     def __init__(self, err: ErrorPayload) -> None:

@@ -11,10 +11,12 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..base_error import AgentSurfaceError
+
 Release = Callable[[], None]
 
 
-class QueueFull(Exception):
+class QueueFull(AgentSurfaceError):
     """The group's wait queue is at its bound."""
 
 

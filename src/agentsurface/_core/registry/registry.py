@@ -13,7 +13,6 @@ from ..consumer import ANONYMOUS, Consumer
 from ..contracts import ComponentBinding
 from ..contracts.authority import CapabilityAuthority, assert_capability_authority
 from ..contracts.context import CancelSignal
-from ..deprecation import renamed, warn_renamed
 from ..errors import RegistryClosedError
 from ..events import EventBus, Listener, SurfaceEvent, make_event
 from ..ids import random_id
@@ -30,7 +29,7 @@ from .holders import ORDER, Holders
 from .live_updates import apply_update, first_publication, publish_flips
 from .snapshot import Budget, Snapshot, build_snapshot, normalize_scope
 
-__all__ = ["AgentSurfaceRegistry", "RegistrationHandle", "create_registry", "random_id"]
+__all__ = ["AgentSurfaceRegistry", "RegistrationHandle", "random_id"]
 
 log = logging.getLogger("agentsurface")
 
@@ -129,12 +128,6 @@ class AgentSurfaceRegistry:
     @property
     def closed(self) -> bool:
         """Whether ``close()`` has run."""
-        return self._disposed
-
-    @property
-    def disposed(self) -> bool:
-        """Deprecated: use ``closed``."""
-        warn_renamed("AgentSurfaceRegistry.disposed", "AgentSurfaceRegistry.closed")
         return self._disposed
 
     def host_context(self) -> Mapping[str, Any]:
@@ -421,11 +414,6 @@ class AgentSurfaceRegistry:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def dispose(self) -> None:
-        """Deprecated: use ``close()``."""
-        warn_renamed("AgentSurfaceRegistry.dispose()", "AgentSurfaceRegistry.close()")
-        self.close()
-
     def close(self) -> None:
         """Unregister everything, cancel in-flight work, drop listeners. Idempotent."""
         if self._disposed:
@@ -441,6 +429,3 @@ class AgentSurfaceRegistry:
         self._holders.clear()
         self._disposed = True
         self._events.clear()
-
-
-create_registry = renamed(AgentSurfaceRegistry, "create_registry", "AgentSurfaceRegistry")

@@ -5,7 +5,7 @@ An agent sends and receives JSON, so a hint must describe JSON data: ``str``, ``
 (also ``Sequence[X]``, ``tuple[X, ...]``), ``X | None`` and unions, ``Annotated[X, Field(...)]``,
 pydantic models and dataclasses made of these, and ``set[X]``/``frozenset[X]`` as a method
 parameter (repeated items are refused: never silently dropped). Everything else is refused at
-class definition with a message naming what to write instead (the README's table lists them).
+class definition with a message naming what to write instead (docs/guides/capabilities.md lists them).
 
 Internal module: ``vet_hint`` is called by the authoring API and the contract fields.
 """

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .store import StoreVersionError
+from ..stores.protocol import StoreVersionError
 
 COMPONENT = "passkeys"
 PASSKEY_SCHEMA_VERSION = 1

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from .._core.errors import AgentSurfaceError
-from .procedures import Caller
+from ..._core.errors import AgentSurfaceError
+from ..procedures import Caller
 
 UserVerification: TypeAlias = Literal["required", "preferred", "discouraged"]
 

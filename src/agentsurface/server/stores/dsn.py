@@ -5,7 +5,7 @@
   share its records and budgets). The app's work gets a ``sqlite3.Connection`` (rows as
   ``sqlite3.Row``).
 - ``postgresql://user:password@host:5432/db`` (or ``postgres://``):
-  :class:`~agentsurface.server.store_postgres.PostgresInvocationStore` (any number of workers
+  :class:`~agentsurface.server.stores.postgres.PostgresInvocationStore` (any number of workers
   and hosts; needs ``agentsurface[postgres]``). The app's work gets a ``psycopg.Connection``
   (rows as ``dict``).
 
@@ -19,8 +19,9 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .._core.errors import AgentSurfaceError
-from .store import InvocationStore, SqliteInvocationStore
+from ..._core.errors import AgentSurfaceError
+from .protocol import InvocationStore
+from .sqlite import SqliteInvocationStore
 
 
 class StoreConfigError(AgentSurfaceError, ValueError):
@@ -81,7 +82,7 @@ def open_store(
     if kind == "sqlite":
         return SqliteInvocationStore(sqlite_path(dsn), setup=setup, **sized, **options)
     try:
-        from .store_postgres import PostgresInvocationStore
+        from .postgres import PostgresInvocationStore
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise StoreConfigError(
             "a postgresql:// store needs psycopg: pip install 'agentsurface[postgres]'"

@@ -28,9 +28,10 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import RowFactory, dict_row, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .challenges import Challenge
-from .ratelimit import RateLimit
-from .store import (
+from ..._core.errors import AgentSurfaceError
+from ..challenges import Challenge
+from ..ratelimit import RateLimit
+from .protocol import (
     SCHEMA_VERSION,
     InvocationKey,
     Outcome,
@@ -66,7 +67,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             allowed BOOLEAN NOT NULL
         )""",
     ),
-    # Server-minted approval challenges (challenges.py): spent once, in the call's transaction.
+    # Server-minted approval challenges (server/challenges): spent once, in the call's transaction.
     2: (
         """CREATE TABLE IF NOT EXISTS agentsurface_challenges (
             id            TEXT PRIMARY KEY,
@@ -387,7 +388,7 @@ class PostgresInvocationStore:
         return self.run(delete)
 
 
-class _Undo(Exception):
+class _Undo(AgentSurfaceError):
     """Rolls the work's savepoint back (a refusal keeps nothing)."""
 
 

@@ -2,7 +2,7 @@
 reasons they answer with (:data:`AssertionReason`, :data:`RegistrationReason`, :class:`RegistrationRefused`).
 
 The prechecks name what ``webauthn`` would refuse anyway, whose exceptions carry only text; none of
-them touches the store or verifies a signature (that is :mod:`agentsurface.server.passkeys`)."""
+them touches the store or verifies a signature (that is :mod:`.service`)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from webauthn.helpers import (
 )
 from webauthn.helpers.structs import ClientDataType
 
-from .._core.errors import AgentSurfaceError
-from .passkey_config import PasskeyConfig, origin_allowed
+from ..._core.errors import AgentSurfaceError
+from .config import PasskeyConfig, origin_allowed
 
 # Why an assertion was refused (the server's audit and tests; never the challenge itself).
 AssertionReason: TypeAlias = Literal[

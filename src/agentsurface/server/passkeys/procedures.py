@@ -9,10 +9,10 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import CapabilityFailure, ProcedureContract
-from .errors import capability_error
-from .passkey_checks import RegistrationRefused
-from .procedures import Caller, ProcedureCall, ServedProcedure, serve
+from ... import CapabilityFailure, ProcedureContract
+from ..errors import capability_error
+from ..procedures import Caller, ProcedureCall, ServedProcedure, serve
+from .checks import RegistrationRefused
 
 PROCEDURE_OPTIONS = "domain:passkeys.registrationOptions"
 PROCEDURE_REGISTER = "domain:passkeys.register"

@@ -1,0 +1,64 @@
+"""The code blocks of the documentation (README.md and every page under docs/), for the tests that
+run them (tests/test_doc_blocks.py and e2e/test_readme_first_app.py). A block is marked by an HTML
+comment on the line before its fence:
+
+    <!-- first-app: board/surface.py -->   a file of the "Your first app" project, as written
+    <!-- first-app: run -->               the shell commands that install, review, bundle and test it
+    <!-- readme: runs -->                 a Python block that runs on its own under CPython
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+_MARKED = re.compile(r"<!-- (first-app|readme): ([^ ]+) -->\n```(\w*)\n(.*?)```", re.S)
+
+
+class Block(NamedTuple):
+    page: str  # the page's path, relative to the repository root
+    name: str
+    language: str
+    code: str
+
+
+def doc_pages() -> list[Path]:
+    """README.md, then every Markdown page of the docs site, in path order."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def located_blocks(kind: str) -> list[Block]:
+    """Every block marked ``<!-- kind: name -->`` in the documentation, with the page it is on."""
+    return [
+        Block(path.relative_to(ROOT).as_posix(), name, lang, code)
+        for path in doc_pages()
+        for k, name, lang, code in _MARKED.findall(path.read_text(encoding="utf-8"))
+        if k == kind
+    ]
+
+
+def marked_blocks(kind: str, text: str | None = None) -> list[tuple[str, str, str]]:
+    """``(name, language, code)`` of every block marked ``<!-- kind: name -->``, in order: in ``text``
+    when given, else in README.md and the docs pages."""
+    if text is not None:
+        return [(name, lang, code) for k, name, lang, code in _MARKED.findall(text) if k == kind]
+    return [(b.name, b.language, b.code) for b in located_blocks(kind)]
+
+
+def first_app_page() -> Path:
+    """The one page that holds the "Your first app" project."""
+    (page,) = {b.page for b in located_blocks("first-app")}
+    return ROOT / page
+
+
+def first_app_files() -> dict[str, str]:
+    return {name: code for name, _, code in marked_blocks("first-app") if name != "run"}
+
+
+def first_app_commands() -> str:
+    (commands,) = [code for name, _, code in marked_blocks("first-app") if name == "run"]
+    return commands
