@@ -1,9 +1,9 @@
-"""The README's "Your first app" runs as written, end to end, with no checkout anywhere: its files
-are written out as the README shows them into a folder outside the repository, and its commands
-run as the README shows them, in bash, in that folder: a fresh venv, ``pip install
-"agentsurface[cli,testing]"`` by name, ``agentsurface snapshot``/``check``/``bundle --out site/``,
-and ``pytest tests/``, whose page test serves the bundle and drives it in Chromium with the
-WebMCP test client. No edits.
+"""The getting-started page's "Your first app" (docs/getting-started.md) runs as written, end to
+end, with no checkout anywhere: its files are written out as the page shows them into a folder
+outside the repository, and its commands run as the page shows them, in bash, in that folder: a
+fresh venv, ``pip install "agentsurface[cli,testing]"`` by name, ``agentsurface
+snapshot``/``check``/``bundle --out site/``, and ``pytest tests/``, whose page test serves the
+bundle and drives it in Chromium with the WebMCP test client. No edits.
 
 The release artifacts come from ``python -m build`` (sdist and wheel) into a dist folder, and pip
 resolves the name ``agentsurface`` to that wheel through ``PIP_FIND_LINKS`` (its dependencies come
@@ -77,7 +77,7 @@ def _command_seconds(trace: str, command: str) -> float:
 
 @pytest.fixture(scope="module")
 def first_app(tmp_path_factory: pytest.TempPathFactory) -> FirstApp:
-    """The README's project after its commands ran from an install by name."""
+    """The getting-started project after its commands ran from an install by name."""
     work = tmp_path_factory.mktemp("first-app")
     assert REPO not in work.parents
     dist = work / "dist"
@@ -140,7 +140,7 @@ def test_the_first_app_installs_reviews_bundles_and_passes_its_tests(
             "runtimeCacheBytes": _size(first_app.cache),
             "siteBytes": _size(site),
         },
-        "README first app, installed by name",
+        "first app (docs/getting-started.md), installed by name",
     )
 
 

@@ -14,6 +14,7 @@ are internal: import from here instead.
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from ._compat import use_compiled_dataclass_code
 
@@ -177,8 +178,10 @@ def _installed_version() -> str:
         return "0+unknown"
 
 
-def __getattr__(name: str) -> str:
-    if name == "__version__":
-        globals()["__version__"] = found = _installed_version()  # computed once
-        return found
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if not TYPE_CHECKING:  # type checkers see the annotation above, and flag any other missing name
+
+    def __getattr__(name: str) -> str:
+        if name == "__version__":
+            globals()["__version__"] = found = _installed_version()  # computed once
+            return found
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
