@@ -112,4 +112,4 @@ def test_the_sdist_holds_what_the_wheel_is_built_from_and_nothing_heavy(dist: Pa
                      *(f"web/{asset}" for asset in RUNTIME_ASSETS)):
         assert expected in names, expected
     assert not [n for n in names if n.startswith(NOT_SHIPPED) or n.endswith(".pyc")]
-    assert path.stat().st_size < 1_000_000  # about 0.35 MB: sources and text only
+    assert path.stat().st_size < 1_000_000  # about 0.3 MB: sources and text only
