@@ -7,6 +7,7 @@ The page code is e2e/pages/smoke.py (run by web/agentsurface.js).
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 
 import pytest
@@ -250,3 +251,20 @@ def test_served_wheels_import_from_bytecode_compiled_at_build_time(open_page, pa
         ".toJs()"
     )
     assert loaded == ["agentsurface.explain", "pydantic.json_schema"]
+
+
+@pytest.mark.parametrize(
+    ("page", "loaded_from"),
+    [pytest.param(SMOKE, "wheel", id="wheel"), pytest.param(LEAN, "zip", id="zip")],
+)
+def test_the_page_reads_the_version_from_the_served_metadata(open_page, page, loaded_from):
+    # The wheel Pyodide installs and the zip the page imports in place both carry the .dist-info:
+    # agentsurface.__version__ (read on first access) is the installed metadata's, as in CPython.
+    run = open_page(page, variant="plain")
+    run.wait_ready()
+    assert run.page.evaluate("() => window.agentSurface.loadedFrom") == loaded_from
+    version = run.page.evaluate(
+        "() => window.agentSurface.pyodide.runPython('import agentsurface; agentsurface.__version__')"
+    )
+    assert version == importlib.metadata.version("agentsurface")
+    assert run.console_errors == []

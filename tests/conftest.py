@@ -37,6 +37,7 @@ INTEGRATION_PATHS = (
     "server/test_workers.py",
     "test_layering.py",
     "test_doc_blocks.py",  # runs the blocks of README.md and docs/ in subprocesses
+    "test_release_artifacts.py",  # python -m build, twine check
 )
 SPEED_MARKERS = ("unit", "integration", "e2e")
 

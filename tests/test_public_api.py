@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.metadata
 import pkgutil
 import re
 from pathlib import Path
@@ -342,9 +343,17 @@ def test_each_public_module_exports_exactly_its_pinned_names(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(PUBLIC))
 def test_no_public_module_serves_names_beside_its_pinned_ones(name: str) -> None:
     """One set of names: no module ``__getattr__`` (a deprecated alias, a lazy extra) answers
-    a name the module does not export."""
+    a name the module does not export. The package's own serves ``__version__`` alone, read from
+    the installed metadata on first access (tests/test_version.py)."""
     module = importlib.import_module(name)
-    assert "__getattr__" not in vars(module)
+    if name != "agentsurface":
+        assert "__getattr__" not in vars(module)
+        return
+    lazy = vars(module)["__getattr__"]
+    assert lazy("__version__") == importlib.metadata.version("agentsurface")
+    for other in ("version", "VERSION", "__author__", "create_registry", "ManualClock", "Refusal", "x"):
+        with pytest.raises(AttributeError):
+            lazy(other)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ are internal: import from here instead.
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from ._compat import use_compiled_dataclass_code
 
@@ -160,3 +161,27 @@ __all__ = [
     "tenant_boundary",
 ]
 
+
+__version__: str
+"""The installed distribution's version (``importlib.metadata``), read on first access; the same
+in the page, whose zip or wheel carries the ``.dist-info``. ``"0+unknown"`` without metadata."""
+
+
+def _installed_version() -> str:
+    # Imported here, not at the top: importlib.metadata (email, zipfile, csv) is not on the page's
+    # way to its first tool (tests/test_page_import_cost.py).
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(__name__)
+    except PackageNotFoundError:  # sources on sys.path without their .dist-info
+        return "0+unknown"
+
+
+if not TYPE_CHECKING:  # type checkers see the annotation above, and flag any other missing name
+
+    def __getattr__(name: str) -> str:
+        if name == "__version__":
+            globals()["__version__"] = found = _installed_version()  # computed once
+            return found
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
