@@ -6,6 +6,7 @@ Built once for the module (a build takes tens of seconds on a small machine)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tarfile
@@ -80,9 +81,35 @@ def test_the_wheel_metadata_has_what_pypi_shows(metadata: Message) -> None:
     assert urls["Documentation"] == "https://agentsurface.github.io/agentsurface/"
     assert all(url.startswith("https://") for url in urls.values())
     assert metadata["Description-Content-Type"] == "text/markdown"
-    assert metadata.get_payload().strip() == (REPO / "README.md").read_text(encoding="utf-8").strip()
+    # PyPI's page shows the README with its docs/ links turned into links into the published site.
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    shown = metadata.get_payload()
+    assert "](docs/" in readme and "](docs/" not in shown
+    assert _site_links(readme) == _site_links(shown)
     requires = metadata.get_all("Requires-Dist") or []
     assert any(r.startswith("pydantic") for r in requires) and any("extra == 'cli'" in r for r in requires)
+
+
+SITE = "https://agentsurface.github.io/agentsurface/"
+
+
+def _site_links(markdown: str) -> list[str]:
+    """Each link of the text as the docs page it lands on (``docs/x.md#a`` and the site's
+    ``x/#a`` alike), so the README and PyPI's copy of it can be compared link for link."""
+    pages: list[str] = []
+    for target in re.findall(r"\]\(([^)]+)\)", markdown):
+        path, _, anchor = target.partition("#")
+        if path.startswith("docs/"):
+            page = path.removeprefix("docs/")
+        elif path.startswith(SITE):
+            route = path.removeprefix(SITE)
+            page = f"{route}index.md" if route == "" or (REPO / "docs" / route / "index.md").is_file() else route.rstrip("/") + ".md"
+        else:
+            page = path
+        if not page.startswith("http"):
+            assert (REPO / "docs" / page).is_file(), target
+        pages.append(f"{page}#{anchor}")
+    return pages
 
 
 def test_the_wheel_holds_the_package_its_type_marker_and_runtime_assets_only(wheel: zipfile.ZipFile) -> None:
