@@ -129,7 +129,7 @@ def _allowed_origins(given: list[str]) -> list[str]:
     allowed = []
     for value in given:
         parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
+        if parts.scheme not in ("http", "https") or not parts.netloc:
             raise OptionsError(f"--allow-origin takes an origin such as https://example.com, not {value!r}")
         allowed.append(origin_of(value))
     return allowed

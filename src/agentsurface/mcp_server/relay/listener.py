@@ -53,9 +53,15 @@ class RelayGate:
         print(f"agentsurface relay: {text}", file=self.log, flush=True)
 
 
+def single(headers: Headers, name: str) -> str | None:
+    """A header given exactly once (a repeated Host or Origin is an attack, not a request)."""
+    values = headers.get_all(name)
+    return values[0] if len(values) == 1 else None
+
+
 def browser_origin(headers: Headers) -> str | None:
     """The handshake's ``Origin`` as ``scheme://host[:port]``, or None if it is not one."""
-    value = headers.get("Origin")
+    value = single(headers, "Origin")
     if not value:
         return None
     parts = urlsplit(value)
@@ -111,7 +117,7 @@ class RelayListener:
         return {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
 
     def _check_upgrade(self, connection: ServerConnection, request: Request) -> Response | None:
-        host = (request.headers.get("Host") or "").lower()
+        host = (single(request.headers, "Host") or "").lower()
         if host not in self._hosts():
             self.refusals.append((None, "host"))
             return _refuse_http(HTTPStatus.FORBIDDEN, "this relay answers only at its loopback address\n")
@@ -126,7 +132,7 @@ class RelayListener:
         request = socket.request
         assert request is not None  # process_request passed it
         origin = browser_origin(request.headers)
-        relay = (request.headers.get("Host") or "").lower()
+        relay = (single(request.headers, "Host") or "").lower()
         assert origin is not None
         try:
             welcomed = await self._handshake(socket, origin, relay)

@@ -1,0 +1,219 @@
+"""The relay's pieces without a socket: proofs, the pairings file, the pairing desk's limits and
+the source registry's names and routing."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentsurface.adapters.relay_protocol import (
+    checked_tool,
+    is_secret,
+    new_code,
+    new_nonce,
+    new_secret,
+    normalize_code,
+    proof,
+    proof_matches,
+)
+from agentsurface.mcp_server.errors import PageGone
+from agentsurface.mcp_server.options import OptionsError, add_arguments, from_namespace
+from agentsurface.mcp_server.relay.pairing import (
+    CODE_ATTEMPTS,
+    PAIRINGS_PER_WINDOW,
+    WINDOW_S,
+    PairingDesk,
+    PairingStore,
+)
+from agentsurface.mcp_server.relay.sources import SourceRegistry, UnknownTool
+
+A, B = "http://127.0.0.1:8001", "http://127.0.0.1:8002"
+RELAY = "127.0.0.1:47821"
+
+
+def test_a_proof_is_bound_to_secret_side_origin_relay_and_both_nonces() -> None:
+    secret, rn, pn = new_secret(), new_nonce(), new_nonce()
+    made = proof(secret, "page", A, RELAY, rn, pn)
+    assert proof_matches(made, proof(secret, "page", A, RELAY, rn, pn))
+    others = [
+        proof(new_secret(), "page", A, RELAY, rn, pn),  # another secret
+        proof(secret, "relay", A, RELAY, rn, pn),  # reflected to the other side
+        proof(secret, "page", B, RELAY, rn, pn),  # replayed from another origin
+        proof(secret, "page", A, "127.0.0.1:1", rn, pn),  # another relay
+        proof(secret, "page", A, RELAY, new_nonce(), pn),  # another connection
+        proof(secret, "page", A, RELAY, rn, new_nonce()),
+    ]
+    assert not any(proof_matches(made, other) for other in others)
+    assert not proof_matches(made, None) and not proof_matches(made, 42)
+
+
+def test_codes_and_secrets_have_their_shape() -> None:
+    assert all(len(c) == 6 and c.isdigit() for c in (new_code() for _ in range(50)))
+    assert is_secret(new_secret()) and not is_secret("ab") and not is_secret(new_secret().upper())
+    assert normalize_code(" 123-456 ") == "123456"
+
+
+def test_listing_entries_are_checked() -> None:
+    good = {"name": "view_a__b", "description": "d", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
+    assert checked_tool(good) == {**good, "title": None}
+    for bad in (
+        {**good, "name": "has space"},
+        {**good, "name": "x" * 129},
+        {**good, "inputSchema": "{}"},
+        {**good, "annotations": {"readOnlyHint": "yes"}},
+        {**good, "description": 3},
+        "not a tool",
+    ):
+        assert checked_tool(bad) is None
+
+
+def test_the_pairings_file_is_private_and_survives_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "config" / "agentsurface" / "relay-pairings.json"
+    store = PairingStore(path)
+    secret = store.pair(A)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    again = PairingStore(path)
+    assert again.secret(A) == secret and again.secret(B) is None and again.origins == [A]
+    assert again.pair(A) != secret  # pairing again replaces the secret
+    assert again.forget(A) and PairingStore(path).secret(A) is None
+    assert [p.name for p in path.parent.iterdir()] == ["relay-pairings.json"]  # no temporary left
+
+
+def test_a_broken_pairings_file_is_said_not_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a pairings file"):
+        PairingStore(path)
+    path.write_text(json.dumps({"origins": {A: "not-a-secret", B: new_secret()}}))
+    assert PairingStore(path).origins == [B]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_pairing_codes_have_few_tries_and_pairings_are_rate_limited() -> None:
+    clock = Clock()
+    desk = PairingDesk(clock=clock)
+    pairing = desk.start(A)
+    assert not isinstance(pairing, str)
+    assert desk.start(A) == "busy"  # one at a time per origin
+    wrong = "000000" if pairing.code != "000000" else "111111"
+    results = [desk.check(pairing, wrong) for _ in range(CODE_ATTEMPTS)]
+    assert results == [False] * (CODE_ATTEMPTS - 1) + [None]
+    assert desk.check(pairing, pairing.code) is None  # over: even the right code is refused now
+    for _ in range(PAIRINGS_PER_WINDOW - 1):
+        started = desk.start(f"http://h{clock.now}")
+        assert not isinstance(started, str)
+        clock.now += 1
+    assert desk.start("http://another") == "rate-limited"
+    clock.now += WINDOW_S + 1
+    fresh = desk.start(B)
+    assert not isinstance(fresh, str) and desk.check(fresh, fresh.code) is True
+
+
+class FakeTab:
+    """What a tab's socket receives (a recording send)."""
+
+    def __init__(self) -> None:
+        self.frames: list[dict[str, Any]] = []
+
+    async def send(self, text: str) -> None:
+        self.frames.append(json.loads(text))
+
+
+def _tool(name: str) -> dict[str, Any]:
+    return {"name": name, "description": name, "inputSchema": {"type": "object"}, "annotations": {}}
+
+
+async def test_names_are_kept_and_prefixed_only_on_a_clash() -> None:
+    changes: list[int] = []
+    sources = SourceRegistry(lambda: changes.append(1))
+    one, two = FakeTab(), FakeTab()
+    s1, s2 = sources.add(A, one.send), sources.add(B, two.send)
+    assert sources.set_tools(s1, [_tool("read"), _tool("write")]) is None
+    assert sources.set_tools(s2, [_tool("read"), _tool("other")]) is None
+    assert sorted(t.name for t in sources.tools()) == ["other", "t1-read", "t2-read", "write"]
+    # A tab naming a tool like another tab's prefixed name does not take it over.
+    sources.set_tools(s2, [_tool("read"), _tool("t1-read")])
+    assert sources.routes()["t1-read"] == (s1, "read")
+    assert sources.set_tools(s1, [_tool("a"), _tool("a")]) is not None  # repeated: refused
+    assert sources.set_tools(s1, "nope") is not None
+    sources.remove(s2, "closed")
+    assert sorted(t.name for t in sources.tools()) == ["read", "write"]
+    assert changes
+
+
+async def test_a_call_goes_only_to_its_tab_and_settles_only_from_it() -> None:
+    sources = SourceRegistry(lambda: None)
+    one, two = FakeTab(), FakeTab()
+    s1, s2 = sources.add(A, one.send), sources.add(B, two.send)
+    sources.set_tools(s1, [_tool("read")])
+    sources.set_tools(s2, [_tool("read")])
+    call = asyncio.ensure_future(sources.call("t2-read", {"x": 1}))
+    await asyncio.sleep(0)
+    assert one.frames == [] and two.frames[0]["name"] == "read" and two.frames[0]["input"] == {"x": 1}
+    call_id = two.frames[0]["id"]
+    sources.settle(s1, {"type": "result", "id": call_id, "text": "forged"})  # another tab
+    await asyncio.sleep(0)
+    assert not call.done()
+    sources.settle(s2, {"type": "result", "id": call_id, "text": "{}"})
+    assert await call == {"text": "{}"}
+    with pytest.raises(UnknownTool):
+        await sources.call("read", {})  # ambiguous: only prefixed names exist
+
+
+async def test_a_tab_that_goes_fails_its_pending_calls_and_cancel_reaches_the_tab() -> None:
+    sources = SourceRegistry(lambda: None)
+    tab = FakeTab()
+    source = sources.add(A, tab.send)
+    sources.set_tools(source, [_tool("slow")])
+    pending = asyncio.ensure_future(sources.call("slow", {}))
+    await asyncio.sleep(0)
+    sources.remove(source, "the tab was closed")
+    with pytest.raises(PageGone, match="the tab was closed"):
+        await pending
+    other = sources.add(B, tab.send)
+    sources.set_tools(other, [_tool("slow")])
+    cancelled = asyncio.ensure_future(sources.call("slow", {}))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    assert tab.frames[-1] == {"type": "cancel", "id": tab.frames[-2]["id"]}
+
+
+def _options(*argv: str) -> Any:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return from_namespace(parser.parse_args(list(argv)))
+
+
+def test_relay_options_launch_no_browser_and_take_no_url() -> None:
+    options = _options("--relay", "--relay-port", "0", "--allow-origin", "https://App.example", "--http", "0")
+    assert (options.relay, options.relay_port, options.allow_origins, options.http_port) == (
+        True, 0, ("https://app.example",), 0
+    )
+    assert _options("--relay").relay_port == 47821
+    for bad in (
+        ["--relay", "http://127.0.0.1:8000/"],
+        ["--relay", "--cdp", "http://127.0.0.1:9222"],
+        ["--relay", "--headless"],
+        ["--relay", "--relay-port", "70000"],
+        ["--relay", "--allow-origin", "app.example"],
+        [],
+    ):
+        with pytest.raises(OptionsError):
+            _options(*bad)
