@@ -21,6 +21,7 @@ from agentsurface import (
     create_capability_authority,
     observation,
 )
+from agentsurface.adapters.model_context import ToolCall
 from agentsurface.page.dialog import install_confirmation_dialog
 from agentsurface.page.relay import connect_relay
 
@@ -67,7 +68,6 @@ registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_ma
 registry.register(Info())
 registry.register(app)
 dialog = install_confirmation_dialog(registry)
-started = time.perf_counter()
 relay = await connect_relay(registry, port=int(query["relay"]))  # noqa: F704
 
 
@@ -80,11 +80,27 @@ def state() -> str:
             "tools": relay.tool_names,
             "failures": relay.socket.failures,
             "welcomes": relay.socket.welcomes,
+            "welcomedMs": relay.socket.first_welcome_ms,
             "data": app.notes if isinstance(app, Notes) else app.payments,
         }
     )
 
 
-proxies = [create_proxy(state)]
+async def time_calls(name: str, count: int) -> str:
+    """The same tool called in the page, through the adapter's execute as the relay's calls
+    are (benchmarks/bench_relay.py compares the two): milliseconds per call, each the mean of ten."""
+    tool = relay.context.tool(name)
+    assert tool is not None, name
+    times = []
+    for _ in range(int(count) // 10):  # in tens: the page's clock is too coarse for one call
+        begin = time.perf_counter()
+        for _ in range(10):
+            await tool.execute({}, ToolCall())
+        times.append((time.perf_counter() - begin) * 100)
+    return json.dumps(times)
+
+
+proxies = [create_proxy(state), create_proxy(time_calls)]
 js.window.relayPage = js.Object.new()
 js.window.relayPage.state = proxies[0]
+js.window.relayPage.timeCalls = proxies[1]

@@ -70,6 +70,10 @@ class RelayModelContext:
     def tool_names(self) -> list[str]:
         return sorted(self._tools)
 
+    def tool(self, name: str) -> WebMCPTool | None:
+        """The tool the relay would call by ``name`` (e.g. to time the same call in the page)."""
+        return self._tools.get(name)
+
     def listing(self) -> list[dict[str, Any]]:
         return [
             {

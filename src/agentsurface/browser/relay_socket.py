@@ -67,6 +67,7 @@ class RelaySocket:
         self.connections = 0  # sockets opened (the relay answered)
         self.failures = 0  # attempts the relay never answered
         self.welcomes = 0
+        self.first_welcome_ms: float | None = None  # performance.now() at the first welcome
         self.source: str | None = None
         self.refusal: str | None = None
         self._stopped = False
@@ -132,6 +133,8 @@ class RelaySocket:
                 if session.state == "welcomed" and not welcomed:
                     welcomed = True
                     self.welcomes += 1
+                    if self.first_welcome_ms is None:
+                        self.first_welcome_ms = float(js.performance.now())
                     self.source = session.source
                     self.status = "welcomed"
                 if not keep:
