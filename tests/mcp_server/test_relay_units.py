@@ -27,6 +27,8 @@ from agentsurface.mcp_server.errors import PageGone
 from agentsurface.mcp_server.options import OptionsError, add_arguments, from_namespace
 from agentsurface.mcp_server.relay.pairing import (
     CODE_ATTEMPTS,
+    FAILURES_IN_ALL,
+    FAILURES_PER_ORIGIN,
     PAIRINGS_PER_WINDOW,
     WINDOW_S,
     PairingDesk,
@@ -217,3 +219,24 @@ def test_relay_options_launch_no_browser_and_take_no_url() -> None:
     ):
         with pytest.raises(OptionsError):
             _options(*bad)
+
+
+def _fail(desk: PairingDesk, origin: str) -> None:
+    pairing = desk.start(origin)
+    assert not isinstance(pairing, str), pairing
+    wrong = "000000" if pairing.code != "000000" else "111111"
+    while desk.check(pairing, wrong) is not None:
+        pass
+
+
+def test_failed_pairings_block_an_origin_then_everyone_until_restart() -> None:
+    clock = Clock()
+    desk = PairingDesk(clock=clock)
+    for _ in range(FAILURES_PER_ORIGIN):
+        _fail(desk, A)
+        clock.now += WINDOW_S + 1
+    assert desk.start(A) == "blocked"
+    for index in range(FAILURES_IN_ALL - FAILURES_PER_ORIGIN):
+        _fail(desk, f"http://guesser{index}")
+        clock.now += WINDOW_S + 1
+    assert desk.start(B) == "blocked"  # at most 30 guesses of a million per run of the relay

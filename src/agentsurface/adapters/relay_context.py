@@ -256,7 +256,7 @@ class RelayClientSession:
         self.refusal = reason if isinstance(reason, str) else "refused"
         # Not paired (any more), or our secret does not match: pair again on the next connection.
         self.force_pairing = self.refusal in ("not-paired", "bad-proof")
-        self.next = "stop" if self.refusal in ("declined", "pairing-failed") else "retry"
+        self.next = "stop" if self.refusal in ("declined", "pairing-failed", "blocked") else "retry"
         self.closed()
         return False
 

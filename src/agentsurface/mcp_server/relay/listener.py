@@ -76,6 +76,13 @@ def _refuse_http(status: HTTPStatus, text: str) -> Response:
     return Response(status.value, status.phrase, headers, body)
 
 
+_NOT_NOW = {
+    "rate-limited": "too many pairing requests; try again in a minute",
+    "busy": "a pairing of {origin} is already under way",
+    "blocked": "too many failed pairings; restart the relay to pair again",
+}
+
+
 class _Refused(Exception):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -194,8 +201,7 @@ class RelayListener:
     async def _pair(self, socket: ServerConnection, origin: str, relay: str) -> None:
         started = self.gate.desk.start(origin)
         if isinstance(started, str):
-            raise _Refused(started, "too many pairing requests; try again in a minute" if started == "rate-limited"
-                           else f"a pairing of {origin} is already under way")
+            raise _Refused(started, _NOT_NOW[started].format(origin=origin))
         pairing: Pairing = started
         code = f"{pairing.code[:3]} {pairing.code[3:]}"
         self.gate.say(f"{origin} asks to pair with this relay ({relay}). Its pairing code: {code}")

@@ -29,6 +29,10 @@ CODE_ATTEMPTS = 3
 PAIRINGS_PER_WINDOW = 5
 WINDOW_S = 60.0
 PAIRING_TTL_S = 300.0
+# Failed pairings (all tries wrong) an origin may have, and all origins together, before pairing
+# stops until the relay restarts: a guesser gets at most 3 x 10 tries of a million per run.
+FAILURES_PER_ORIGIN = 3
+FAILURES_IN_ALL = 10
 
 
 def default_store_path() -> Path:
@@ -115,10 +119,14 @@ class PairingDesk:
     clock: Callable[[], float] = time.monotonic
     _recent: deque[float] = field(default_factory=deque)
     _open: dict[str, Pairing] = field(default_factory=dict)
+    _failures: dict[str, int] = field(default_factory=dict)
 
     def start(self, origin: str) -> Pairing | str:
-        """A new pairing for ``origin``, or why not: ``busy`` (one is under way for this origin)
-        or ``rate-limited`` (too many pairings lately, whoever asked)."""
+        """A new pairing for ``origin``, or why not: ``busy`` (one is under way for this origin),
+        ``rate-limited`` (too many pairings lately, whoever asked), ``blocked`` (this origin, or
+        all origins together, failed too many pairings: until the relay restarts)."""
+        if self._failures.get(origin, 0) >= FAILURES_PER_ORIGIN or sum(self._failures.values()) >= FAILURES_IN_ALL:
+            return "blocked"
         now = self.clock()
         for key, pairing in list(self._open.items()):
             if now - pairing.started > PAIRING_TTL_S:
@@ -145,6 +153,7 @@ class PairingDesk:
             return True
         pairing.attempts -= 1
         if pairing.attempts <= 0:
+            self._failures[pairing.origin] = self._failures.get(pairing.origin, 0) + 1
             self.end(pairing)
             return None
         return False
