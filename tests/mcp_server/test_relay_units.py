@@ -240,3 +240,102 @@ def test_failed_pairings_block_an_origin_then_everyone_until_restart() -> None:
         _fail(desk, f"http://guesser{index}")
         clock.now += WINDOW_S + 1
     assert desk.start(B) == "blocked"  # at most 30 guesses of a million per run of the relay
+
+
+class Host:
+    """A page's side of one connection, recording what it sends."""
+
+    origin = A
+    relay = RELAY
+
+    def __init__(self, secret: str | None = None) -> None:
+        self.secret = secret
+        self.sent: list[dict[str, Any]] = []
+
+    def load_secret(self) -> str | None:
+        return self.secret
+
+    def save_secret(self, secret: str) -> None:
+        self.secret = secret
+
+    async def ask_code(self, attempts: int) -> str | None:
+        return "123456"
+
+    def send(self, text: str) -> None:
+        self.sent.append(json.loads(text))
+
+
+def _hello(**changes: Any) -> dict[str, Any]:
+    from agentsurface.adapters.relay_protocol import PROTOCOL
+
+    return {"type": "hello", "protocol": PROTOCOL, "relay": RELAY, "nonce": new_nonce(), **changes}
+
+
+async def test_the_page_talks_only_to_the_relay_it_dialled_and_that_proves_the_pairing() -> None:
+    from agentsurface.adapters.relay_context import RelayClientSession, RelayModelContext
+
+    for hello in (_hello(relay="127.0.0.1:1"), _hello(protocol="other/1"), _hello(nonce="short")):
+        host = Host(new_secret())
+        session = RelayClientSession(host, RelayModelContext())
+        assert await session.handle(hello) is False and session.next == "stop" and host.sent == []
+    # A welcome without the relay's proof (or with a wrong one) sends no tool.
+    for welcome in ({"type": "welcome", "proof": None}, {"type": "welcome", "proof": "0" * 64}):
+        host = Host(new_secret())
+        session = RelayClientSession(host, RelayModelContext())
+        assert await session.handle(_hello())
+        assert [m["type"] for m in host.sent] == ["auth"] and host.secret not in json.dumps(host.sent)
+        assert await session.handle(welcome) is False and session.next == "stop"
+        assert [m["type"] for m in host.sent] == ["auth"]
+    # The right proof: welcomed, the listing goes out.
+    secret = new_secret()
+    host = Host(secret)
+    session = RelayClientSession(host, RelayModelContext())
+    hello = _hello()
+    await session.handle(hello)
+    page_nonce = host.sent[0]["nonce"]
+    answer = proof(secret, "relay", A, RELAY, hello["nonce"], page_nonce)
+    assert await session.handle({"type": "welcome", "proof": answer}) and session.state == "welcomed"
+    assert host.sent[-1] == {"type": "tools", "tools": []}
+
+
+async def test_a_relay_that_forgot_the_pairing_makes_the_page_pair_again_and_a_call_is_not_accepted_before_welcome() -> None:
+    from agentsurface.adapters.relay_context import RelayClientSession, RelayModelContext
+
+    host = Host(new_secret())
+    session = RelayClientSession(host, RelayModelContext())
+    await session.handle(_hello())
+    assert await session.handle({"type": "call", "id": 1, "name": "x", "input": {}}) is False  # not welcomed
+    host = Host(new_secret())
+    session = RelayClientSession(host, RelayModelContext())
+    await session.handle(_hello())
+    assert await session.handle({"type": "refused", "reason": "not-paired"}) is False
+    assert session.force_pairing and session.next == "retry"
+    again = RelayClientSession(host, RelayModelContext(), force_pairing=True)
+    await again.handle(_hello())
+    assert host.sent[-1] == {"type": "pair"}
+    assert await again.handle({"type": "pairing", "relay": RELAY, "attempts": 3})
+    assert host.sent[-1] == {"type": "pair-code", "code": "123456"}
+    fresh = new_secret()
+    assert await again.handle({"type": "paired", "secret": fresh}) is False
+    assert again.next == "reconnect" and host.secret == fresh
+
+
+async def test_a_burst_of_tool_changes_is_one_listing() -> None:
+    from agentsurface.adapters.model_context import WebMCPTool
+    from agentsurface.adapters.relay_context import RelayModelContext
+
+    async def execute(tool_input: Any, call: Any) -> dict[str, Any]:
+        return {"content": []}
+
+    context = RelayModelContext()
+    sent: list[dict[str, Any]] = []
+    context.attach(lambda text: sent.append(json.loads(text)))
+    for name in ("a", "b", "c"):
+        await context.register_tool(WebMCPTool(name, name, name, {"type": "object"}, {}, execute))
+    await context.unregister_tool("b")
+    await asyncio.sleep(0)
+    assert [[t["name"] for t in frame["tools"]] for frame in sent] == [[], ["a", "c"]]
+    context.detach()
+    await context.register_tool(WebMCPTool("d", "d", "d", {"type": "object"}, {}, execute))
+    await asyncio.sleep(0)
+    assert len(sent) == 2  # detached: nothing goes out

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._core.errors import AgentSurfaceError
 from ...adapters.relay_protocol import MAX_TOOLS, checked_tool
 from ...testing.webmcp_results import Tool, parse_tool
 from ..errors import PageGone
@@ -37,8 +38,8 @@ class Source:
     gone: str | None = None
 
 
-class UnknownTool(LookupError):
-    pass
+class UnknownTool(AgentSurfaceError, LookupError):
+    """No connected tab offers this MCP name (any more)."""
 
 
 class SourceRegistry:
