@@ -106,7 +106,12 @@ class RelaySocket:
 
     async def _connect_once(self, session: RelayClientSession) -> bool:
         events: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-        socket = js.WebSocket.new(f"ws://{self.host.relay}/")
+        try:
+            socket = js.WebSocket.new(f"ws://{self.host.relay}/")
+        except Exception as exc:  # e.g. SecurityError: a port the browser never dials
+            session.next, session.refusal = "stop", f"the browser refused to dial {self.host.relay}: {exc}"
+            self.failures += 1
+            return False
         handlers = {
             "onopen": make_proxy(lambda _event: events.put_nowait(("open", ""))),
             "onmessage": make_proxy(lambda event: events.put_nowait(("message", str(event.data)))),
