@@ -138,6 +138,13 @@ def hostile_clients(relay: RelayProcess, notes_origin: str, ledger_origin: str, 
         assert (await _refusal(url, notes_origin, guessed))["reason"] == "bad-proof"
         assert (await _refusal(url, ledger_origin, replayed))["reason"] == "bad-proof"
         assert (await _refusal(url, "http://127.0.0.1:1", replayed))["reason"] == "not-paired"
+        # Asking to pair gets a code printed for the person, and nothing else: no welcome, no tool.
+        async with connect(url, origin="http://127.0.0.1:1") as socket:  # type: ignore[arg-type]
+            await socket.recv()
+            await socket.send(json.dumps({"type": "pair"}))
+            assert json.loads(await socket.recv())["type"] == "pairing"
+            await socket.send(json.dumps({"type": "tools", "tools": [{"name": "planted", "description": ""}]}))
+            assert (json.loads(await socket.recv()))["reason"] == "protocol"
 
     relay.client.run(run())  # on the MCP client's loop: sync Playwright holds this thread's
 
@@ -161,6 +168,7 @@ def test_two_origins_list_call_approve_deny_and_a_closed_tab(
         assert sorted(output(client.call(name))[0] for name in shared) == ["ledger", "notes"]
         listed = {t.name: t for t in client.list_tools()}
         assert listed["view_notes__board__listNotes"].annotations.readOnlyHint is True
+        assert listed["view_notes__board__pinNote"].annotations.destructiveHint is True  # needs the person
         assert listed["view_notes__board__pinNote"].inputSchema["properties"]["text"]["type"] == "string"
 
         # A read applies at once.

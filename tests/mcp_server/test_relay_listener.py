@@ -319,3 +319,24 @@ async def test_a_program_posing_as_the_relay_gets_no_tools_and_no_secret(relay: 
         await tab.pump
     assert session.next == "stop" and "could not prove" in str(session.refusal)
     assert [m["type"] for m in seen] == ["auth"] and secret not in json.dumps(seen)
+
+
+async def test_cancelling_a_call_cancels_it_in_the_tab(relay: Relay) -> None:
+    tab = await _paired_tab(relay)
+    await relay.wait_tools(2)
+    waiting = asyncio.ensure_future(relay.link.call("view_bank__vault__openDrawer", {"drawer": "d1"}))
+    while not tab.registry.confirmations.pending():
+        await asyncio.sleep(0.01)
+    assert tab.context._calls  # the page runs it, waiting for the person
+    waiting.cancel()  # what MCP cancellation does to the bridge's call
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    for _ in range(200):
+        if not tab.context._calls:
+            break
+        await asyncio.sleep(0.01)
+    assert not tab.context._calls  # the page's call ended (CANCELLED), its answer went nowhere
+    for item in tab.registry.confirmations.pending():
+        tab.registry.confirmations.resolve(item.confirmation_id, approved=True)
+    await asyncio.sleep(0.05)
+    assert tab.vault.opened == []

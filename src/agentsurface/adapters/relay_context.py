@@ -2,9 +2,11 @@
 projects them (so a relay call runs the same pipeline as a WebMCP call: approvals, policies,
 limits, typed refusals), and one connection's handshake with the relay.
 
-``RelayModelContext`` is a ``ModelContext`` of shape ``incremental`` whose "browser" is the
-relay: ``WebMCPAdapter(model_context=RelayModelContext())`` keeps it up to date, and it sends the
-whole listing to the relay (coalesced) whenever it changes while a connection is welcomed.
+``RelayModelContext`` is a ``ModelContext`` whose "browser" is the relay, in the shape of the
+current spec (``abortable``: tools with a title and every annotation the contract gives, withdrawn
+one by one; no ``requestUserInteraction``, so confirmations wait for the page's own dialog).
+``WebMCPAdapter(model_context=RelayModelContext())`` keeps it up to date, and it sends the whole
+listing to the relay (coalesced) whenever it changes while a connection is welcomed.
 ``RelayClientSession`` runs one connection's side of ``relay_protocol``; the socket, the secret's
 storage and the pairing dialog are the ``RelayHost`` the browser layer supplies.
 """
@@ -30,7 +32,7 @@ def _frame(**fields: Any) -> str:
 class RelayModelContext:
     """The tools the adapter registered, mirrored to the welcomed connection (if any)."""
 
-    shape: Shape = "incremental"
+    shape: Shape = "abortable"
 
     def __init__(self) -> None:
         self._tools: dict[str, WebMCPTool] = {}
