@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import sys
+from collections import deque
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, TextIO
@@ -98,7 +99,8 @@ class RelayListener:
         self.sources = sources
         self.port = 0
         self._server: Server | None = None
-        self.refusals: list[tuple[str | None, str]] = []  # (origin, reason), for the log and tests
+        # (origin, reason) of the latest refusals, for tests: bounded, a hostile client may loop.
+        self.refusals: deque[tuple[str | None, str]] = deque(maxlen=100)
 
     async def start(self, port: int) -> None:
         self._server = await serve(
