@@ -10,7 +10,7 @@ import json
 import sys
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp import types
 from mcp.server.lowlevel import NotificationOptions, Server
@@ -22,6 +22,9 @@ from ..testing.webmcp_results import Tool
 from .errors import PageGone, page_gone
 from .options import BridgeOptions
 from .page import PageLink
+
+if TYPE_CHECKING:
+    from .relay.link import RelayLink
 from .results import call_result, error_result, mcp_tool
 
 SERVER_NAME = "agentsurface"
@@ -59,7 +62,13 @@ class Bridge:
         )
         self.server.request_handlers[types.ListToolsRequest] = self._list_tools
         self.server.request_handlers[types.CallToolRequest] = self._call_tool
-        self.link = PageLink(options, self.mark_changed)
+        self.link: PageLink | RelayLink
+        if options.relay:
+            from .relay.link import RelayLink
+
+            self.link = RelayLink(options, self.mark_changed)
+        else:
+            self.link = PageLink(options, self.mark_changed)
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self._listed: str | None = None  # the listing the clients were last told about
         self._tools: dict[str, Tool] = {}
@@ -73,7 +82,8 @@ class Bridge:
             await self.link.open()
         except Exception as exc:
             self.failed = exc
-            print(f"agentsurface mcp: could not open {self.options.url}: {exc}", file=sys.stderr)
+            where = "the relay" if self.options.relay else self.options.url
+            print(f"agentsurface mcp: could not open {where}: {exc}", file=sys.stderr)
             stop()
             return
         self.mark_changed()
@@ -134,6 +144,13 @@ class Bridge:
 
 
 def _instructions(options: BridgeOptions) -> str:
+    if options.relay:
+        return (
+            "The tools of the browser tabs connected to this relay (agentsurface), as each page declares "
+            "them; a tool two tabs offer is listed once per tab, prefixed with the tab's id (t3-name). "
+            "Consequential calls wait until the person approves them in that tab; a refusal comes back "
+            "as a result with isError and a typed error (code, message, retry, details)."
+        )
     return (
         f"The tools of the web page {options.url}, as the page declares them (agentsurface). "
         "Consequential calls wait until the person approves them in the page; a refusal comes back "

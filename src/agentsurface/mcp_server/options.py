@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from .._core.errors import AgentSurfaceError
+from ..adapters.relay_protocol import DEFAULT_PORT as DEFAULT_RELAY_PORT
 
 # Chromium's WebMCP testing API (document.modelContext.getTools/executeTool) is what the bridge
 # drives; without the flag, --polyfill injects the vendored polyfill instead.
@@ -28,6 +29,10 @@ class BridgeOptions:
     allow_origins: tuple[str, ...] = ()
     http_port: int | None = None
     host: str = "127.0.0.1"
+    # --relay: tabs of the person's own browser connect to a loopback WebSocket (no browser here).
+    relay: bool = False
+    relay_port: int = DEFAULT_RELAY_PORT
+    pairings: str | None = None  # the pairings file (default: the platform's config folder)
 
     @property
     def origin(self) -> str:
@@ -45,7 +50,9 @@ def origin_of(url: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("url", help="the page whose WebMCP tools to serve, e.g. http://127.0.0.1:8000/index.html")
+    parser.add_argument(
+        "url", nargs="?", help="the page whose WebMCP tools to serve, e.g. http://127.0.0.1:8000/index.html"
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--browser", metavar="PATH", help="the Chromium to launch (default: chromium on PATH)")
     where.add_argument(
@@ -62,7 +69,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ORIGIN",
         action="append",
         default=[],
-        help="also expose tools of this origin (repeatable); by default only URL's origin",
+        help="also expose tools of this origin (repeatable); by default only URL's origin. With --relay: "
+        "this origin's tabs connect without pairing",
+    )
+    relay = parser.add_argument_group("relay (tabs of your own browser, no CDP)")
+    relay.add_argument(
+        "--relay",
+        action="store_true",
+        help="instead of opening URL, serve the tools of tabs that opt in (connect_relay) over a loopback WebSocket",
+    )
+    relay.add_argument(
+        "--relay-port", metavar="PORT", type=int, default=DEFAULT_RELAY_PORT,
+        help=f"the relay's port on 127.0.0.1 (default {DEFAULT_RELAY_PORT})",
+    )
+    relay.add_argument(
+        "--relay-pairings", metavar="FILE",
+        help="the file of paired origins and their secrets (default: relay-pairings.json in your config folder)",
     )
     parser.add_argument(
         "--http",
@@ -73,16 +95,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def from_namespace(args: argparse.Namespace) -> BridgeOptions:
+    if getattr(args, "relay", False):
+        return _relay_options(args)
+    if args.url is None:
+        raise OptionsError("give the page's URL, or --relay to serve the tabs that connect to the relay")
     url = str(args.url)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.netloc):
         raise OptionsError(f"URL must be an http(s) address such as http://127.0.0.1:8000/index.html, not {url!r}")
-    allowed = []
-    for given in args.allow_origin:
-        origin = origin_of(given)
-        if urlsplit(given).scheme not in ("http", "https") or not urlsplit(given).netloc:
-            raise OptionsError(f"--allow-origin takes an origin such as https://example.com, not {given!r}")
-        allowed.append(origin)
+    allowed = _allowed_origins(args.allow_origin)
     if args.http is not None and not 0 <= args.http <= 65535:
         raise OptionsError(f"--http takes a port number (0-65535), not {args.http}")
     browser = args.browser
@@ -101,4 +122,34 @@ def from_namespace(args: argparse.Namespace) -> BridgeOptions:
         polyfill=bool(args.polyfill),
         allow_origins=tuple(allowed),
         http_port=args.http,
+    )
+
+
+def _allowed_origins(given: list[str]) -> list[str]:
+    allowed = []
+    for value in given:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise OptionsError(f"--allow-origin takes an origin such as https://example.com, not {value!r}")
+        allowed.append(origin_of(value))
+    return allowed
+
+
+def _relay_options(args: argparse.Namespace) -> BridgeOptions:
+    if args.url is not None:
+        raise OptionsError("--relay serves the tabs that connect to it: give no URL")
+    for name in ("browser", "cdp", "polyfill", "headless"):
+        if getattr(args, name, None):
+            raise OptionsError(f"--relay launches no browser: --{name} does not apply")
+    if not 0 <= args.relay_port <= 65535:
+        raise OptionsError(f"--relay-port takes a port number (0-65535), not {args.relay_port}")
+    if args.http is not None and not 0 <= args.http <= 65535:
+        raise OptionsError(f"--http takes a port number (0-65535), not {args.http}")
+    return BridgeOptions(
+        url="",
+        allow_origins=tuple(_allowed_origins(args.allow_origin)),
+        http_port=args.http,
+        relay=True,
+        relay_port=args.relay_port,
+        pairings=args.relay_pairings,
     )
