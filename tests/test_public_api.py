@@ -255,6 +255,7 @@ PUBLIC: dict[str, list[str]] = {
         "RegistrationRefused",
         "passkey_procedures",
     ],
+    "agentsurface.page.relay": ["RelayConnection", "connect_relay"],
     "agentsurface.page": [
         "INSTANCE_ATTRIBUTE",
         "Attachment",

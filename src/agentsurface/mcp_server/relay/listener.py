@@ -25,6 +25,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from ..._core.base_error import AgentSurfaceError
 from ...adapters.relay_protocol import (
     MAX_FRAME_BYTES,
     PROTOCOL,
@@ -84,7 +85,7 @@ _NOT_NOW = {
 }
 
 
-class _Refused(Exception):
+class _Refused(AgentSurfaceError):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
