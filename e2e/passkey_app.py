@@ -7,6 +7,11 @@ The approval procedures stand in for the server-minted challenges of the confirm
 challenge is minted per caller, used once, and its assertion verified by
 :meth:`Passkeys.verify_assertion` in the call's own transaction, next to the effect it approves
 (a row in ``approvals``).
+
+``domain:e2e.stamp`` is a procedure of the confirmation flow itself (the relay's approval e2e
+calls it through a page's ``BackendBridge``): served with ``approval=passkeys.level``, it needs a
+server-minted challenge answered by the person's approval in the page, signed by their passkey
+once they have one (the server's ``verify_presence``); each applied call is a row in ``stamps``.
 """
 
 from __future__ import annotations
@@ -52,6 +57,18 @@ APPROVAL_OPTIONS = ProcedureContract(
     description="Mint a challenge for the caller and the WebAuthn options to answer it.",
     effect="server-query",
 )
+STAMP_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"account": {"type": "string", "maxLength": 64}, "note": {"type": "string", "maxLength": 200}},
+    "required": ["account", "note"],
+    "additionalProperties": False,
+}
+STAMP = ProcedureContract(
+    id="domain:e2e.stamp",
+    description="Stamp the account with a note (needs the person's approval, and their passkey once they have one).",
+    effect="server-mutation",
+    input=STAMP_INPUT,
+)
 APPROVE = ProcedureContract(
     id="domain:e2e.approve",
     description="Apply one approved effect when the assertion answers the caller's challenge.",
@@ -63,6 +80,11 @@ APPROVE = ProcedureContract(
         "additionalProperties": False,
     },
 )
+
+
+def _tables(db: Any) -> None:
+    db.execute("CREATE TABLE IF NOT EXISTS approvals (id INTEGER PRIMARY KEY, caller TEXT NOT NULL)")
+    db.execute("CREATE TABLE IF NOT EXISTS stamps (id INTEGER PRIMARY KEY, caller TEXT NOT NULL, account TEXT, note TEXT)")
 
 
 def person(caller: Caller) -> str:
@@ -91,9 +113,7 @@ class PasskeyApp:
         self.url = f"http://localhost:{self.port}"
         self.store = open_store(
             f"sqlite:///{folder}/passkeys.sqlite3",
-            setup=lambda db: db.execute(
-                "CREATE TABLE IF NOT EXISTS approvals (id INTEGER PRIMARY KEY, caller TEXT NOT NULL)"
-            ),
+            setup=_tables,
         )
         self.config = PasskeyConfig(
             rp_id="localhost",
@@ -111,9 +131,11 @@ class PasskeyApp:
                 *self.passkeys.procedures(),
                 serve(APPROVAL_OPTIONS, self._options, permissions={"approve"}),
                 serve(APPROVE, self._approve, permissions={"approve"}),
+                serve(STAMP, self._stamp, permissions={"approve"}, approval=self.passkeys.level),
             ],
             authenticate=self._authenticate,
             store=self.store,
+            verify_presence=self.passkeys.verify_presence,
         )
         app = Starlette(routes=[procedures.mount("/api/agent"), Mount("/", Files(directory=ROOT))])
         self._server = uvicorn.Server(server_config(app, log_level="warning", access_log=False, lifespan="off"))
@@ -154,6 +176,30 @@ class PasskeyApp:
                 raise precondition_failed("used", "This challenge was used already.")
         call.db.execute("INSERT INTO approvals (caller) VALUES (?)", (call.caller.id,))
         return {"approved": True}
+
+    @staticmethod
+    def _stamp(call: ProcedureCall, value: dict[str, Any]) -> dict[str, Any]:
+        call.db.execute(
+            "INSERT INTO stamps (caller, account, note) VALUES (?, ?, ?)", (call.caller.id, value["account"], value["note"])
+        )
+        return {"stamped": value["account"], "note": value["note"]}
+
+    def stamps(self) -> list[tuple[str, str, str]]:
+        """The applied stamps: (caller, account, note), in order."""
+        return self.store.run(
+            lambda db: [tuple(r) for r in db.execute("SELECT caller, account, note FROM stamps ORDER BY id").fetchall()]
+        )
+
+    def challenges(self) -> list[tuple[str, str, bool]]:
+        """The challenges the server minted: (procedure, level, spent), oldest first."""
+        return self.store.run(
+            lambda db: [
+                (str(r[0]), str(r[1]), bool(r[2]))
+                for r in db.execute(
+                    "SELECT procedure_id, level, spent_at IS NOT NULL FROM agentsurface_challenges ORDER BY expires_at, id"
+                ).fetchall()
+            ]
+        )
 
     def approvals(self) -> int:
         return int(self.store.run(lambda db: db.execute("SELECT COUNT(*) FROM approvals").fetchone()[0]))

@@ -94,16 +94,31 @@ def open_tab(browsers: Browsers) -> Iterator[OpenTab]:
     contexts: list[BrowserContext] = []
 
     def open_one(origin: str, relay: RelayProcess, app: str) -> PageRun:
-        context = browsers.get("plain").new_context(viewport={"width": 1200, "height": 800})
-        context.set_default_timeout(PAGE_TIMEOUT_MS)
-        contexts.append(context)
-        page = context.new_page()
-        run = PageRun(page=page, context=context, variant="plain", url=f"{origin}{PAGE}?relay={relay.port}&app={app}")
-        page.on("console", lambda message: run.console.append((message.type, message.text)))
-        page.goto(run.url)
-        return run
+        return new_tab(browsers, contexts, f"{origin}{PAGE}?relay={relay.port}&app={app}")
 
     yield open_one
+    close_tabs(contexts)
+
+
+def new_tab(
+    browsers: Browsers, contexts: list[BrowserContext], url: str, *, variant: str = "plain",
+    before_goto: Callable[[BrowserContext], object] | None = None,
+) -> PageRun:
+    """``url`` in a fresh context of a shared Chromium (``plain``: without WebMCP), watched by the
+    page-error guard; the context is added to ``contexts`` (for :func:`close_tabs`)."""
+    context = browsers.get(variant).new_context(viewport={"width": 1200, "height": 800})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    contexts.append(context)
+    if before_goto is not None:
+        before_goto(context)
+    page = context.new_page()
+    run = PageRun(page=page, context=context, variant=variant, url=url)
+    page.on("console", lambda message: run.console.append((message.type, message.text)))
+    page.goto(run.url)
+    return run
+
+
+def close_tabs(contexts: list[BrowserContext]) -> None:
     for context in contexts:
         with contextlib.suppress(Exception):
             context.close()
