@@ -9,6 +9,8 @@ the person's passkey (Chrome's virtual authenticator) once they registered one. 
 person nothing is applied, and the agent's attempts get the same typed refusals as over WebMCP
 (the same page on Chromium's WebMCP, for comparison). The relay sends no input events: the page
 records every input event from before its scripts run; the only ones are the test's own.
+A call the agent cancels (MCP cancellation) applies nothing, at the dialog or at the
+authenticator, and leaves nothing behind that refuses the person's next approval.
 
 The page is served at ``http://localhost:PORT`` (WebAuthn refuses IP addresses as relying party
 ids), one origin the person pairs as in e2e/test_relay.py.
@@ -286,3 +288,32 @@ def test_a_passkey_approval_is_the_persons_authenticator_in_the_tab(
     made_up = refusal(client.call(TOOL, HOSTILE_INPUTS["made-up-assertion"]))
     assert made_up["code"] == "INVALID_INPUT"
     assert app.stamps() == [("alice~agent", ACCOUNT, "with a passkey")] and len(app.challenges()) == 2
+
+    # Nobody at the authenticator: the call waits there (no assertion, nothing applied) until
+    # the agent gives up (MCP cancellation), which ends the ceremony too: the person's next
+    # approval is not refused as "a request is already pending" (it was, before
+    # passkey_presence aborted the ceremony of a call given up on).
+    authenticator.verified(True)
+    authenticator.presence(False)
+    forget_inputs(page)
+    request_id, pending = client.start_call(TOOL, {"note": "nobody there"})
+    waits_for_the_person(tab, pending, app, "nobody there")
+    WebMCPAgent(page).approve()
+    client.wait_for(lambda: len(app.challenges()) == 3, "the server's challenge for the call", CALL_TIMEOUT_S)
+    page.wait_for_timeout(1_000)
+    assert not pending.done()  # at the authenticator
+    client.cancel(request_id)
+    with pytest.raises(McpError, match="cancelled"):
+        pending.result(timeout=CALL_TIMEOUT_S)
+    assert app.stamps() == [("alice~agent", ACCOUNT, "with a passkey")]
+    assert app.challenges()[2:] == [("domain:e2e.stamp", "webauthn", False)]
+    only_the_persons_click(page, APPROVE_ID)
+    authenticator.presence(True)
+    forget_inputs(page)
+    _, pending = client.start_call(TOOL, {"note": "back at the authenticator"})
+    waits_for_the_person(tab, pending, app, "back at the authenticator")
+    WebMCPAgent(page).approve()
+    assert output(pending.result(timeout=CALL_TIMEOUT_S)) == {"stamped": ACCOUNT, "note": "back at the authenticator"}
+    assert app.stamps()[1:] == [("alice~agent", ACCOUNT, "back at the authenticator")]
+    assert app.challenges()[3:] == [("domain:e2e.stamp", "webauthn", True)]
+    only_the_persons_click(page, APPROVE_ID)

@@ -15,6 +15,7 @@ and turns the browser's refusals (the person cancelled, no authenticator, timeou
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -285,6 +286,13 @@ async def register_passkey(
     return dict(registered) if isinstance(registered, dict) else {}
 
 
+def _abort_controller() -> Any:
+    """A JS ``AbortController`` (its ``signal`` for a ceremony, ``abort()`` to end it)."""
+    import js
+
+    return js.AbortController.new()
+
+
 def passkey_presence(
     base_url: str, *, headers: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None
 ) -> Callable[[str, Any, Any], Awaitable[dict[str, Any]]]:
@@ -292,7 +300,10 @@ def passkey_presence(
     server for the person's passkeys (``passkeys.assertionOptions``), then has the person answer
     the challenge's nonce with their authenticator (:func:`assert_presence`). When the person
     cancels (or there is no authenticator), the call fails with CONFIRMATION_INVALID, reason
-    ``passkey-denied``::
+    ``passkey-denied``. A call given up on while the person is at the authenticator (the agent
+    cancelled it, it timed out, its component unmounted) aborts the ceremony: the browser's
+    passkey prompt goes away, and the next approval is not refused as "a request is already
+    pending"::
 
         bridge = BackendBridge("/api/agent", headers=auth, presence=passkey_presence("/api/agent", headers=auth))
     """
@@ -303,8 +314,14 @@ def passkey_presence(
         public_key = options.get("publicKey") if isinstance(options, dict) else None
         if not isinstance(public_key, dict):
             raise PasskeyError("NetworkError", "the server sent no passkey options")
+        ceremony = _abort_controller()
         try:
-            return await assert_presence({**public_key, "challenge": str(challenge.nonce)})
+            return await assert_presence({**public_key, "challenge": str(challenge.nonce)}, signal=ceremony.signal)
+        except asyncio.CancelledError:
+            # The awaited JS promise does not stop with this task: the ceremony would go on in
+            # the browser, for nobody, until its own timeout.
+            ceremony.abort()
+            raise
         except PasskeyError as refused:
             # The person cancelled, timed out or has no such authenticator here: nothing to send.
             raise CapabilityFailure(
