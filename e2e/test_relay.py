@@ -85,12 +85,19 @@ OpenTab = Callable[[str, RelayProcess, str], PageRun]
 
 
 @pytest.fixture
-def open_tab(browsers: Browsers) -> Iterator[OpenTab]:
+def relay(tmp_path: Path) -> Iterator[RelayProcess]:
+    with RelayProcess(free_port(), tmp_path) as started:
+        yield started
+
+
+@pytest.fixture
+def open_tab(browsers: Browsers, relay: RelayProcess) -> Iterator[OpenTab]:
     """A tab of ``origin`` running ``app`` for ``relay``, in a fresh context of the Chromium
     without WebMCP (watched by the page-error guard). Not ``open_page``: its offline guard routes
     every request through this process, which would stall the page's loading whenever the test
     waits on the MCP client instead of on Playwright; these pages only ever load from their
-    own loopback server."""
+    own loopback server. It depends on ``relay`` so that its tabs close before the relay stops:
+    a tab that lost its relay retries, and Chromium logs each failed attempt as a console error."""
     contexts: list[BrowserContext] = []
 
     def open_one(origin: str, relay: RelayProcess, app: str) -> PageRun:
@@ -165,82 +172,80 @@ def hostile_clients(relay: RelayProcess, notes_origin: str, ledger_origin: str, 
 
 
 def test_two_origins_list_call_approve_deny_and_a_closed_tab(
-    open_tab: OpenTab, origins: list[str], tmp_path: Path
+    open_tab: OpenTab, relay: RelayProcess, origins: list[str]
 ) -> None:
     notes_origin, ledger_origin = origins[0], origins[1]
-    with RelayProcess(free_port(), tmp_path) as relay:
-        client = relay.client
-        assert client.list_tools() == []
-        notes = open_tab(notes_origin, relay, "notes")
-        pair(notes, relay, notes_origin)
-        ledger = open_tab(ledger_origin, relay, "ledger")
-        pair(ledger, relay, ledger_origin)
-        for run in (notes, ledger):
-            assert run.page.evaluate("() => 'modelContext' in document || 'modelContext' in navigator") is False
-        names = client.wait_for_tools(NOTES | LEDGER)
-        shared = sorted(n for n in names if n.endswith("-" + INFO))
-        assert len(shared) == 2 and INFO not in names  # one name, two tabs: prefixed, never mixed
-        assert sorted(output(client.call(name))[0] for name in shared) == ["ledger", "notes"]
-        listed = {t.name: t for t in client.list_tools()}
-        assert listed["view_notes__board__listNotes"].annotations.readOnlyHint is True
-        assert listed["view_notes__board__pinNote"].annotations.destructiveHint is True  # needs the person
-        assert listed["view_notes__board__pinNote"].inputSchema["properties"]["text"]["type"] == "string"
+    client = relay.client
+    assert client.list_tools() == []
+    notes = open_tab(notes_origin, relay, "notes")
+    pair(notes, relay, notes_origin)
+    ledger = open_tab(ledger_origin, relay, "ledger")
+    pair(ledger, relay, ledger_origin)
+    for run in (notes, ledger):
+        assert run.page.evaluate("() => 'modelContext' in document || 'modelContext' in navigator") is False
+    names = client.wait_for_tools(NOTES | LEDGER)
+    shared = sorted(n for n in names if n.endswith("-" + INFO))
+    assert len(shared) == 2 and INFO not in names  # one name, two tabs: prefixed, never mixed
+    assert sorted(output(client.call(name))[0] for name in shared) == ["ledger", "notes"]
+    listed = {t.name: t for t in client.list_tools()}
+    assert listed["view_notes__board__listNotes"].annotations.readOnlyHint is True
+    assert listed["view_notes__board__pinNote"].annotations.destructiveHint is True  # needs the person
+    assert listed["view_notes__board__pinNote"].inputSchema["properties"]["text"]["type"] == "string"
 
-        # A read applies at once.
-        read = client.call("view_notes__board__listNotes")
-        assert read.isError is False and output(read) == ["first"]
+    # A read applies at once.
+    read = client.call("view_notes__board__listNotes")
+    assert read.isError is False and output(read) == ["first"]
 
-        # An approved write applies once the person clicks Approve in that tab's own dialog.
-        _, pending = client.start_call("view_notes__board__pinNote", {"text": "from the agent"})
-        shown = WebMCPAgent(notes.page).approve()
-        assert "from the agent" in shown
-        written = pending.result(timeout=60)
-        assert written.isError is False and output(written) == 2
-        assert state(notes)["data"] == ["first", "from the agent"]
+    # An approved write applies once the person clicks Approve in that tab's own dialog.
+    _, pending = client.start_call("view_notes__board__pinNote", {"text": "from the agent"})
+    shown = WebMCPAgent(notes.page).approve()
+    assert "from the agent" in shown
+    written = pending.result(timeout=60)
+    assert written.isError is False and output(written) == 2
+    assert state(notes)["data"] == ["first", "from the agent"]
 
-        # A denied one does not.
-        _, pending = client.start_call("view_ledger__book__recordPayment", {"cents": 500})
-        WebMCPAgent(ledger.page).deny()
-        denied = pending.result(timeout=60)
-        assert denied.isError is True and (denied.structuredContent or {})["code"] == "CONFIRMATION_INVALID"
-        assert state(ledger)["data"] == []
+    # A denied one does not.
+    _, pending = client.start_call("view_ledger__book__recordPayment", {"cents": 500})
+    WebMCPAgent(ledger.page).deny()
+    denied = pending.result(timeout=60)
+    assert denied.isError is True and (denied.structuredContent or {})["code"] == "CONFIRMATION_INVALID"
+    assert state(ledger)["data"] == []
 
-        # Hostile local clients are refused and add no tool.
-        secret = notes.page.evaluate(f"() => localStorage.getItem('agentsurface-relay-secret:{relay.address}')")
-        assert isinstance(secret, str) and secret not in relay.log()  # the secret is never printed
-        hostile_clients(relay, notes_origin, ledger_origin, secret)
-        assert client.tool_names() == names
+    # Hostile local clients are refused and add no tool.
+    secret = notes.page.evaluate(f"() => localStorage.getItem('agentsurface-relay-secret:{relay.address}')")
+    assert isinstance(secret, str) and secret not in relay.log()  # the secret is never printed
+    hostile_clients(relay, notes_origin, ledger_origin, secret)
+    assert client.tool_names() == names
 
-        # A tab closed while its call waits for the person answers a typed error; its tools go.
-        changes = client.list_changed_count()
-        _, pending = client.start_call("view_notes__board__pinNote", {"text": "never"})
-        WebMCPAgent(notes.page).wait_for_dialog()
-        notes.page.close()
-        gone = pending.result(timeout=60)
-        assert gone.isError is True and (gone.structuredContent or {})["code"] == "COMPONENT_UNMOUNTED"
-        client.wait_for(lambda: client.list_changed_count() > changes, "list_changed after the tab closed")
-        after = client.wait_for_tools(LEDGER | {INFO}, absent=NOTES)
-        assert not any(n.endswith("-" + INFO) for n in after)  # no clash left: the plain name again
+    # A tab closed while its call waits for the person answers a typed error; its tools go.
+    changes = client.list_changed_count()
+    _, pending = client.start_call("view_notes__board__pinNote", {"text": "never"})
+    WebMCPAgent(notes.page).wait_for_dialog()
+    notes.page.close()
+    gone = pending.result(timeout=60)
+    assert gone.isError is True and (gone.structuredContent or {})["code"] == "COMPONENT_UNMOUNTED"
+    client.wait_for(lambda: client.list_changed_count() > changes, "list_changed after the tab closed")
+    after = client.wait_for_tools(LEDGER | {INFO}, absent=NOTES)
+    assert not any(n.endswith("-" + INFO) for n in after)  # no clash left: the plain name again
 
 
 def test_an_origin_the_person_did_not_pair_sees_nothing(
-    open_tab: OpenTab, origins: list[str], tmp_path: Path
+    open_tab: OpenTab, relay: RelayProcess, origins: list[str]
 ) -> None:
     stranger = origins[2]
-    with RelayProcess(free_port(), tmp_path) as relay:
-        run = open_tab(stranger, relay, "notes")
-        relay.pairing_code(stranger)
-        run.page.locator(PAIRING).get_by_role("button", name="Don't connect", exact=True).click()
-        final = wait_state(run, lambda s: s["status"] == "stopped", "stopped after the person declined")
-        assert final["refusal"] == "declined" and final["welcomes"] == 0
-        relay.wait_for_log(f"refused {stranger}: the person declined")
-        assert relay.client.list_tools() == []
-        assert relay.pairings.exists() is False  # nothing was paired
-        # A reload asks again (the person may change their mind), still nothing without the code.
-        run.page.reload()
-        relay.wait_for_log(re_count(stranger, 2))
-        run.page.locator(PAIRING).wait_for(state="visible")
-        assert relay.client.list_tools() == []
+    run = open_tab(stranger, relay, "notes")
+    relay.pairing_code(stranger)
+    run.page.locator(PAIRING).get_by_role("button", name="Don't connect", exact=True).click()
+    final = wait_state(run, lambda s: s["status"] == "stopped", "stopped after the person declined")
+    assert final["refusal"] == "declined" and final["welcomes"] == 0
+    relay.wait_for_log(f"refused {stranger}: the person declined")
+    assert relay.client.list_tools() == []
+    assert relay.pairings.exists() is False  # nothing was paired
+    # A reload asks again (the person may change their mind), still nothing without the code.
+    run.page.reload()
+    relay.wait_for_log(re_count(stranger, 2))
+    run.page.locator(PAIRING).wait_for(state="visible")
+    assert relay.client.list_tools() == []
 
 
 def re_count(origin: str, times: int) -> str:
@@ -249,20 +254,25 @@ def re_count(origin: str, times: int) -> str:
 
 
 @pytest.mark.allow_page_errors(WS_FAILED)
-def test_a_restarted_relay_is_rejoined(open_tab: OpenTab, origins: list[str], tmp_path: Path) -> None:
+def test_a_restarted_relay_is_rejoined(browsers: Browsers, origins: list[str], tmp_path: Path) -> None:
     origin, port = origins[0], free_port()
-    relay = RelayProcess(port, tmp_path)
+    contexts: list[BrowserContext] = []  # its own tabs: this test starts and stops relays itself
     try:
-        run = open_tab(origin, relay, "notes")
-        pair(run, relay, origin)
-        relay.client.wait_for_tools(NOTES)
+        relay = RelayProcess(port, tmp_path)
+        try:
+            run = new_tab(browsers, contexts, f"{origin}{PAGE}?relay={port}&app=notes")
+            pair(run, relay, origin)
+            relay.client.wait_for_tools(NOTES)
+        finally:
+            relay.close()
+        # The relay is gone: the page notices, and fails at least once to reach it (the console error).
+        wait_state(run, lambda s: s["status"] != "welcomed" and s["failures"] >= 1, "a failed reconnection")
+        with RelayProcess(port, tmp_path) as again:
+            again.client.wait_for_tools(NOTES, timeout_s=90)
+            current = state(run)
+            assert current["welcomes"] == 2 and "asks to pair" not in again.log()  # rejoined, not re-paired
+            read = again.client.call("view_notes__board__listNotes")
+            assert read.isError is False and output(read) == ["first"]
+            close_tabs(contexts)
     finally:
-        relay.close()
-    # The relay is gone: the page notices, and fails at least once to reach it (the console error).
-    wait_state(run, lambda s: s["status"] != "welcomed" and s["failures"] >= 1, "a failed reconnection")
-    with RelayProcess(port, tmp_path) as again:
-        again.client.wait_for_tools(NOTES, timeout_s=90)
-        current = state(run)
-        assert current["welcomes"] == 2 and "asks to pair" not in again.log()  # rejoined, not re-paired
-        read = again.client.call("view_notes__board__listNotes")
-        assert read.isError is False and output(read) == ["first"]
+        close_tabs(contexts)
