@@ -48,7 +48,12 @@ DEMO_PENDING_CONFIRMATION = """async () => {
     await mc.executeTool(await tool('view_devices__filters__setFilters'), {status: 'offline', city: 'Milan'});
     await mc.executeTool(await tool('view_devices__table__selectVisible'), {});
     window.idleCall = mc.executeTool(await tool('domain_devices__disable'), {reason: 'left idle'});
-    window.idleCall.catch(() => {});  // read by nobody: the dialog just stays open
+    // Nobody answers: the dialog just stays open. Should the call end instead, its outcome is kept
+    // for the test's message (a call refused before any dialog would otherwise be a bare timeout).
+    window.idleCall.then(
+        (result) => { window.idleOutcome = JSON.stringify(result); },
+        (error) => { window.idleOutcome = String(error); },
+    );
 }"""
 DIALOG_OPEN = (
     "() => { const b = document.getElementById('agentsurface-confirm-approve'); return !!b && b.offsetParent !== null; }"
@@ -95,7 +100,10 @@ def test_every_page_stays_silent_when_left_idle(open_page: Any, demo_url: str) -
         if spec.then is not None:
             run.page.evaluate(spec.then)
         if spec.until is not None:
-            run.page.wait_for_function(spec.until, timeout=30_000)
+            # Also stops waiting when the pending call ended (the dialog never came), saying how.
+            run.page.wait_for_function(f"() => ({spec.until})() || window.idleOutcome !== undefined", timeout=60_000)
+            reached = run.page.evaluate(spec.until)
+            assert reached, f"{spec.name}: the call ended before its dialog: {run.page.evaluate('window.idleOutcome')}"
         ready_at[spec.name] = time.monotonic()
         at_ready[spec.name] = _problems(run)
     assert len(ready_at) == len(PAGES)
