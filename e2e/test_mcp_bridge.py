@@ -401,6 +401,10 @@ def test_polyfill_gives_a_chromium_without_webmcp_the_tools(chromium_executable:
             refused = client.call("view_devices__filters__setFilters", {"status": 5})
             assert refused.isError is True and refused.structuredContent is not None
             assert refused.structuredContent["code"] == "INVALID_INPUT"
+        except AssertionError as failed:
+            # What the bridge said (its Chromium, the page's boot) is the only clue to a timeout.
+            errlog.seek(0)
+            raise AssertionError(f"{failed}\n--- the bridge's stderr ---\n{errlog.read()[-6000:]}") from failed
         finally:
             client.close()
 
