@@ -151,6 +151,13 @@ async def test_names_are_kept_and_prefixed_only_on_a_clash() -> None:
     # A tab naming a tool like another tab's prefixed name does not take it over.
     sources.set_tools(s2, [_tool("read"), _tool("t1-read")])
     assert sources.routes()["t1-read"] == (s1, "read")
+    # Nor does one that connected first: its look-alike name is prefixed in turn.
+    first = SourceRegistry(lambda: None)
+    s3, s4, s5 = (first.add(A, FakeTab().send) for _ in range(3))
+    first.set_tools(s3, [_tool("t2-read")])
+    first.set_tools(s4, [_tool("read")])
+    first.set_tools(s5, [_tool("read")])
+    assert first.routes()["t2-read"] == (s4, "read") and first.routes()["t1-t2-read"] == (s3, "t2-read")
     assert sources.set_tools(s1, [_tool("a"), _tool("a")]) is not None  # repeated: refused
     assert sources.set_tools(s1, "nope") is not None
     sources.remove(s2, "closed")

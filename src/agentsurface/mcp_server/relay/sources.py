@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,10 @@ from ..._core.errors import AgentSurfaceError
 from ...adapters.relay_protocol import MAX_TOOLS, checked_tool
 from ...testing.webmcp_results import Tool, parse_tool
 from ..errors import PageGone
+
+# A tab's own name in the form of a prefixed one (t2-read) is always prefixed itself: otherwise a
+# tab that connected first could list t2-read and take the calls meant for the second tab's read.
+LOOKS_PREFIXED = re.compile(r"t[0-9]+-")
 
 SendText = Callable[[str], Awaitable[None]]
 
@@ -96,7 +101,7 @@ class SourceRegistry:
         routes: dict[str, tuple[Source, str]] = {}
         for source in self._sources:
             for name in source.tools:
-                listed = f"{source.id}-{name}" if counts[name] > 1 else name
+                listed = f"{source.id}-{name}" if counts[name] > 1 or LOOKS_PREFIXED.match(name) else name
                 routes.setdefault(listed, (source, name))  # the first tab keeps a clash
         return routes
 
