@@ -7,7 +7,10 @@ that exists afterwards and did not exist before. Each one must be *static*:
 - an ``AgentComponent`` subclass with ``type=`` must come from a ``class`` statement at the top
   level of a module of the app, and be bound in that module under its own name;
 - a ``ComponentContract`` or ``ProcedureContract`` object must be assigned at the top level of a
-  module of the app by a direct constructor call: ``NAME = ProcedureContract(...)``.
+  module of the app by a direct constructor call: ``NAME = ProcedureContract(...)``;
+- a procedure declared by an app's own route (``agentsurface.fastapi.procedure``,
+  ``agentsurface.django.procedure``) must decorate a ``def`` at the top level of its module,
+  bound there under its own name; it is recorded as that function.
 
 Anything else is *dynamic* and fails completeness instead of being dropped: a class defined
 inside a function, a class made by ``type(...)``, a contract returned by a factory function or
@@ -43,6 +46,7 @@ from types import ModuleType
 from .._core.contracts import ComponentContract, ProcedureContract
 from .._core.contracts.authoring import AgentComponent
 from .._core.contracts.external import normalize_distribution
+from .._core.contracts.procedures import route_contract
 from .attribution import DistributionIndex, Shipper, is_within
 from .config import ProjectConfig
 from .errors import CompileError, Problem
@@ -60,6 +64,7 @@ class Declaration:
     name: str
     file: str
     distribution: Shipper | None = None  # the installed distribution that contributes it, if any
+    route: bool = False  # declared by decorating an app's route (the function ``name``)
 
 
 def _live_contracts() -> set[Contract]:
@@ -138,7 +143,7 @@ class _AppModules:
         self.project = normalize_distribution(config.name)
         self.preloaded = preloaded
         self.index = DistributionIndex()
-        self._trees: dict[str, tuple[set[str], set[str]] | None] = {}
+        self._trees: dict[str, tuple[set[str], set[str], set[str]] | None] = {}
 
     def shipper(self, module: ModuleType | None, name: str) -> Shipper | None:
         """The installed distribution (not the project itself) that ships a module of another package."""
@@ -178,8 +183,9 @@ class _AppModules:
         except ValueError:  # outside the project root (e.g. a python-path entry above it)
             return module.__name__.replace(".", "/") + ".py"
 
-    def top_level(self, module: ModuleType) -> tuple[set[str], set[str]]:
-        """(names of top-level classes, names assigned a contract constructor call at top level)."""
+    def top_level(self, module: ModuleType) -> tuple[set[str], set[str], set[str]]:
+        """(names of top-level classes, names assigned a contract constructor call at top level,
+        names of top-level functions)."""
         cached = self._trees.get(module.__name__)
         if cached is None:
             cached = _scan(getattr(module, "__file__", None))
@@ -187,19 +193,22 @@ class _AppModules:
         return cached
 
 
-def _scan(filename: str | None) -> tuple[set[str], set[str]]:
+def _scan(filename: str | None) -> tuple[set[str], set[str], set[str]]:
     classes: set[str] = set()
     constructed: set[str] = set()
+    functions: set[str] = set()
     if not filename or not filename.endswith(".py"):
-        return classes, constructed
+        return classes, constructed, functions
     tree = ast.parse(Path(filename).read_text(encoding="utf-8"), filename)
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             classes.add(node.name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _is_constructor(node.value):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             constructed.update(t.id for t in targets if isinstance(t, ast.Name))
-    return classes, constructed
+    return classes, constructed, functions
 
 
 def _is_constructor(value: ast.expr | None) -> bool:
@@ -255,10 +264,17 @@ def _locate_class(cls: type, app: _AppModules) -> Declaration | Problem:
 
 def _locate_instance(contract: Contract, app: _AppModules) -> Declaration | Problem:
     for module in app.modules():
-        constructed = app.top_level(module)[1]
+        _, constructed, functions = app.top_level(module)
         for name, value in sorted(vars(module).items()):
             if value is contract and name in constructed:
                 return Declaration(contract, module.__name__, name, app.file(module))
+            if (
+                name in functions
+                and route_contract(value) is contract
+                and getattr(value, "__qualname__", None) == name
+                and getattr(value, "__module__", None) == module.__name__
+            ):
+                return Declaration(contract, module.__name__, name, app.file(module), route=True)
     for module in app.others():
         if not any(value is contract for value in vars(module).values()):
             continue
@@ -274,7 +290,7 @@ def _locate_instance(contract: Contract, app: _AppModules) -> Declaration | Prob
         "dynamic-declaration",
         f"{kind} {contract.id!r} was built at import time where the compiler cannot locate it "
         f"(a function, loop, comprehension or container); write NAME = {kind}(...) at the top "
-        "level of a module of the app",
+        "level of a module of the app, or decorate a top-level route function",
         contract.id,
     )
 

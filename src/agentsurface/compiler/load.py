@@ -29,7 +29,7 @@ from .._core.contracts.authority import CapabilityAuthority, create_capability_a
 from .._core.contracts.external import ExternalContractError
 from .._core.contracts.procedures import ProcedureContract
 from .._core.errors import AuthorityError
-from .._core.schemas.schema import Schema
+from .._core.schemas.schema import Schema, schema_from_json
 
 __all__ = [
     "ExternalContractError",
@@ -126,13 +126,16 @@ def _committed_procedure(entry: Mapping[str, Any]) -> ProcedureContract:
         raise AuthorityError(f"contract.json: procedure {entry.get('id')!r} has no contract or origin")
     where = (str(origin.get("module")), str(origin.get("name")), str(entry.get("hash")))
     output = body.get("outputSchema")
+    route = origin.get("route") is True
     try:
         contract = ProcedureContract(
             id=body["id"],
             description=body["description"],
             effect=body["effect"],
-            input=CommittedSchema(body["inputSchema"], _declared(where, "input")),
-            output=None if output is None else CommittedSchema(output, _declared(where, "output")),
+            input=CommittedSchema(body["inputSchema"], _declared(where, "input", route, body["inputSchema"])),
+            output=None
+            if output is None
+            else CommittedSchema(output, _declared(where, "output", route, output)),
             idempotent=body.get("idempotent"),
             reversible=body.get("reversible"),
             confirmation=body.get("confirmation"),
@@ -151,8 +154,13 @@ def _committed_procedure(entry: Mapping[str, Any]) -> ProcedureContract:
     return contract
 
 
-def _declared(origin: tuple[str, str, str], part: str) -> Callable[[], Schema]:
-    """The declaring contract's schema, imported on first use (it must be the reviewed one)."""
+def _declared(origin: tuple[str, str, str], part: str, route: bool, committed: Any) -> Callable[[], Schema]:
+    """The declaring contract's schema, imported on first use (it must be the reviewed one).
+    A procedure declared by an app's route lives in server code the page cannot import (the web
+    framework): there the committed JSON Schema itself decides, and the server, which validates
+    with the route's own models, refuses the rest."""
+    if route:
+        return lambda: schema_from_json(committed)
 
     def load() -> Schema:
         module, name, reviewed = origin

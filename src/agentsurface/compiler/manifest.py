@@ -105,6 +105,8 @@ def build_contract(config: ProjectConfig, declarations: Sequence[Declaration]) -
         origin: dict[str, JsonValue] = {"module": where.module, "name": where.name, "file": where.file}
         if where.distribution is not None:
             origin["distribution"] = where.distribution.name
+        if where.route:  # the page never imports a route's module: its JSON Schema decides there
+            origin["route"] = True
         entries.append({**entry, "origin": origin})
     rows = sorted((row for d in declarations for row in _capability_rows(d)), key=lambda r: str(r["id"]))
     external = contributors(config, declarations, entries, rows)

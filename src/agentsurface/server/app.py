@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import anyio
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -88,6 +90,7 @@ class _Call:
     input: str | None = None
     confirmation: ConfirmationEvidence | None = None
     limit_key: str = ""
+    request: Request | None = None
 
 
 def _utc_now() -> datetime:
@@ -143,6 +146,7 @@ class ProcedureServer:
                 "(save_challenge, claim_challenge, spend_challenge)",
             )
         self._clock = clock
+        self._apply_threads: anyio.CapacityLimiter | None = None
         self._upkeep = Upkeep(store, audit, self._sampler, self.limits, clock)
         self.manifest = manifest_json([p.info() for p in self.procedures.values()])
         calls = Route(PROCEDURES_PREFIX + "{path:path}", self._call, methods=["POST"])
@@ -189,7 +193,7 @@ class ProcedureServer:
         return JSONResponse({"ok": True, "store": "ready"}, headers={"Cache-Control": "no-store"})
 
     async def _call(self, request: Request) -> Response:
-        call = _Call(DOMAIN_PREFIX + str(request.path_params["path"]))
+        call = _Call(DOMAIN_PREFIX + str(request.path_params["path"]), request=request)
         self._upkeep.maybe_start()
         try:
             served = await self._admit(request, call)
@@ -205,7 +209,13 @@ class ProcedureServer:
                 limits.clock_skew,
                 self._verify_confirmation,
             )
-            settlement = await run_in_threadpool(self._apply, call, served, value)
+            # A pool of its own: an implementation that calls the app's route waits for that
+            # route's own worker thread, which must never queue behind the calls holding it.
+            if self._apply_threads is None:
+                self._apply_threads = anyio.CapacityLimiter(40)
+            settlement = await anyio.to_thread.run_sync(
+                self._apply, call, served, value, limiter=self._apply_threads
+            )
         except Refusal as refusal:
             await self._trail.refusal(call, refusal)
             body = {**refusal.extra, **error_body(refusal.error, call.invocation_id)}
@@ -231,7 +241,7 @@ class ProcedureServer:
 
     async def _admit(self, request: Request, call: _Call) -> ServedProcedure:
         """Steps 1-4: who is calling, how often, what, and whether they may."""
-        caller = await self._authenticate(request)
+        caller, refused = await self._authenticate(request)
         call.caller = caller
         client = request.client.host if request.client else "unknown"
         call.limit_key = f"caller:{caller.scope}" if caller else f"anon:{client}"
@@ -248,7 +258,7 @@ class ProcedureServer:
             if wait is not None:
                 raise Refusal(rate_limited(wait))
         if caller is None:
-            raise Refusal(not_authenticated())
+            raise refused or Refusal(not_authenticated())
         served = self.procedures.get(call.procedure_id)
         if served is None:
             raise Refusal(not_found())
@@ -256,7 +266,9 @@ class ProcedureServer:
             raise Refusal(not_authorized())
         return served
 
-    async def _authenticate(self, request: Request) -> Caller | None:
+    async def _authenticate(self, request: Request) -> tuple[Caller | None, Refusal | None]:
+        """The caller, or None and the hook's own typed refusal if it raised one (answered
+        after the rate limit, like any unknown caller)."""
         try:
             hook = self._authenticate_hook
             if inspect.iscoroutinefunction(hook):
@@ -265,6 +277,11 @@ class ProcedureServer:
                 caller = await run_in_threadpool(hook, request)
                 if inspect.isawaitable(caller):
                     caller = await caller
+        except Refusal as refusal:
+            if refusal.error.code not in ("NOT_AUTHENTICATED", "NOT_AUTHORIZED"):
+                log.error("the authenticate hook refused with %s", refusal.error.code)
+                return None, Refusal(execution_failed(transient=False))
+            return None, refusal  # the app's own answer: its dependency's 403 is NOT_AUTHORIZED
         except self._transient:
             log.warning("the authenticate hook could not reach the store", exc_info=True)
             raise Refusal(execution_failed(transient=True)) from None
@@ -274,7 +291,7 @@ class ProcedureServer:
         if caller is not None and not isinstance(caller, Caller):
             log.error("the authenticate hook returned %r, not a Caller or None", type(caller).__name__)
             raise Refusal(execution_failed(transient=False))
-        return caller
+        return caller, None
 
     async def _read_input(self, request: Request, call: _Call, served: ServedProcedure) -> Any:
         """Step 5: the envelope, strictly parsed; the input re-validated by the contract."""
@@ -349,7 +366,9 @@ class ProcedureServer:
                 if refused is not None:
                     error = challenges.invalid(refused).error
                     return Outcome(http_status(error), error_body(error, invocation_id), keep=False, record=False)
-            ctx = ProcedureCall(served.id, caller, invocation_id, db, self._clock(), call.confirmation)
+            ctx = ProcedureCall(
+                served.id, caller, invocation_id, db, self._clock(), call.confirmation, call.request
+            )
             try:
                 output = self._output(served, served.implementation(ctx, value))
             except CapabilityFailure as exc:

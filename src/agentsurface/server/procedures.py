@@ -60,6 +60,10 @@ class ProcedureCall:
     db: Any  # the store's connection, inside this call's transaction
     now: datetime
     confirmation: ConfirmationEvidence | None = None
+    # The HTTP request the call came in on (a Starlette ``Request``): procedures served from an
+    # app's own routes (agentsurface.fastapi, agentsurface.django) call the route with its
+    # cookies and headers. Read it, never trust it: the caller is ``caller``.
+    request: Any = None
 
 
 Implementation = Callable[[ProcedureCall, Any], Any]

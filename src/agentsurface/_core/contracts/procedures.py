@@ -254,3 +254,18 @@ def _make_reference(
     mint(ref)
     return ref
 
+
+
+# A function decorated as a procedure by a framework integration (agentsurface.fastapi,
+# agentsurface.django) carries its declaration under this attribute: an object whose
+# ``contract`` is the ProcedureContract. The compiler finds such a contract through the
+# top-level function that declares it.
+ROUTE_MARKER = "__agentsurface_procedure__"
+
+
+def route_contract(obj: object) -> ProcedureContract | None:
+    """The procedure contract a framework route declares, if ``obj`` is such a function."""
+    if not callable(obj):
+        return None
+    contract = getattr(getattr(obj, ROUTE_MARKER, None), "contract", None)
+    return contract if isinstance(contract, ProcedureContract) else None

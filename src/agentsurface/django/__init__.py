@@ -1,0 +1,1 @@
+"""Procedures from a Django project's own views (``pip install 'agentsurface[django]'``)."""

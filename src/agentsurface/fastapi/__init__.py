@@ -1,0 +1,100 @@
+"""Procedures from a FastAPI app's own path operations (``pip install 'agentsurface[fastapi]'``).
+
+Mark a route the app already runs; serve the marked ones through the procedure pipeline,
+inside the same app and process::
+
+    from agentsurface.fastapi import AgentProcedures, procedure
+
+    @app.delete("/expenses/{expense_id}", response_model=Deleted)
+    @procedure("domain:expenses.delete", effect="destructive", approval="confirm")
+    def delete_expense(expense_id: int, user: User = Depends(current_user)) -> Deleted: ...
+
+    app.mount("/api/agent", AgentProcedures(app, caller=agent_caller, store=open_store(dsn)))
+
+The route's path and query parameters and its request model become the procedure's input
+schema, its return annotation (or ``output=``) the output schema; the compiler records the
+contract as the decorated function. ``caller`` is a FastAPI dependency (it may use ``Depends``
+and ``Security``) returning the :class:`~agentsurface.server.Caller` or None; the route then runs
+with the person's own request (cookies, headers, the app's dependencies), after the pipeline's
+steps: authentication, rate limit, permissions, the envelope's limits, the server-minted
+approval, idempotency by invocation id, audit. Routes not marked are never procedures.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from .. import DefinitionError, ProcedureContract
+from ..server.procedures import Approval
+from ..server.routes import RouteProcedure, mark, route_rules
+from ._inputs import return_model, route_inputs
+from ._serving import AgentProcedures
+
+F = TypeVar("F", bound=Callable[..., Any])
+_UNSET: Any = object()
+
+
+def _described(function: Callable[..., Any], description: str | None) -> str:
+    if description is not None:
+        return description
+    doc = inspect.getdoc(function) or ""
+    return doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+
+
+def procedure(
+    id: str,
+    *,
+    effect: str,
+    description: str | None = None,
+    output: Any = _UNSET,
+    permissions: Iterable[str] = (),
+    require_confirmation: bool = False,
+    approval: Approval | None = None,
+    confirmation: str | None = None,
+    idempotent: bool | None = None,
+    reversible: bool | None = None,
+    audit: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+    untrusted_output: bool = False,
+    policies: Sequence[str] = (),
+) -> Callable[[F], F]:
+    """Declare the path operation below it as the procedure ``id`` (``domain:...``).
+
+    Put it under the route decorator (``@app.post(...)`` on top). ``effect``, ``description``
+    (default: the docstring's first paragraph) and the governance fields are the
+    :class:`~agentsurface.ProcedureContract`'s; ``output`` overrides the return annotation as the
+    output schema (``None``: no output schema). ``permissions``, ``require_confirmation`` and
+    ``approval`` are :func:`agentsurface.server.serve`'s; a procedure that needs approval asks the
+    page for its dialog too (``confirmation="required"`` unless given)."""
+
+    def decorate(function: F) -> F:
+        if not callable(function):
+            raise DefinitionError("INVALID_DEFINITION", f"{function!r} is not a function", path=str(id))
+        text = _described(function, description)
+        inputs = route_inputs(function, str(id))
+        out = return_model(function) if output is _UNSET else output
+        perms, required, level = route_rules(
+            str(id), permissions=permissions, require_confirmation=require_confirmation, approval=approval
+        )
+        contract = ProcedureContract(
+            id=id,
+            description=text,
+            effect=effect,  # type: ignore[arg-type]  # checked by the contract
+            input=inputs.model,
+            output=out,
+            idempotent=idempotent,
+            reversible=reversible,
+            confirmation=confirmation if confirmation is not None else ("required" if required else None),  # type: ignore[arg-type]
+            audit=audit,  # type: ignore[arg-type]
+            meta=meta,
+            untrusted_output=untrusted_output,
+            policies=policies,
+        )
+        return mark(function, RouteProcedure(contract, perms, required, level, inputs))
+
+    return decorate
+
+
+__all__ = ["AgentProcedures", "procedure"]

@@ -1,0 +1,329 @@
+"""Serving a FastAPI app's marked routes through the procedure pipeline, in the same process.
+
+A call that passed the pipeline's steps runs the route itself: its own ASGI handler, on a
+request made from the person's (the same cookies and headers, the app's state and the scope
+its middleware set), with the validated input as the path, query and JSON body the route
+reads. The route's dependencies run as they do for the app's own pages; its answer comes back
+as the procedure's output, or as the typed refusal its status means. The app's ``caller``
+dependency is solved the same way, on a hidden route of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import anyio.from_thread
+from fastapi import Depends, FastAPI
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, TypeAdapter
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Scope
+
+from .. import CapabilityFailure, DefinitionError
+from .._core.jsonvalue import thaw
+from ..server.app import ProcedureServer
+from ..server.challenges import VerifyPresence
+from ..server.config import Audit, ServerLimits
+from ..server.errors import Refusal
+from ..server.evidence import VerifyConfirmation
+from ..server.procedures import Caller, ProcedureCall, ServedProcedure
+from ..server.ratelimit import RateLimit
+from ..server.routes import declared_by, issues_from_errors, json_output, refusal_for_status
+from ..server.stores import InvocationStore
+from ._inputs import RouteInputs
+
+log = logging.getLogger("agentsurface.fastapi")
+
+_CALLER = "agentsurface.caller"
+# The person's request headers the route must not see from the procedure call: its body is
+# ours (JSON, our length), and the pipeline's own headers are not the app's business.
+_DROPPED = {b"content-length", b"content-type", b"transfer-encoding", b"x-agentsurface-channel", b"expect"}
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class _Answer(Exception):  # internal: a route's refusal, on its way out
+    def __init__(self, status: int, detail: object = None, issues: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(status)
+        self.status, self.detail, self.issues = status, detail, issues
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    raise _Answer(exc.status_code, exc.detail)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    raise _Answer(422, None, issues_from_errors(exc.errors()))
+
+
+class AgentProcedures(ProcedureServer):
+    """The procedure server of ``app``'s marked routes; mount it in the same app:
+    ``app.mount("/api/agent", AgentProcedures(app, caller=..., store=...))``.
+
+    Create it once the app's routes are all included: it serves the routes marked with
+    :func:`~agentsurface.fastapi.procedure` at that moment (each function on one route).
+    ``caller`` is a FastAPI dependency (a function that may take ``Depends``/``Security``
+    parameters, as any of the app's dependencies) returning the :class:`~agentsurface.server.Caller`,
+    or None for an unknown person; raising ``HTTPException(401)`` or ``(403)`` answers
+    NOT_AUTHENTICATED or NOT_AUTHORIZED. ``app.dependency_overrides`` apply to it as to the
+    routes. The other options are :class:`~agentsurface.server.ProcedureServer`'s."""
+
+    def __init__(
+        self,
+        app: FastAPI,
+        *,
+        caller: Callable[..., Any],
+        store: InvocationStore,
+        rate_limit: RateLimit | None = None,
+        limits: ServerLimits | None = None,
+        audit: Audit | None = None,
+        verify_confirmation: VerifyConfirmation | None = None,
+        verify_presence: VerifyPresence | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        if not isinstance(app, FastAPI):
+            raise DefinitionError("INVALID_DEFINITION", f"{app!r} is not a FastAPI app")
+        if not callable(caller):
+            raise DefinitionError("INVALID_DEFINITION", "caller must be a FastAPI dependency (a callable)")
+        self.fastapi_app = app
+        self._who = APIRoute("/", _who_endpoint(caller), dependency_overrides_provider=app)
+        super().__init__(
+            self._served_routes(app.routes),
+            authenticate=self._caller,
+            store=store,
+            rate_limit=rate_limit,
+            limits=limits,
+            audit=audit,
+            verify_confirmation=verify_confirmation,
+            verify_presence=verify_presence,
+            clock=clock,
+        )
+
+    # ------------------------------------------------------------------ building
+
+    def _served_routes(self, routes: Iterable[Any]) -> list[ServedProcedure]:
+        served: dict[str, ServedProcedure] = {}
+        for route in routes:
+            if not isinstance(route, APIRoute):
+                continue
+            declared = declared_by(route.endpoint)
+            if declared is None:
+                continue
+            if declared.contract.id in served:
+                raise DefinitionError(
+                    "DUPLICATE_CAPABILITY",
+                    f"{route.endpoint.__qualname__} is the endpoint of more than one route; a procedure is one route",
+                    path=declared.contract.id,
+                )
+            inputs = declared.route
+            assert isinstance(inputs, RouteInputs)
+            _check_route(route, inputs, declared.contract.output, declared.contract.id)
+            served[declared.contract.id] = declared.served(partial(self._run_route, route, inputs))
+        return list(served.values())
+
+    # ------------------------------------------------------------------ the caller
+
+    async def _caller(self, request: Request) -> Caller | None:
+        scope = self._scope(request, "GET", "/", b"", [], {})
+        try:
+            status, _, _ = await _run(self._who.app, scope, b"")
+        except _Answer as answer:
+            status = answer.status
+            if status in (401, 403):
+                raise Refusal(refusal_for_status(status, answer.detail).error) from None
+        if status in (401, 403):
+            raise Refusal(refusal_for_status(status).error)
+        if status != 204:
+            log.error("the caller dependency answered HTTP %s", status)
+            raise RuntimeError("the caller dependency failed")
+        found = scope.get(_CALLER)
+        if found is not None and not isinstance(found, Caller):
+            log.error("the caller dependency returned %r, not a Caller or None", type(found).__name__)
+            raise RuntimeError("the caller dependency returned something else than a Caller")
+        return found
+
+    # ------------------------------------------------------------------ the call
+
+    def _run_route(self, route: APIRoute, inputs: RouteInputs, call: ProcedureCall, value: Any) -> Any:
+        """The implementation (in the pipeline's worker thread, inside the call's transaction):
+        the route, on the event loop, with the person's request."""
+        if not isinstance(call.request, Request):
+            raise CapabilityFailure(refusal_for_status(500).error)
+        return anyio.from_thread.run(self._call_route, route, inputs, call.request, value)
+
+    async def _call_route(self, route: APIRoute, inputs: RouteInputs, request: Request, value: Any) -> Any:
+        data = value.model_dump(mode="json", by_alias=True, exclude_unset=True) if isinstance(value, BaseModel) else dict(value)
+        path_names = {param.alias for param in _flat(route.dependant, "path_params")}
+        path_params = {name: data[name] for name in path_names if name in data}
+        query = [(name, data[name]) for name in inputs.scalars if name in data and name not in path_names]
+        if inputs.body_mode == "flat":
+            body: Any = {k: v for k, v in data.items() if k not in inputs.scalars}
+        elif inputs.body_mode == "single":
+            body = data.get(inputs.body[0])
+        elif inputs.body_mode == "embedded":
+            body = {name: data[name] for name in inputs.body if name in data}
+        else:
+            body = None
+        raw = b"" if inputs.body_mode == "none" else json.dumps(body, separators=(",", ":")).encode()
+        method = _method(route)
+        scope = self._scope(request, method, _url_path(route, path_params), raw, query, path_params)
+        scope["route"] = route
+        scope["endpoint"] = route.endpoint
+        try:
+            status, headers, payload = await _run(route.app, scope, raw)
+        except _Answer as answer:
+            raise refusal_for_status(answer.status, answer.detail, answer.issues) from None
+        if status >= 300:
+            raise refusal_for_status(status, _detail(payload))
+        try:
+            return json_output(payload, headers.get("content-type"))
+        except ValueError as exc:
+            log.error("%s answered what is not JSON: %s", route.path, exc)
+            raise refusal_for_status(500) from None
+
+    def _scope(
+        self,
+        request: Request,
+        method: str,
+        path: str,
+        body: bytes,
+        query: list[tuple[str, Any]],
+        path_params: dict[str, Any],
+    ) -> Scope:
+        original = request.scope
+        headers = [(k, v) for k, v in original.get("headers", []) if k.lower() not in _DROPPED]
+        if body:
+            headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        app = self.fastapi_app
+        root = str(original.get("app_root_path", ""))
+        handlers = {k: v for k, v in app.exception_handlers.items() if not isinstance(k, int)}
+        statuses = {k: v for k, v in app.exception_handlers.items() if isinstance(k, int)}
+        handlers[HTTPException] = _http_exception
+        handlers[RequestValidationError] = _validation_error
+        for status in (401, 403):
+            statuses.pop(status, None)
+        scope: Scope = {
+            **original,
+            "type": "http",
+            "method": method,
+            "root_path": root,
+            "path": root + path,
+            "raw_path": (root + path).encode(),
+            "query_string": urlencode([(k, _query_text(v)) for k, v in query], doseq=True).encode(),
+            "headers": headers,
+            "path_params": path_params,
+            "app": app,
+            "router": app.router,
+            "starlette.exception_handlers": (handlers, statuses),
+        }
+        return scope
+
+
+def _who_endpoint(caller: Callable[..., Any]) -> Callable[..., Any]:
+    async def who(request: Request, found: Any = Depends(caller)) -> Response:  # noqa: B008  # FastAPI's way
+        request.scope[_CALLER] = found
+        return Response(status_code=204)
+
+    return who
+
+
+async def _run(app: ASGIApp, scope: Scope, body: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Run an ASGI app on ``scope`` with ``body``; its status, headers and whole body."""
+    sent = False
+    status = 500
+    headers: dict[str, str] = {}
+    chunks: list[bytes] = []
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+            for key, value in message.get("headers", []):
+                headers[key.decode("latin-1").lower()] = value.decode("latin-1")
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, headers, b"".join(chunks)
+
+
+def _flat(dependant: Any, kind: str) -> list[Any]:
+    found = list(getattr(dependant, kind, []))
+    for sub in getattr(dependant, "dependencies", []):
+        found += _flat(sub, kind)
+    return found
+
+
+def _method(route: APIRoute) -> str:
+    methods = sorted(m for m in route.methods or () if m != "HEAD")
+    return methods[0] if methods else "GET"
+
+
+def _url_path(route: APIRoute, path_params: dict[str, Any]) -> str:
+    path = route.path_format
+    for name, value in path_params.items():
+        path = path.replace("{" + name + "}", quote(_query_text(value), safe=""))
+    return path
+
+
+def _query_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return str(value)
+
+
+def _detail(payload: bytes) -> object:
+    try:
+        parsed = json.loads(payload)
+    except ValueError:
+        return None
+    return parsed.get("detail") if isinstance(parsed, dict) else None
+
+
+def _check_route(route: APIRoute, inputs: RouteInputs, output: Any, contract_id: str) -> None:
+    """The route FastAPI built must read what the contract's input gives it."""
+    where = f"{sorted(route.methods or ())} {route.path}"
+    missing = sorted({p.alias for p in _flat(route.dependant, "path_params")} - set(inputs.scalars))
+    if missing:
+        raise DefinitionError(
+            "INVALID_DEFINITION", f"{where}: the path parameters {missing} are not in the procedure's input", path=contract_id
+        )
+    if route.response_model is not None:
+        if output is None:
+            raise DefinitionError(
+                "INVALID_DEFINITION",
+                f"{where} has a response_model: annotate the function's return type with it, or pass output=",
+                path=contract_id,
+            )
+        declared = TypeAdapter(route.response_model).json_schema(mode="validation")
+        if thaw(output.json_schema) != declared:
+            raise DefinitionError(
+                "INVALID_DEFINITION",
+                f"{where}: the route's response_model and the procedure's output schema differ",
+                path=contract_id,
+            )
+
+
+__all__ = ["AgentProcedures"]
