@@ -224,8 +224,10 @@ PUBLIC: dict[str, list[str]] = {
         "authority_from_bundle",
         "authority_from_contract",
         "parse_contract",
+        "procedures_from_bundle",
         "procedures_from_contract",
     ],
+    "agentsurface.fastapi": ["AgentProcedures", "procedure"],
     "agentsurface.cli": ["main"],
     "agentsurface.browser.jsvalues": ["attribute", "closest", "is_nullish", "js_get", "js_or_none"],
     "agentsurface.browser.passkeys": [

@@ -36,6 +36,7 @@ __all__ = [
     "authority_from_bundle",
     "authority_from_contract",
     "parse_contract",
+    "procedures_from_bundle",
     "procedures_from_contract",
 ]
 
@@ -72,6 +73,10 @@ def authority_from_bundle(distribution: str | None = None) -> CapabilityAuthorit
     """The authority over the contract ``agentsurface bundle`` shipped inside the app's wheel
     (loaded by the page with ``data-packages="<app>"``). ``distribution`` names the app when the
     page loads several bundled apps."""
+    return authority_from_contract(_bundled_text(distribution))
+
+
+def _bundled_text(distribution: str | None) -> str:
     from importlib import metadata
 
     found: list[tuple[str, str]] = []
@@ -91,7 +96,14 @@ def authority_from_bundle(distribution: str | None = None) -> CapabilityAuthorit
     if len(found) > 1:
         names = sorted(name for name, _ in found)
         raise AuthorityError(f"several bundled apps carry a contract ({names}): pass distribution=")
-    return authority_from_contract(found[0][1])
+    return found[0][1]
+
+
+def procedures_from_bundle(distribution: str | None = None) -> dict[str, ProcedureContract]:
+    """The procedure contracts of the contract ``agentsurface bundle`` shipped inside the app's
+    wheel, by id (:func:`procedures_from_contract` of that file): what a page references when its
+    procedures are declared in server code it never imports (an app's routes, say)."""
+    return procedures_from_contract(_bundled_text(distribution))
 
 
 def procedures_from_contract(source: str | bytes | Mapping[str, Any]) -> dict[str, ProcedureContract]:

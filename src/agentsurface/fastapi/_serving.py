@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -101,7 +103,7 @@ class AgentProcedures(ProcedureServer):
         self.fastapi_app = app
         self._who = APIRoute("/", _who_endpoint(caller), dependency_overrides_provider=app)
         super().__init__(
-            self._served_routes(app.routes),
+            self._served_routes(app),
             authenticate=self._caller,
             store=store,
             rate_limit=rate_limit,
@@ -114,24 +116,22 @@ class AgentProcedures(ProcedureServer):
 
     # ------------------------------------------------------------------ building
 
-    def _served_routes(self, routes: Iterable[Any]) -> list[ServedProcedure]:
+    def _served_routes(self, app: FastAPI) -> list[ServedProcedure]:
         served: dict[str, ServedProcedure] = {}
-        for route in routes:
-            if not isinstance(route, APIRoute):
-                continue
-            declared = declared_by(route.endpoint)
+        for found in _operations(app.routes):
+            declared = declared_by(found.endpoint)
             if declared is None:
                 continue
             if declared.contract.id in served:
                 raise DefinitionError(
                     "DUPLICATE_CAPABILITY",
-                    f"{route.endpoint.__qualname__} is the endpoint of more than one route; a procedure is one route",
+                    f"{found.endpoint.__qualname__} is the endpoint of more than one route; a procedure is one route",
                     path=declared.contract.id,
                 )
             inputs = declared.route
             assert isinstance(inputs, RouteInputs)
-            _check_route(route, inputs, declared.contract.output, declared.contract.id)
-            served[declared.contract.id] = declared.served(partial(self._run_route, route, inputs))
+            _check_route(found, inputs, declared.contract.output, declared.contract.id)
+            served[declared.contract.id] = declared.served(partial(self._run_route, found, inputs))
         return list(served.values())
 
     # ------------------------------------------------------------------ the caller
@@ -157,18 +157,17 @@ class AgentProcedures(ProcedureServer):
 
     # ------------------------------------------------------------------ the call
 
-    def _run_route(self, route: APIRoute, inputs: RouteInputs, call: ProcedureCall, value: Any) -> Any:
+    def _run_route(self, route: _Operation, inputs: RouteInputs, call: ProcedureCall, value: Any) -> Any:
         """The implementation (in the pipeline's worker thread, inside the call's transaction):
         the route, on the event loop, with the person's request."""
         if not isinstance(call.request, Request):
             raise CapabilityFailure(refusal_for_status(500).error)
         return anyio.from_thread.run(self._call_route, route, inputs, call.request, value)
 
-    async def _call_route(self, route: APIRoute, inputs: RouteInputs, request: Request, value: Any) -> Any:
+    async def _call_route(self, route: _Operation, inputs: RouteInputs, request: Request, value: Any) -> Any:
         data = value.model_dump(mode="json", by_alias=True, exclude_unset=True) if isinstance(value, BaseModel) else dict(value)
-        path_names = {param.alias for param in _flat(route.dependant, "path_params")}
-        path_params = {name: data[name] for name in path_names if name in data}
-        query = [(name, data[name]) for name in inputs.scalars if name in data and name not in path_names]
+        path_params = {name: data[name] for name in route.path_names if name in data}
+        query = [(name, data[name]) for name in inputs.scalars if name in data and name not in route.path_names]
         if inputs.body_mode == "flat":
             body: Any = {k: v for k, v in data.items() if k not in inputs.scalars}
         elif inputs.body_mode == "single":
@@ -178,20 +177,24 @@ class AgentProcedures(ProcedureServer):
         else:
             body = None
         raw = b"" if inputs.body_mode == "none" else json.dumps(body, separators=(",", ":")).encode()
-        method = _method(route)
-        scope = self._scope(request, method, _url_path(route, path_params), raw, query, path_params)
-        scope["route"] = route
-        scope["endpoint"] = route.endpoint
+        path, raw_path = _url_path(route.path_format, path_params)
+        scope = self._scope(request, route.method, path, raw, query, {})
+        scope["raw_path"] = (scope["root_path"] + raw_path).encode()
         try:
-            status, headers, payload = await _run(route.app, scope, raw)
+            # Through the app's router, as a request to that URL would go: the route's prefix,
+            # its router's dependencies and its own all apply (the middleware already ran).
+            status, headers, payload = await _run(self.fastapi_app.router, scope, raw)
         except _Answer as answer:
             raise refusal_for_status(answer.status, answer.detail, answer.issues) from None
+        if scope.get("endpoint") is not route.endpoint:
+            log.error("%s %s reached another route than %s", route.method, route.path_format, route.endpoint.__qualname__)
+            raise refusal_for_status(500)
         if status >= 300:
             raise refusal_for_status(status, _detail(payload))
         try:
             return json_output(payload, headers.get("content-type"))
         except ValueError as exc:
-            log.error("%s answered what is not JSON: %s", route.path, exc)
+            log.error("%s answered what is not JSON: %s", route.path_format, exc)
             raise refusal_for_status(500) from None
 
     def _scope(
@@ -267,23 +270,51 @@ async def _run(app: ASGIApp, scope: Scope, body: bytes) -> tuple[int, dict[str, 
     return status, headers, b"".join(chunks)
 
 
-def _flat(dependant: Any, kind: str) -> list[Any]:
-    found = list(getattr(dependant, kind, []))
-    for sub in getattr(dependant, "dependencies", []):
-        found += _flat(sub, kind)
-    return found
+@dataclass(frozen=True, slots=True)
+class _Operation:
+    """A path operation of the app, wherever it is included (prefix and all)."""
+
+    endpoint: Callable[..., Any]
+    method: str
+    path_format: str
+    response_model: Any
+
+    @property
+    def path_names(self) -> tuple[str, ...]:
+        return tuple(m.group(1) for m in _PATH_PARAM.finditer(self.path_format))
 
 
-def _method(route: APIRoute) -> str:
-    methods = sorted(m for m in route.methods or () if m != "HEAD")
-    return methods[0] if methods else "GET"
+_PATH_PARAM = re.compile(r"{([^}:]+)(?::[^}]*)?}")
 
 
-def _url_path(route: APIRoute, path_params: dict[str, Any]) -> str:
-    path = route.path_format
+def _operations(routes: Iterable[Any]) -> Iterator[_Operation]:
+    """Every path operation of ``routes``: FastAPI's own routes, and the routes of included
+    routers (FastAPI 0.12x+ keeps those behind one entry, with their effective path)."""
+    for route in routes:
+        if isinstance(route, APIRoute):
+            yield _Operation(route.endpoint, _method(route.methods), route.path_format, route.response_model)
+        elif callable(getattr(route, "effective_route_contexts", None)):
+            for context in route.effective_route_contexts():
+                original = getattr(context, "original_route", None)
+                if isinstance(original, APIRoute) and context.endpoint is not None:
+                    yield _Operation(
+                        context.endpoint, _method(context.methods), context.path_format, original.response_model
+                    )
+
+
+def _method(methods: Iterable[str] | None) -> str:
+    found = sorted(m for m in methods or () if m != "HEAD")
+    return found[0] if found else "GET"
+
+
+def _url_path(path_format: str, path_params: dict[str, Any]) -> tuple[str, str]:
+    """The path (decoded, as the router matches it) and its raw form."""
+    path = raw = path_format
     for name, value in path_params.items():
-        path = path.replace("{" + name + "}", quote(_query_text(value), safe=""))
-    return path
+        text = _query_text(value)
+        path = path.replace("{" + name + "}", text)
+        raw = raw.replace("{" + name + "}", quote(text, safe=""))
+    return path, raw
 
 
 def _query_text(value: Any) -> str:
@@ -302,10 +333,10 @@ def _detail(payload: bytes) -> object:
     return parsed.get("detail") if isinstance(parsed, dict) else None
 
 
-def _check_route(route: APIRoute, inputs: RouteInputs, output: Any, contract_id: str) -> None:
-    """The route FastAPI built must read what the contract's input gives it."""
-    where = f"{sorted(route.methods or ())} {route.path}"
-    missing = sorted({p.alias for p in _flat(route.dependant, "path_params")} - set(inputs.scalars))
+def _check_route(route: _Operation, inputs: RouteInputs, output: Any, contract_id: str) -> None:
+    """The route must read what the contract's input gives it."""
+    where = f"{route.method} {route.path_format}"
+    missing = sorted(set(route.path_names) - set(inputs.scalars))
     if missing:
         raise DefinitionError(
             "INVALID_DEFINITION", f"{where}: the path parameters {missing} are not in the procedure's input", path=contract_id
