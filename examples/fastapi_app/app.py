@@ -1,5 +1,6 @@
 # app.py: the page's script, run under Pyodide by agentsurface.js
 import js
+from expenses.surface import Book, ExpenseBook
 from pyodide.http import pyfetch
 
 from agentsurface import AgentSurfaceRegistry, Consumer
@@ -7,7 +8,6 @@ from agentsurface.adapters.webmcp import WebMCPAdapter
 from agentsurface.bridge import BackendBridge
 from agentsurface.compiler.load import authority_from_bundle, procedures_from_bundle
 from agentsurface.page import attach, install_confirmation_dialog, on_state_change
-from expenses.surface import Book, ExpenseBook
 
 book = Book()
 procedures = procedures_from_bundle()  # the routes marked with @procedure, as reviewed

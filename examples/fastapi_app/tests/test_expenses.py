@@ -1,10 +1,11 @@
 """The app with FastAPI's own test client: its routes for the person, and the same routes as the
 agent's procedures, with the approval the server requires and the refusals an agent gets."""
 
-import pytest
-from fastapi.testclient import TestClient
+from datetime import UTC, datetime
 
+import pytest
 from expenses.main import create_app
+from fastapi.testclient import TestClient
 
 
 @pytest.fixture
@@ -13,6 +14,10 @@ def client(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPENSES_AGENT_STORE", f"sqlite:///{tmp_path}/agent.sqlite3")
     with TestClient(create_app()) as client:
         yield client
+
+
+def now():
+    return datetime.now(UTC).isoformat()
 
 
 def sign_in(client, user, password):
@@ -48,10 +53,14 @@ def test_a_delete_needs_the_persons_approval_of_that_very_call(client):
     asked = agent_call(client, "expenses.delete", {"expense_id": 1}, "inv-2")
     assert asked.status_code == 428
     assert asked.json()["error"]["code"] == "CONFIRMATION_REQUIRED"
-    approval = {"challenge": asked.json()["challenge"]["id"], "approvedAt": "2026-01-01T00:00:00Z", "id": "cnf-1"}
+    approval = {"challenge": asked.json()["challenge"]["id"], "approvedAt": now(), "id": "cnf-1"}
     moved = agent_call(client, "expenses.delete", {"expense_id": 2}, "inv-3", confirmation=approval)
     assert moved.json()["error"]["code"] == "CONFIRMATION_INVALID"  # approved for another input
+    assert moved.json()["error"]["details"]["reason"] == "mismatch"
     assert len(client.get("/expenses").json()) == 2
+    approved = agent_call(client, "expenses.delete", {"expense_id": 1}, "inv-3b", confirmation=approval)
+    assert approved.json()["output"] == {"deleted": 1}
+    assert [e["id"] for e in client.get("/expenses").json()] == [2]
 
 
 def test_routes_not_marked_are_not_procedures(client):

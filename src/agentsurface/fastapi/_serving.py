@@ -236,7 +236,7 @@ class AgentProcedures(ProcedureServer):
 
 
 def _who_endpoint(caller: Callable[..., Any]) -> Callable[..., Any]:
-    async def who(request: Request, found: Any = Depends(caller)) -> Response:  # noqa: B008  # FastAPI's way
+    async def who(request: Request, found: Any = Depends(caller)) -> Response:  # FastAPI's way
         request.scope[_CALLER] = found
         return Response(status_code=204)
 
