@@ -128,3 +128,4 @@ def test_bob_cannot_delete_even_when_he_approves(open_page: Any, app_url: str) -
     agent.approve()
     assert pending.result().expect_error().code == "NOT_AUTHORIZED"
     assert "bob's" in agent.call("domain_expenses__list", {}).expect_ok()[0]["note"]
+    assert "bob's" in shown(run)

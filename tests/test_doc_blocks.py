@@ -28,6 +28,7 @@ RUNNABLE_BLOCKS_PER_PAGE = {
     "docs/guides/page-api.md": 1,
     "docs/guides/capabilities.md": 2,
     "docs/guides/passkeys.md": 1,
+    "docs/guides/fastapi.md": 1,
 }
 
 
