@@ -27,7 +27,8 @@ INTEGRATION_PATHS = (
     "bridge/",
     "cli/",
     "demo/",
-    "examples/",  # the examples' own test runs and `agentsurface check`, in subprocesses
+    "examples/",
+    "fastapi_routes/test_on_postgres.py",  # the examples' own test runs and `agentsurface check`, in subprocesses
     "mcp_server/test_relay_listener.py",  # real loopback sockets
     "compiler/test_page_imports.py",
     "compiler/test_procedures_from_contract.py",  # the page side in a fresh interpreter

@@ -24,7 +24,8 @@ def create_tables(path: str) -> None:
 
 
 def get_db() -> Iterator[sqlite3.Connection]:
-    db = sqlite3.connect(database_path())
+    # FastAPI may run this dependency and the route in different worker threads.
+    db = sqlite3.connect(database_path(), check_same_thread=False)
     try:
         with db:  # one transaction per request: committed when the route returns
             yield db
