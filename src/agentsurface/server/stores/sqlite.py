@@ -103,6 +103,7 @@ class SqliteInvocationStore:
         self._all: list[sqlite3.Connection] = []
         self._slots = threading.BoundedSemaphore(self._pool_size)
         self._open_lock = threading.Lock()
+        self._closed = False
         # Writers in this process queue here instead of polling SQLite's busy handler; the
         # busy timeout still orders writers from other processes sharing the file.
         self._write_lock = threading.Lock()
@@ -170,6 +171,8 @@ class SqliteInvocationStore:
         if not self._slots.acquire(timeout=self._pool_timeout):
             raise sqlite3.OperationalError("no free connection in the store's pool (pool_timeout)")
         try:
+            if self._closed:
+                raise StoreMisuse("the store is closed")
             try:
                 db = self._idle.get_nowait()
             except queue.Empty:
@@ -179,7 +182,12 @@ class SqliteInvocationStore:
             try:
                 yield db
             finally:
-                self._idle.put(db)
+                with self._open_lock:
+                    closed = self._closed
+                    if not closed:
+                        self._idle.put(db)
+                if closed:  # the store closed while this one was out: its user closes it
+                    db.close()
         finally:
             self._slots.release()
 
@@ -207,10 +215,17 @@ class SqliteInvocationStore:
             self._write_lock.release()
 
     def close(self) -> None:
+        """Close the connections; later calls are refused (``StoreMisuse``). A connection another
+        thread is using (the background upkeep, a call in flight) is closed when it comes back,
+        never under that thread: SQLite connections are not safe to close from another thread."""
         with self._open_lock:
-            for db in self._all:
-                db.close()
+            self._closed = True
             self._all.clear()
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                break
 
     # ------------------------------------------------------------------ the protocol
 
