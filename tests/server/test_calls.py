@@ -4,6 +4,7 @@ nothing in the app's data."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -170,6 +171,14 @@ async def test_malformed_bodies_get_a_typed_400(
     assert error["code"] == "INVALID_INPUT"
     assert any(fragment in issue["message"] for issue in error["details"]["issues"]), error
     assert snapshot(db_path) == before
+
+
+@pytest.mark.parametrize("key", ["<b>x</b>", "tenantSecret", "x" * 200])
+async def test_a_duplicated_key_is_refused_without_repeating_it(client: httpx.AsyncClient, key: str) -> None:
+    body = json.dumps({"invocationId": "i1", "input": {}})[:-1] + f', "{key}": 1, "{key}": 2}}'
+    response = await post_raw(client, RENAME.id, body.encode(), content_type="application/json")
+    assert response.status_code == 400 and error_of(response)["code"] == "INVALID_INPUT"
+    assert "twice" in response.text and key not in response.text
 
 
 async def test_deep_nesting_is_refused_before_parsing(client: httpx.AsyncClient, db_path: Path) -> None:
