@@ -11,6 +11,7 @@ import anyio
 import httpx
 import pytest
 from mcp import types
+from mcp.shared.exceptions import McpError
 from mcp.shared.message import SessionMessage
 
 from agentsurface.mcp_server.annotations import mcp_annotations
@@ -124,6 +125,19 @@ async def test_the_guard_runs_in_every_session_of_the_bridges_server() -> None:
         assert (await answer())["result"]["structuredContent"] == {"a": 1}
         assert link.calls == [("echo", {"a": 1})]
         tasks.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("name", ["<b>x</b>", "a\nb", "x" * 200])
+async def test_an_unknown_tool_is_named_only_when_it_could_be_a_name(name: str) -> None:
+    bridge, _ = fake_bridge()
+    await bridge.current_tools()
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments={}))
+    with pytest.raises(McpError) as refused:
+        await bridge._call_tool(request)
+    assert name not in refused.value.error.message and "echo" in refused.value.error.message
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name="ech0", arguments={}))
+    with pytest.raises(McpError, match="unknown tool 'ech0'"):
+        await bridge._call_tool(request)
 
 
 def _options(*argv: str) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sys
 import weakref
 from collections.abc import Callable
@@ -155,7 +156,7 @@ class Bridge:
             raise McpError(
                 types.ErrorData(
                     code=types.INVALID_PARAMS,
-                    message=f"unknown tool {name!r}: the page offers {sorted(self._tools)}",
+                    message=f"unknown tool {_said(name)}: the page offers {sorted(self._tools)}",
                 )
             )
         try:
@@ -163,6 +164,15 @@ class Bridge:
         except PageGone as gone:
             return types.ServerResult(error_result(page_gone(gone.reason)))
         return types.ServerResult(call_result(name, outcome))
+
+
+# What MCP allows in a tool name: such a name is repeated in an error (a typo is easy to see),
+# anything else the client sent (markup, control characters, megabytes) is not.
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def _said(name: str) -> str:
+    return repr(name) if _TOOL_NAME.fullmatch(name) else "(a name no tool can have)"
 
 
 def _instructions(options: BridgeOptions) -> str:
