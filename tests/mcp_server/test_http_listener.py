@@ -13,6 +13,7 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,9 +61,14 @@ class Listener:
 Start = Callable[..., Listener]
 
 
+class PageClosed(Exception):
+    pass
+
+
 @pytest.fixture
 def start() -> Iterator[Start]:
-    """Serve a stand-in page with ``serve_http`` (the command's own code) in a thread."""
+    """Serve a stand-in page with ``serve_http`` (the command's own code) in a thread, until
+    the page "fails to open" (how the listener stops by itself, in order)."""
     stops: list[tuple[threading.Event, threading.Thread]] = []
 
     def started(**limits: Any) -> Listener:
@@ -70,14 +76,16 @@ def start() -> Iterator[Start]:
         out = io.StringIO()
         stop = threading.Event()
 
-        async def main() -> None:
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(lambda: serve_http(bridge, 0, out=out, limits=ListenerLimits(**limits)))
-                while not stop.is_set():
-                    await anyio.sleep(0.02)
-                tasks.cancel_scope.cancel()
+        async def open_until_stopped() -> None:
+            while not stop.is_set():
+                await anyio.sleep(0.02)
+            raise PageClosed("the test is over")
 
-        thread = threading.Thread(target=anyio.run, args=(main,), daemon=True)
+        link.open = open_until_stopped  # type: ignore[method-assign]
+        thread = threading.Thread(
+            target=anyio.run, args=(lambda: serve_http(bridge, 0, out=out, limits=ListenerLimits(**limits)),),
+            daemon=True,
+        )
         thread.start()
         stops.append((stop, thread))
         deadline = time.monotonic() + 10
@@ -94,6 +102,7 @@ def start() -> Iterator[Start]:
     for stop, thread in stops:
         stop.set()
         thread.join(timeout=10)
+        assert not thread.is_alive(), "the listener did not stop"
 
 
 def rpc(response: httpx.Response) -> dict[str, Any]:
@@ -243,22 +252,50 @@ def test_the_default_session_cap_bounds_the_listeners_memory(start: Start) -> No
 # ------------------------------------------------------------------ a client gone mid-body
 
 
+@contextmanager
+def uvicorn_logs() -> Iterator[list[logging.LogRecord]]:
+    """uvicorn's own log (its "uvicorn" logger does not propagate to the root one)."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("uvicorn.error")
+    logger.addHandler(handler)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+
+
 def test_a_client_gone_mid_body_is_one_log_line(start: Start, caplog: pytest.LogCaptureFixture) -> None:
     listener = start()
-    uvicorn_records: list[logging.LogRecord] = []
-    handler = logging.Handler()
-    handler.emit = uvicorn_records.append  # type: ignore[method-assign]
-    uvicorn_log = logging.getLogger("uvicorn.error")  # does not propagate to the root logger
-    uvicorn_log.addHandler(handler)
-    try:
-        with caplog.at_level(logging.INFO), socket.create_connection(("127.0.0.1", listener.port), timeout=5) as sock:
-            sock.sendall(listener.head(500) + b'{"jsonrpc": "2.0", "id": 1, "me')
-            time.sleep(0.3)
-            sock.close()
-            time.sleep(0.5)
-    finally:
-        uvicorn_log.removeHandler(handler)
+    with (
+        caplog.at_level(logging.INFO),
+        uvicorn_logs() as uvicorn_records,
+        socket.create_connection(("127.0.0.1", listener.port), timeout=5) as sock,
+    ):
+        sock.sendall(listener.head(500) + b'{"jsonrpc": "2.0", "id": 1, "me')
+        time.sleep(0.3)
+        sock.close()
+        time.sleep(0.5)
     seen = {id(r): r for r in [*caplog.records, *uvicorn_records]}
     records = [r for r in seen.values() if r.levelno >= logging.WARNING]
     assert [r.getMessage()[:40] for r in records] == ["a request's body did not arrive in full "]
     assert records[0].exc_info is None
+
+
+def test_a_page_that_cannot_be_opened_stops_the_listener_in_order(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    bridge, link = fake_bridge()
+
+    async def fails() -> None:
+        await anyio.sleep(0.3)  # the listener is up by then
+        raise PageClosed("no browser")
+
+    link.open = fails  # type: ignore[method-assign]
+    with caplog.at_level(logging.INFO):
+        anyio.run(lambda: serve_http(bridge, 0, out=io.StringIO()))
+    assert isinstance(bridge.failed, PageClosed)
+    assert not [r.getMessage() for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    err = capfd.readouterr().err  # uvicorn logs to stderr by its own handler
+    assert "could not open" in err and "Traceback" not in err, err

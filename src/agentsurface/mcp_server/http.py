@@ -238,9 +238,13 @@ async def serve_http(
     port = sock.getsockname()[1]
     token = secrets.token_urlsafe(32)
     server = listener(http_app(bridge, port, token, limits), port, limits)
+
+    def stop() -> None:  # uvicorn shuts down in order (a cancelled lifespan logs a traceback)
+        server.should_exit = True
+
     try:
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(bridge.open_page, tasks.cancel_scope.cancel)
+            tasks.start_soon(bridge.open_page, stop)
             tasks.start_soon(bridge.watch_changes)
             tasks.start_soon(_announce, server, port, token, out)
             await server.serve(sockets=[sock])
