@@ -33,6 +33,7 @@ class Listener:
     port: int
     token: str
     link: FakeLink
+    stop: Callable[[], bool]  # True once the listener has stopped (within 10 s)
 
     @property
     def url(self) -> str:
@@ -96,7 +97,13 @@ def start() -> Iterator[Start]:
         port = re.search(r"127\.0\.0\.1:(\d+)/mcp", text)
         token = re.search(r"token (\S+)", text)
         assert port and token
-        return Listener(int(port.group(1)), token.group(1), link)
+
+        def stopped() -> bool:
+            stop.set()
+            thread.join(timeout=10)
+            return not thread.is_alive()
+
+        return Listener(int(port.group(1)), token.group(1), link, stopped)
 
     yield started
     for stop, thread in stops:
@@ -299,3 +306,15 @@ def test_a_page_that_cannot_be_opened_stops_the_listener_in_order(
     assert not [r.getMessage() for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
     err = capfd.readouterr().err  # uvicorn logs to stderr by its own handler
     assert "could not open" in err and "Traceback" not in err, err
+
+
+def test_an_open_event_stream_does_not_hold_the_listener_up(start: Start) -> None:
+    listener = start()
+    with httpx.Client() as client:
+        session = {"mcp-session-id": open_session(client, listener)}
+        headers = listener.headers(**session, Accept="text/event-stream")
+        with client.stream("GET", listener.url, headers=headers, timeout=30) as stream:
+            assert stream.status_code == 200
+            began = time.monotonic()
+            assert listener.stop(), "an open event stream held the listener up"
+            assert time.monotonic() - began < 8

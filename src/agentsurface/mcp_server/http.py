@@ -226,6 +226,7 @@ def listener(app: ASGIApp, port: int, limits: ListenerLimits) -> uvicorn.Server:
         body_timeout=limits.body_timeout,
         max_connections=limits.max_connections,
         log_level="warning",
+        timeout_graceful_shutdown=2,  # an open event stream does not hold Ctrl-C up
     )
     return uvicorn.Server(config)
 
