@@ -3,7 +3,7 @@
 - ``/api/agent/...``: the library's :class:`~agentsurface.server.ProcedureServer` serving every
   procedure (``demo.procedures``: the devices operations and the app's own reads, such as
   ``session.describe``) and their backend manifest, with the demo's hooks (``demo.api``);
-- any other ``/api/...``: a typed 404 (``demo.errors``);
+- any other ``/api/...``: a typed 404 (``demo.errors``), whatever the method;
 - everything else: the page's public files only (``index.html``, ``demo/app/``, ``web/dist/``, the
   stylesheets and scripts directly in ``web/``), never the rest of the repository (sources, tests,
   the seed with its tokens), dot-files or the database.
@@ -32,7 +32,6 @@ from scripts.serve import LISTEN_BACKLOG, MIME_TYPES
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -50,7 +49,6 @@ from .seed import open_seeded_store
 ROOT = Path(__file__).resolve().parent.parent
 PROCEDURES_BASE = "/api/agent"
 MAX_BODY_BYTES = 16 * 1024
-ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 PRIVATE_SUFFIXES = (".sqlite", ".sqlite3", ".db", "-wal", "-shm", "-journal")
 # What the page loads, and nothing else: files, folders (with everything below), and the file
 # suffixes allowed directly in ``web/``.
@@ -107,11 +105,14 @@ class SiteFiles(StaticFiles):
         return response
 
 
-async def unknown_api(_request: Request) -> Response:
-    """Any ``/api/...`` path the procedure server does not own: a typed 404, whatever the method.
+class UnknownApi:
+    """Any ``/api/...`` path the procedure server does not own: a typed 404, whatever the method
+    (an ASGI app, not a function, so its route takes every method: TRACE and PROPFIND too).
     Nothing is served there, so nothing is authenticated, counted or audited (an unknown
     procedure under ``/api/agent`` is, by the procedure server)."""
-    return refusal_response(route_not_found())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await refusal_response(route_not_found())(scope, receive, send)
 
 
 class ApiHeaders:
@@ -169,7 +170,7 @@ def create_app(
         clock=now,
     )
     private = frozenset() if store.path == MEMORY or is_postgres(store.path) else frozenset({Path(store.path).resolve()})
-    other_api = Route("/api/{rest:path}", unknown_api, methods=ANY_METHOD)
+    other_api = Route("/api/{rest:path}", UnknownApi())
     other_api.path_regex = re.compile(other_api.path_regex.pattern, re.DOTALL)  # %0A too: typed 404
     app = Starlette(
         routes=[

@@ -30,6 +30,7 @@ INTEGRATION_PATHS = (
     "examples/",
     "fastapi_routes/test_on_postgres.py",  # the examples' own test runs and `agentsurface check`, in subprocesses
     "mcp_server/test_relay_listener.py",  # real loopback sockets
+    "mcp_server/test_http_listener.py",  # real loopback sockets
     "compiler/test_page_imports.py",
     "compiler/test_procedures_from_contract.py",  # the page side in a fresh interpreter
     "compiler/test_external_installed.py",

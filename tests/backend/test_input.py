@@ -144,6 +144,20 @@ def test_unknown_procedure_and_wrong_method(client: Client) -> None:
         assert_error(client.request(method, "/api/devices"), 404, "CAPABILITY_NOT_FOUND")
 
 
+EXOTIC_METHODS = ("TRACE", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "SEARCH",
+                  "REPORT", "PURGE", "LINK", "UNLINK")
+
+
+@pytest.mark.parametrize("method", EXOTIC_METHODS)
+def test_every_method_gets_the_typed_answer_under_api(client: Client, method: str) -> None:
+    # A path the app does not serve answers the typed 404 whatever the method (no plain-text
+    # 404 from the static files), and the procedure server's own paths their typed 404 or 405.
+    assert_error(client.request(method, "/api/devices"), 404, "CAPABILITY_NOT_FOUND")
+    assert_error(client.request(method, "/api/devices/dev-0003/disable"), 404, "CAPABILITY_NOT_FOUND")
+    assert_error(client.request(method, "/api/agent/nothing-here"), 404, "CAPABILITY_NOT_FOUND")
+    assert_error(client.request(method, "/api/agent/procedures/devices.disable"), 405, "INVALID_INPUT")
+
+
 def test_envelope_is_checked(client: Client, server: DemoServer) -> None:
     before = devices_table(server)
     for raw, pointer in [

@@ -7,9 +7,11 @@ import argparse
 import json
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from mcp import types
+from mcp.shared.exceptions import McpError
 from mcp.shared.message import SessionMessage
 
 from agentsurface.mcp_server.annotations import mcp_annotations
@@ -18,6 +20,8 @@ from agentsurface.mcp_server.http import BearerToken
 from agentsurface.mcp_server.options import OptionsError, add_arguments, from_namespace
 from agentsurface.mcp_server.results import call_result, mcp_tool
 from agentsurface.testing.webmcp_results import Tool
+
+from .fake_page import INITIALIZED, fake_bridge, initialize, tools_call
 
 
 def test_annotations_follow_the_pages_hints_only() -> None:
@@ -90,6 +94,50 @@ def test_object_or_missing_arguments_pass() -> None:
     assert refusal(_call(None)) is None
     ping = types.JSONRPCRequest(jsonrpc="2.0", id=1, method="ping")
     assert refusal(SessionMessage(types.JSONRPCMessage(ping))) is None
+
+
+async def test_the_guard_runs_in_every_session_of_the_bridges_server() -> None:
+    # stdio and HTTP both run bridge.server.run: non-object arguments get the typed result there,
+    # not the SDK's JSON-RPC -32602.
+    bridge, link = fake_bridge()
+    to_server, server_reads = anyio.create_memory_object_stream[SessionMessage | Exception](8)
+    server_writes, from_server = anyio.create_memory_object_stream[SessionMessage](8)
+
+    async def send(payload: dict[str, Any]) -> None:
+        await to_server.send(SessionMessage(types.JSONRPCMessage.model_validate(payload)))
+
+    async def answer() -> dict[str, Any]:
+        with anyio.fail_after(5):
+            message = await from_server.receive()
+        return message.message.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(bridge.server.run, server_reads, server_writes, bridge.initialization_options())
+        await send(initialize(1))
+        assert "result" in await answer()
+        await send(INITIALIZED)
+        await send(tools_call(2, [1]))
+        refused = await answer()
+        assert refused["id"] == 2 and "error" not in refused, refused
+        assert refused["result"]["isError"] is True
+        assert refused["result"]["structuredContent"]["code"] == "INVALID_INPUT"
+        await send(tools_call(3, {"a": 1}))
+        assert (await answer())["result"]["structuredContent"] == {"a": 1}
+        assert link.calls == [("echo", {"a": 1})]
+        tasks.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("name", ["<b>x</b>", "a\nb", "x" * 200])
+async def test_an_unknown_tool_is_named_only_when_it_could_be_a_name(name: str) -> None:
+    bridge, _ = fake_bridge()
+    await bridge.current_tools()
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments={}))
+    with pytest.raises(McpError) as refused:
+        await bridge._call_tool(request)
+    assert name not in refused.value.error.message and "echo" in refused.value.error.message
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name="ech0", arguments={}))
+    with pytest.raises(McpError, match="unknown tool 'ech0'"):
+        await bridge._call_tool(request)
 
 
 def _options(*argv: str) -> Any:

@@ -4,6 +4,8 @@ nothing in the app's data."""
 
 from __future__ import annotations
 
+import json
+import logging
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -169,6 +171,44 @@ async def test_malformed_bodies_get_a_typed_400(
     error = error_of(response)
     assert error["code"] == "INVALID_INPUT"
     assert any(fragment in issue["message"] for issue in error["details"]["issues"]), error
+    assert snapshot(db_path) == before
+
+
+@pytest.mark.parametrize("key", ["<b>x</b>", "tenantSecret", "x" * 200])
+async def test_a_duplicated_key_is_refused_without_repeating_it(client: httpx.AsyncClient, key: str) -> None:
+    body = json.dumps({"invocationId": "i1", "input": {}})[:-1] + f', "{key}": 1, "{key}": 2}}'
+    response = await post_raw(client, RENAME.id, body.encode(), content_type="application/json")
+    assert response.status_code == 400 and error_of(response)["code"] == "INVALID_INPUT"
+    assert "twice" in response.text and key not in response.text
+
+
+@pytest.mark.parametrize("route", ["procedures", "challenges"])
+async def test_a_client_gone_mid_body_is_one_log_line(
+    server: ProcedureServer, db_path: Path, route: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    before = snapshot(db_path)
+    messages: list[dict[str, Any]] = [
+        {"type": "http.request", "body": b'{"invocationId": "i1", "inp', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    headers = [(b"authorization", b"Bearer tok-alice"), (b"content-type", b"application/json"),
+               (b"content-length", b"500")]
+    scope = {"type": "http", "http_version": "1.1", "method": "POST", "scheme": "http", "path":
+             f"/{route}/{RENAME.id.removeprefix('domain:')}", "raw_path": b"", "query_string": b"",
+             "headers": headers, "client": ("127.0.0.1", 5000), "server": ("app", 80), "root_path": ""}
+    with caplog.at_level(logging.DEBUG):
+        await server(scope, receive, send)  # no exception for the ASGI server to log again
+    records = [r for r in caplog.records if r.name.startswith("agentsurface")]
+    assert len(records) == 1 and records[0].exc_info is None, [r.getMessage() for r in records]
+    assert "did not arrive" in records[0].getMessage()
     assert snapshot(db_path) == before
 
 

@@ -26,6 +26,7 @@ from agentsurface.server.passkeys import (
     Passkeys,
     RegistrationRefused,
 )
+from agentsurface.server.passkeys.config import origin_allowed
 from agentsurface.server.passkeys.tables import PASSKEY_SCHEMA_VERSION, schema_version
 
 from .helpers import call, error_of
@@ -407,3 +408,26 @@ def test_a_localhost_port_wildcard_for_development(store: Any) -> None:
                       "http://127.0.0.1:8123", "https://localhost:8123"):
         assert dev.verify_assertion(ALICE, nonce, authenticator.get(options, origin=elsewhere)) == "wrong-origin"
     assert dev.verify_assertion(ALICE, nonce, authenticator.get(options, origin="http://localhost:9000")) is None
+
+
+def test_a_port_wildcard_never_matches_a_literal_star(store: Any) -> None:
+    # The pattern stands for port numbers: a client claiming the origin "http://localhost:*"
+    # itself is refused, at registration and at assertion.
+    pattern = config(rp_id="localhost", origins=("http://localhost:*",))
+    assert origin_allowed(pattern, "http://localhost:8123")
+    for literal in ("http://localhost:*", "http://localhost:**", "http://localhost:*8"):
+        assert not origin_allowed(pattern, literal)
+    dev = Passkeys(store, pattern)
+    starred = SoftAuthenticator("http://localhost:*")
+    with pytest.raises(RegistrationRefused) as refused:
+        dev.register(ALICE, starred.create(dev.registration_options(ALICE)))
+    assert refused.value.reason == "wrong-origin"
+    honest = SoftAuthenticator("http://localhost:8123")
+    dev.register(ALICE, honest.create(dev.registration_options(ALICE)))
+    nonce = challenge()
+    options = dev.authentication_options(ALICE, nonce)
+    assert dev.verify_assertion(ALICE, nonce, honest.get(options, origin="http://localhost:*")) == "wrong-origin"
+    # Exact origins are compared exactly; a star anywhere else is refused when configured.
+    for starred_config in (("https://*.devices.example",), ("http://localhost:*0",), ("http://*:*",)):
+        with pytest.raises(PasskeyError):
+            config(origins=starred_config)

@@ -7,19 +7,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sys
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import McpError
+from mcp.shared.message import SessionMessage
 
 from ..testing.webmcp_results import Tool
 from .errors import PageGone, page_gone
+from .guard import guard
 from .options import BridgeOptions
 from .page import PageLink
 
@@ -40,7 +45,25 @@ def _signature(tools: list[Tool]) -> str:
 
 class _Server(Server[Any, Any]):
     """Says ``tools.listChanged`` in every session's capabilities (the HTTP transport builds
-    its sessions' options itself)."""
+    its sessions' options itself), and runs every session, stdio's or HTTP's, behind the one
+    argument guard (:mod:`.guard`)."""
+
+    async def run(
+        self,
+        read_stream: MemoryObjectReceiveStream[SessionMessage | Exception],
+        write_stream: MemoryObjectSendStream[SessionMessage],
+        initialization_options: InitializationOptions,
+        raise_exceptions: bool = False,
+        stateless: bool = False,
+    ) -> None:
+        to_server, from_guard = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(guard, read_stream, to_server, write_stream)
+            try:
+                async with from_guard:
+                    await super().run(from_guard, write_stream, initialization_options, raise_exceptions, stateless)
+            finally:
+                tasks.cancel_scope.cancel()
 
     def create_initialization_options(
         self,
@@ -133,7 +156,7 @@ class Bridge:
             raise McpError(
                 types.ErrorData(
                     code=types.INVALID_PARAMS,
-                    message=f"unknown tool {name!r}: the page offers {sorted(self._tools)}",
+                    message=f"unknown tool {_said(name)}: the page offers {sorted(self._tools)}",
                 )
             )
         try:
@@ -141,6 +164,15 @@ class Bridge:
         except PageGone as gone:
             return types.ServerResult(error_result(page_gone(gone.reason)))
         return types.ServerResult(call_result(name, outcome))
+
+
+# What MCP allows in a tool name: such a name is repeated in an error (a typo is easy to see),
+# anything else the client sent (markup, control characters, megabytes) is not.
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def _said(name: str) -> str:
+    return repr(name) if _TOOL_NAME.fullmatch(name) else "(a name no tool can have)"
 
 
 def _instructions(options: BridgeOptions) -> str:

@@ -1,9 +1,11 @@
 """Arguments that are not a JSON object never reach the SDK's request parsing (which would
 answer a bare JSON-RPC error): the bridge answers them as a tool result with agentsurface's
-INVALID_INPUT, like any other input the tool refuses."""
+INVALID_INPUT, like any other input the tool refuses. The bridge's server runs every session
+behind this guard, over stdio and over HTTP alike."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import anyio
@@ -46,5 +48,5 @@ async def guard(
             if answer is None:
                 await to_server.send(message)
             else:
-                with anyio.CancelScope(shield=True):
-                    await outgoing.send(answer)
+                with anyio.CancelScope(shield=True), contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await outgoing.send(answer)  # a session that already ended has no one to tell

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import anyio
 from mcp.server.stdio import stdio_server
-from mcp.shared.message import SessionMessage
 
 from .bridge import Bridge
-from .guard import guard
 
 
 async def serve_stdio(bridge: Bridge) -> None:
@@ -17,9 +15,8 @@ async def serve_stdio(bridge: Bridge) -> None:
             tasks.start_soon(bridge.open_page, tasks.cancel_scope.cancel)
             tasks.start_soon(bridge.watch_changes)
             async with stdio_server() as (incoming, outgoing):
-                to_server, from_guard = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-                tasks.start_soon(guard, incoming, to_server, outgoing)
-                await bridge.server.run(from_guard, outgoing, bridge.initialization_options())
+                # The argument guard sits in bridge.server.run, for stdio and HTTP alike.
+                await bridge.server.run(incoming, outgoing, bridge.initialization_options())
             tasks.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):

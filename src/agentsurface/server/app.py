@@ -33,7 +33,7 @@ import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
@@ -95,6 +95,15 @@ class _Call:
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _body_never_arrived() -> Response:
+    """A client that went away before its whole body arrived (it disconnected, or the server's
+    body deadline closed the connection): one log line, nothing applied, and an answer nobody
+    reads (the connection is gone)."""
+    log.warning("a request's body did not arrive in full (the client disconnected, or missed the body "
+                "deadline); nothing was applied")
+    return Response(status_code=400)
 
 
 class ProcedureServer:
@@ -220,6 +229,8 @@ class ProcedureServer:
             await self._trail.refusal(call, refusal)
             body = {**refusal.extra, **error_body(refusal.error, call.invocation_id)}
             return JSONResponse(body, refusal.status, headers=retry_after_header(refusal.error))
+        except ClientDisconnect:
+            return _body_never_arrived()
         if settlement.kind == "conflict":
             conflict = Refusal(
                 capability_error(
@@ -310,6 +321,8 @@ class ProcedureServer:
             await self._trail.refusal(call, refusal)
             return JSONResponse(error_body(refusal.error, call.invocation_id), refusal.status,
                                 headers=retry_after_header(refusal.error))
+        except ClientDisconnect:
+            return _body_never_arrived()
         return JSONResponse(
             {"ok": True, "challenge": None if minted is None else minted.to_wire()},
             headers={"Cache-Control": "no-store"},

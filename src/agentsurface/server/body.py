@@ -82,7 +82,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise _Malformed(f"the key {key!r} appears twice in one object"[:120])
+            raise _Malformed("a key appears twice in one object")  # which one is not repeated
         out[key] = value
     return out
 

@@ -63,6 +63,8 @@ class PasskeyConfig:
             raise PasskeyError("origins are exact page origins like 'https://app.example' (no path, no slash)")
         if any(o.endswith(":*") and not o.startswith(("http://localhost:", "https://localhost:")) for o in origins):
             raise PasskeyError("a port wildcard (':*') is for http://localhost:* in development only")
+        if any("*" in o.removesuffix(":*") for o in origins):
+            raise PasskeyError("origins are exact; the only pattern is a port wildcard, http://localhost:*")
         object.__setattr__(self, "origins", origins)
         if self.user_verification not in ("required", "preferred", "discouraged"):
             raise PasskeyError("user_verification is 'required', 'preferred' or 'discouraged'")
@@ -71,15 +73,17 @@ class PasskeyConfig:
 
 
 def origin_allowed(config: PasskeyConfig, origin: str) -> bool:
-    """Whether a page at ``origin`` may use the app's passkeys (exact, or a localhost port wildcard)."""
+    """Whether a page at ``origin`` may use the app's passkeys: equal to a configured origin, or,
+    for a configured ``http://localhost:*``, that origin with a port number in place of the ``*``
+    (a pattern matches port numbers only, never the literal ``*``)."""
     for allowed in config.origins:
-        if allowed == origin:
-            return True
         if allowed.endswith(":*"):
             prefix = allowed[:-1]
             port = origin[len(prefix):] if origin.startswith(prefix) else ""
             if port.isascii() and port.isdigit() and not port.startswith("0") and int(port[:6]) <= 65535:
                 return True
+        elif allowed == origin:
+            return True
     return False
 
 
