@@ -18,7 +18,9 @@ def test_closing_while_another_thread_queries_is_safe(tmp_path: Path) -> None:
         errors: list[BaseException] = []
         started = threading.Event()
 
-        def hammer(store: SqliteInvocationStore = store, errors: list[BaseException] = errors) -> None:
+        def hammer(
+            store: SqliteInvocationStore = store, errors: list[BaseException] = errors, started: threading.Event = started
+        ) -> None:
             started.set()
             for _ in range(2000):
                 try:
