@@ -124,6 +124,30 @@ def make_app(store: InvocationStore, ledger: Ledger, **options: Any) -> FastAPI:
         ledger.notes.clear()
         return {"wiped": count}
 
+    @router.get("/docs/secret/{key}")
+    def secret_doc(key: str) -> dict[str, str]:
+        """Not marked, and declared before the marked catch-all below."""
+        ledger.ran("secret")
+        return {"secret": key}
+
+    @router.get("/docs/{rest:path}")
+    @procedure("domain:docs.read", effect="server-query", description="Read a document", output=None)
+    def read_doc(rest: str) -> Any:
+        ledger.ran("read")
+        return {"path": rest}
+
+    @router.post("/files/{name}")
+    @procedure("domain:files.touch", effect="server-mutation", description="Touch a file", output=None)
+    def touch_file(name: str) -> Any:
+        ledger.ran("touch")
+        return {"touched": name}
+
+    @router.post("/files/{name}/purge")
+    def purge_file(name: str) -> dict[str, str]:
+        """Not marked: would purge everything under the name."""
+        ledger.ran("purge")
+        return {"purged": name}
+
     app.include_router(router)
     agent = AgentProcedures(
         app, caller=agent_caller, store=store, limits=options.pop("limits", ServerLimits(max_body_bytes=4096)), **options

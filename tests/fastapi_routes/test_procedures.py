@@ -38,7 +38,8 @@ def code(response: httpx.Response) -> str:
 async def test_the_manifest_lists_only_the_marked_routes(http: httpx.AsyncClient) -> None:
     manifest = (await http.get(BASE + MANIFEST_PATH)).json()
     assert sorted(manifest["procedures"]) == [
-        "domain:notes.add", "domain:notes.delete", "domain:notes.list", "domain:notes.tag"
+        "domain:docs.read", "domain:files.touch", "domain:notes.add", "domain:notes.delete", "domain:notes.list",
+        "domain:notes.tag",
     ]
     assert manifest["procedures"]["domain:notes.delete"]["requiresConfirmation"] is True
 
@@ -173,3 +174,18 @@ async def test_the_person_still_uses_the_routes_directly(http: httpx.AsyncClient
     assert made.status_code == 201
     wiped = await http.post("/v1/notes/wipe", headers={"Authorization": "Bearer tok-alice"})
     assert wiped.json() == {"wiped": 1}
+
+
+async def test_a_path_parameter_cannot_reach_an_unmarked_route(http: httpx.AsyncClient, ledger: Ledger) -> None:
+    """``{"name": "x/purge"}`` would be ``POST /files/x/purge``: another route, never run."""
+    refused = await agent(http, "files.touch", {"name": "x/purge"})
+    assert (refused.status_code, code(refused)) == (400, "INVALID_INPUT")
+    assert refused.json()["error"]["details"]["issues"][0]["path"] == "/name"
+    touched = await agent(http, "files.touch", {"name": "x.txt"})
+    assert touched.json()["output"] == {"touched": "x.txt"}
+    # A catch-all path parameter may hold slashes, but not to reach a route declared before it.
+    read = await agent(http, "docs.read", {"rest": "guides/intro.md"})
+    assert read.json()["output"] == {"path": "guides/intro.md"}
+    shadowed = await agent(http, "docs.read", {"rest": "secret/k1"})
+    assert code(shadowed) == "INVALID_INPUT"
+    assert "purge" not in ledger.runs and "secret" not in ledger.runs

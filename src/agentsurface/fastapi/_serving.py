@@ -36,7 +36,7 @@ from .._core.jsonvalue import thaw
 from ..server.app import ProcedureServer
 from ..server.challenges import VerifyPresence
 from ..server.config import Audit, ServerLimits
-from ..server.errors import Refusal
+from ..server.errors import Refusal, invalid_input
 from ..server.evidence import VerifyConfirmation
 from ..server.procedures import Caller, ProcedureCall, ServedProcedure
 from ..server.ratelimit import RateLimit
@@ -119,7 +119,8 @@ class AgentProcedures(ProcedureServer):
 
     def _served_routes(self, app: FastAPI) -> list[ServedProcedure]:
         served: dict[str, ServedProcedure] = {}
-        for found in _operations(app.routes):
+        self._operations = list(_operations(app.routes))
+        for found in self._operations:
             declared = declared_by(found.endpoint)
             if declared is None:
                 continue
@@ -179,6 +180,7 @@ class AgentProcedures(ProcedureServer):
             body = None
         raw = b"" if inputs.body_mode == "none" else json.dumps(body, separators=(",", ":")).encode()
         path, raw_path = _url_path(route.path_format, path_params)
+        self._check_reaches(route, path)
         scope = self._scope(request, route.method, path, raw, query, {})
         scope["raw_path"] = (scope["root_path"] + raw_path).encode()
         try:
@@ -197,6 +199,19 @@ class AgentProcedures(ProcedureServer):
         except ValueError as exc:
             log.error("%s answered what is not JSON: %s", route.path_format, exc)
             raise refusal_for_status(500) from None
+
+    def _check_reaches(self, route: _Operation, path: str) -> None:
+        """Refuse, before anything runs, a path whose parameters would make it another route's
+        (``{"name": "x/purge"}`` reaching ``/files/{name}/purge``): an unmarked route is never
+        reached through a marked one."""
+        issue = [("/" + name, "must be one path segment of this route") for name in route.path_names]
+        if route.path_regex is not None and not route.path_regex.match(path):
+            raise CapabilityFailure(invalid_input("A path parameter does not fit this route's path.", issue))
+        for other in self._operations:
+            if other is route:
+                return
+            if other.method == route.method and other.path_regex is not None and other.path_regex.match(path):
+                raise CapabilityFailure(invalid_input("A path parameter would reach another route.", issue))
 
     def _scope(
         self,
@@ -279,6 +294,7 @@ class _Operation:
     method: str
     path_format: str
     response_model: Any
+    path_regex: re.Pattern[str] | None
 
     @property
     def path_names(self) -> tuple[str, ...]:
@@ -293,13 +309,19 @@ def _operations(routes: Iterable[Any]) -> Iterator[_Operation]:
     routers (FastAPI 0.12x+ keeps those behind one entry, with their effective path)."""
     for route in routes:
         if isinstance(route, APIRoute):
-            yield _Operation(route.endpoint, _method(route.methods), route.path_format, route.response_model)
+            yield _Operation(
+                route.endpoint, _method(route.methods), route.path_format, route.response_model, route.path_regex
+            )
         elif callable(getattr(route, "effective_route_contexts", None)):
             for context in route.effective_route_contexts():
                 original = getattr(context, "original_route", None)
                 if isinstance(original, APIRoute) and context.endpoint is not None:
                     yield _Operation(
-                        context.endpoint, _method(context.methods), context.path_format, original.response_model
+                        context.endpoint,
+                        _method(context.methods),
+                        context.path_format,
+                        original.response_model,
+                        getattr(context, "path_regex", None),
                     )
 
 
@@ -342,7 +364,7 @@ def _check_route(route: _Operation, inputs: RouteInputs, output: Any, contract_i
         raise DefinitionError(
             "INVALID_DEFINITION", f"{where}: the path parameters {missing} are not in the procedure's input", path=contract_id
         )
-    if route.response_model is not None:
+    if route.response_model is not None and route.response_model is not Any:
         if output is None:
             raise DefinitionError(
                 "INVALID_DEFINITION",
