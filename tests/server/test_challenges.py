@@ -117,7 +117,7 @@ def make_server(dsn: str, store: Any, clock: Clock, **options: Any) -> Procedure
         store=store,
         audit=audit,
         clock=clock,
-        limits=ServerLimits(challenge_ttl=120.0),
+        limits=options.pop("limits", ServerLimits(challenge_ttl=120.0)),
         **options,
     )
 
@@ -387,3 +387,49 @@ def test_the_challenges_table_arrives_by_migration(store: Any, dsn: str) -> None
         assert rows(again, "SELECT count(*) FROM agentsurface_challenges") == [(0,)]
     finally:
         again.close()  # type: ignore[attr-defined]
+
+
+async def test_a_caller_holds_a_bounded_number_of_live_challenges(store: Any, dsn: str, clock: Clock) -> None:
+    """Past the cap, asking is RATE_LIMITED with when to retry; spending one or its expiry frees
+    a slot; another procedure or caller has slots of its own."""
+    server = make_server(dsn, store, clock, limits=ServerLimits(challenge_ttl=120.0, live_challenges=3))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://app") as http:
+        held = [await ask(http, ERASE.id, f"n{i}") for i in range(3)]
+        clock.now += timedelta(seconds=10)
+        over = await send(http, ERASE.id, "n3")
+        assert over.status_code == 429 and challenge_of(over) is None
+        error = over.json()["error"]
+        assert (error["code"], error["details"]["reason"]) == ("RATE_LIMITED", "challenge-cap")
+        assert error["details"]["retryAfterMs"] == 110_001 and over.headers["Retry-After"] == "111"
+        assert (await ask(http, PIN.id, "other procedure"))["procedure"] == PIN.id
+        assert (await ask(http, ERASE.id, "other caller", token="tok-bob"))["procedure"] == ERASE.id
+        # Spent by the call it approves: a slot frees.
+        assert (await send(http, ERASE.id, "n0", approval(held[0], clock))).status_code == 200
+        fourth = await ask(http, ERASE.id, "n3")
+        assert (await send(http, ERASE.id, "n4")).status_code == 429
+        # Expired: every slot frees (not spent, not yet forgotten by upkeep).
+        clock.now += timedelta(seconds=121)
+        assert [await ask(http, ERASE.id, f"m{i}") for i in range(3)]
+        assert fourth["id"] not in {c["id"] for c in held}
+
+
+async def test_concurrent_asks_never_pass_the_cap(store: Any, dsn: str, clock: Clock) -> None:
+    server = make_server(dsn, store, clock, limits=ServerLimits(challenge_ttl=120.0, live_challenges=3))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://app") as http:
+        answers = await asyncio.gather(*(send(http, ERASE.id, f"c{i}") for i in range(12)))
+    assert sorted(a.status_code for a in answers) == [428] * 3 + [429] * 9
+    live = rows(store, "SELECT count(*) FROM agentsurface_challenges")
+    assert live[0][0] == 3
+
+
+async def test_the_same_call_asked_again_gets_its_live_challenge_back(store: Any, dsn: str, clock: Clock) -> None:
+    """Retries of one call (the same caller, procedure and input) hold one slot, not one each."""
+    server = make_server(dsn, store, clock, limits=ServerLimits(challenge_ttl=120.0, live_challenges=3))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://app") as http:
+        answers = await asyncio.gather(*(send(http, ERASE.id, "same") for _ in range(10)))
+        ids = {c["id"] for c in map(challenge_of, answers) if c is not None}
+        assert [a.status_code for a in answers] == [428] * 10 and len(ids) == 1
+        clock.now += timedelta(seconds=61)  # less than half its life left: a fresh one
+        fresh = await ask(http, ERASE.id, "same")
+        assert fresh["id"] not in ids
+    assert rows(store, "SELECT count(*) FROM agentsurface_challenges")[0][0] == 2

@@ -25,6 +25,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from datetime import UTC, datetime
 from typing import Any
 
@@ -339,20 +340,28 @@ class ProcedureServer:
         caller = call.caller
         assert caller is not None and call.input is not None
         store: Any = self.store
+        now = self._clock()
+        cap = self.limits.live_challenges
         try:
             # In a worker thread: the approval level may ask the app's database (does this person
             # have a passkey: agentsurface.server.passkeys).
-            minted = await run_in_threadpool(
-                challenges.mint, served, caller, call.input, self._clock(), self.limits.challenge_ttl
-            )
-            await run_in_threadpool(store.save_challenge, minted)
+            minted = await run_in_threadpool(challenges.mint, served, caller, call.input, now, self.limits.challenge_ttl)
+            if cap is None:
+                kept = await run_in_threadpool(store.save_challenge, minted)
+            else:
+                kept = await run_in_threadpool(partial(store.save_challenge, minted, cap=cap, now=now))
         except self._transient:
             log.warning("could not mint or store an approval challenge: the store is busy", exc_info=True)
             raise Refusal(execution_failed(transient=True)) from None
         except Exception:
             log.exception("could not mint or store an approval challenge")
             raise Refusal(execution_failed(transient=False)) from None
-        return minted
+        if isinstance(kept, datetime):  # the caller holds `cap` live ones: spend or let one expire
+            wait_ms = max(1000, int((kept - now).total_seconds() * 1000) + 1)
+            raise Refusal(rate_limited(wait_ms, reason="challenge-cap"))
+        # The same call asked again gets its live challenge back (a store without the cap
+        # keeps what it is given and answers nothing).
+        return kept if isinstance(kept, challenges.Challenge) else minted
 
     def _apply(self, call: _Call, served: ServedProcedure, value: Any) -> Settlement:
         """Step 7 (in a worker thread): run once, in one transaction with the record and audit."""

@@ -25,6 +25,10 @@ class ServerLimits:
     confirmation_max_age: float = DEFAULT_LIMITS.confirmation_ttl
     # Seconds a server-minted approval challenge stays usable (spent once, before this).
     challenge_ttl: float = 120.0
+    # How many live (unspent, unexpired) approval challenges one caller may hold for one
+    # procedure; past it, asking for another is RATE_LIMITED until one is spent or expires.
+    # None: no cap of its own (the rate limit and the expiry still bound them).
+    live_challenges: int | None = 8
     clock_skew: float = 30.0  # how far in the future an approval's time may be (clocks differ)
     # How long invocation records are kept for replay (None: for ever), pruned in the background.
     retention: timedelta | None = timedelta(days=1)

@@ -56,13 +56,13 @@ def precondition_failed(reason: str, message: str) -> CapabilityFailure:
     return CapabilityFailure(capability_error("PRECONDITION_FAILED", message, reason=reason))
 
 
-def rate_limited(retry_after_ms: int) -> ErrorPayload:
-    return capability_error(
-        "RATE_LIMITED",
-        f"Too many calls; wait {retry_after_ms} ms before the next one.",
-        reason="server-rate-limit",
-        retryAfterMs=retry_after_ms,
+def rate_limited(retry_after_ms: int, *, reason: str = "server-rate-limit") -> ErrorPayload:
+    message = (
+        f"Too many approvals are waiting for this user; wait {retry_after_ms} ms, or finish one first."
+        if reason == "challenge-cap"
+        else f"Too many calls; wait {retry_after_ms} ms before the next one."
     )
+    return capability_error("RATE_LIMITED", message, reason=reason, retryAfterMs=retry_after_ms)
 
 
 def execution_failed(*, transient: bool) -> ErrorPayload:

@@ -331,9 +331,41 @@ class PostgresInvocationStore:
 
     # ------------------------------------------------------------------ approval challenges
 
-    def save_challenge(self, challenge: Challenge) -> None:
-        """Keep a minted challenge (one short statement)."""
-        with self._pool.connection() as db:
+    def save_challenge(
+        self, challenge: Challenge, *, cap: int | None = None, now: datetime | None = None
+    ) -> Challenge | datetime:
+        """Keep a minted challenge (one short transaction) and return it. With ``cap``: the
+        same call asked again (caller, procedure, input and level) while its challenge has more
+        than half its life left gets that one back, nothing new kept; and a caller holding
+        ``cap`` live (unspent, unexpired at ``now``) challenges of a procedure gets none: the
+        answer is then when the first of those expires. Concurrent mints for one caller and
+        procedure take turns (a transaction-scoped advisory lock)."""
+        with self._pool.connection() as db, db.transaction():
+            if cap is not None:
+                at = (now or datetime.now(UTC)).astimezone(UTC)
+                half = at + (challenge.expires_at.astimezone(UTC) - at) / 2
+                db.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                    (f"agentsurface-challenges\x1f{challenge.caller}\x1f{challenge.procedure}",),
+                )
+                with db.cursor(row_factory=tuple_row) as cur:
+                    same = cur.execute(
+                        "SELECT id, scope, procedure_id, digest, level, nonce, expires_at FROM agentsurface_challenges"
+                        " WHERE scope = %s AND procedure_id = %s AND digest = %s AND level = %s AND spent_at IS NULL"
+                        " AND expires_at > %s ORDER BY expires_at DESC LIMIT 1",
+                        (challenge.caller, challenge.procedure, challenge.digest, challenge.level, half),
+                    ).fetchone()
+                    if same is not None:
+                        return _challenge(same)
+                    row = cur.execute(
+                        "SELECT count(*), min(expires_at) FROM agentsurface_challenges"
+                        " WHERE scope = %s AND procedure_id = %s AND spent_at IS NULL AND expires_at > %s",
+                        (challenge.caller, challenge.procedure, at),
+                    ).fetchone()
+                assert row is not None
+                if int(row[0]) >= cap:
+                    first: datetime = row[1]
+                    return first
             db.execute(
                 "INSERT INTO agentsurface_challenges"
                 " (id, scope, procedure_id, digest, level, nonce, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
@@ -347,6 +379,7 @@ class PostgresInvocationStore:
                     challenge.expires_at.astimezone(UTC),
                 ),
             )
+            return challenge
 
     def claim_challenge(self, db: psycopg.Connection[Any], challenge_id: str) -> tuple[Challenge, bool] | None:
         """Inside the call's transaction: the row is locked (FOR UPDATE) until it ends, so a
@@ -359,16 +392,7 @@ class PostgresInvocationStore:
             ).fetchone()
         if row is None:
             return None
-        challenge = Challenge(
-            id=str(row[0]),
-            caller=str(row[1]),
-            procedure=str(row[2]),
-            digest=str(row[3]),
-            expires_at=row[6],
-            level=row[4],
-            nonce=bytes(row[5]),
-        )
-        return challenge, row[7] is not None
+        return _challenge(row), row[7] is not None
 
     def spend_challenge(self, db: psycopg.Connection[Any], challenge_id: str, invocation_id: str, at: datetime) -> bool:
         cur = db.execute(
@@ -412,3 +436,15 @@ _TAKE = sql.SQL(
 )
 
 __all__ = ["TRANSIENT_ERRORS", "PostgresInvocationStore", "describe_dsn"]
+
+
+def _challenge(row: Any) -> Challenge:
+    return Challenge(
+        id=str(row[0]),
+        caller=str(row[1]),
+        procedure=str(row[2]),
+        digest=str(row[3]),
+        expires_at=row[6],
+        level=row[4],
+        nonce=bytes(row[5]),
+    )

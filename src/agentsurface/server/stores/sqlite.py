@@ -317,10 +317,35 @@ class SqliteInvocationStore:
 
     # ------------------------------------------------------------------ approval challenges
 
-    def save_challenge(self, challenge: Challenge) -> None:
-        """Keep a minted challenge (its own short transaction)."""
-        self.run(
-            lambda db: db.execute(
+    def save_challenge(
+        self, challenge: Challenge, *, cap: int | None = None, now: datetime | None = None
+    ) -> Challenge | datetime:
+        """Keep a minted challenge (its own short transaction) and return it. With ``cap``: the
+        same call asked again (caller, procedure, input and level) while its challenge has more
+        than half its life left gets that one back, nothing new kept; and a caller holding
+        ``cap`` live (unspent, unexpired at ``now``) challenges of a procedure gets none: the
+        answer is then when the first of those expires."""
+
+        def save(db: sqlite3.Connection) -> Challenge | datetime:
+            if cap is not None:
+                at = (now or datetime.now(UTC)).timestamp()
+                half = at + (challenge.expires_at.timestamp() - at) / 2
+                same = db.execute(
+                    "SELECT id, scope, procedure_id, digest, level, nonce, expires_at FROM agentsurface_challenges"
+                    " WHERE scope = ? AND procedure_id = ? AND digest = ? AND level = ? AND spent_at IS NULL"
+                    " AND expires_at > ? ORDER BY expires_at DESC LIMIT 1",
+                    (challenge.caller, challenge.procedure, challenge.digest, challenge.level, half),
+                ).fetchone()
+                if same is not None:
+                    return _challenge(tuple(same))
+                count, first = db.execute(
+                    "SELECT count(*), min(expires_at) FROM agentsurface_challenges"
+                    " WHERE scope = ? AND procedure_id = ? AND spent_at IS NULL AND expires_at > ?",
+                    (challenge.caller, challenge.procedure, at),
+                ).fetchone()
+                if int(count) >= cap:
+                    return datetime.fromtimestamp(float(first), UTC)
+            db.execute(
                 "INSERT INTO agentsurface_challenges"
                 " (id, scope, procedure_id, digest, level, nonce, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -333,7 +358,9 @@ class SqliteInvocationStore:
                     challenge.expires_at.timestamp(),
                 ),
             )
-        )
+            return challenge
+
+        return self.run(save)
 
     def claim_challenge(self, db: sqlite3.Connection, challenge_id: str) -> tuple[Challenge, bool] | None:
         """Inside the call's transaction (SQLite: one writer at a time, so it is locked)."""
