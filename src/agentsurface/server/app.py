@@ -25,8 +25,8 @@ import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import anyio
