@@ -104,6 +104,15 @@ def test_chrome_devtools_mcp_lists_and_runs_our_tools(devtools_mcp: McpClient, c
     listing = devtools_mcp.call("list_webmcp_tools", {"pageId": pid}).content[0].text  # type: ignore[union-attr]
     for name in ("view_devices__filters__setFilters", "view_devices__table__selectVisible", "domain_devices__query"):
         assert name in listing, listing
+    # The browser carries WebMCP's own hints to the client (it drops MCP's destructiveHint, which
+    # its API does not know): the client sees which tools need the person.
+    hints = {
+        line.split('"', 2)[1]: json.loads(line.rsplit("annotations=", 1)[1])
+        for line in listing.splitlines()
+        if line.startswith("name=") and "annotations=" in line
+    }
+    assert hints["domain_devices__query"]["readOnly"] is True
+    assert hints["view_devices__filters__setFilters"]["consequential"] is False
 
     value, failed = content_of(execute(devtools_mcp, pid, "view_devices__filters__setFilters", {"status": "offline", "city": "Milan"}))
     assert (value, failed) == ({"status": "offline", "city": "Milan", "text": None}, False)
@@ -114,6 +123,9 @@ def test_chrome_devtools_mcp_lists_and_runs_our_tools(devtools_mcp: McpClient, c
 
     person = WebMCPAgent(page)
     person.wait_for_tool("domain_devices__disable")
+    relisted = devtools_mcp.call("list_webmcp_tools", {"pageId": pid}).content[0].text  # type: ignore[union-attr]
+    disable = next(line for line in relisted.splitlines() if line.startswith('name="domain_devices__disable"'))
+    assert json.loads(disable.rsplit("annotations=", 1)[1])["consequential"] is True
     pending = devtools_mcp.start(
         devtools_mcp.session.call_tool(
             "execute_webmcp_tool",

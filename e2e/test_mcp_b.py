@@ -160,6 +160,9 @@ def test_mcp_client_over_mcp_b_lists_and_calls_our_tools(
         assert seen == standard, (name, tools[name], ours)
         assert "consequentialHint" not in tools[name]["annotations"]
     assert registered[CLEAR]["annotations"]["consequentialHint"] is True
+    # ...but MCP's destructiveHint, registered beside it, does: the client knows what needs the person.
+    assert tools[CLEAR]["annotations"]["destructiveHint"] is True
+    assert tools[ADD]["annotations"]["destructiveHint"] is False
     assert tools[ADD]["description"].endswith("Add a note.")
     assert tools[ADD]["inputSchema"]["required"] == ["text"]
     assert tools[ADD]["inputSchema"]["properties"]["text"]["minLength"] == 1

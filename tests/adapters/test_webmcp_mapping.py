@@ -133,16 +133,22 @@ def _full_surface(app: App) -> None:
     app.mount_detail(procedures=("domain:devices.lookup", "domain:devices.notify"))
 
 
+# WebMCP's hints, and MCP's beside them (destructive, idempotent, open world) for the bridges
+# that forward only MCP's (MCP-B).
+READ = {"readOnlyHint": True, "idempotentHint": True}
+WRITE = {"readOnlyHint": False, "destructiveHint": False}
+CONSEQUENTIAL = {"readOnlyHint": False, "consequentialHint": True, "destructiveHint": True}
+UNTRUSTED_READ = {**READ, "untrustedContentHint": True, "openWorldHint": True}
 EXPECTED_ABORTABLE: dict[str, dict[str, bool]] = {
-    ROWS: {"readOnlyHint": True},
-    SELECT: {"readOnlyHint": False},
-    "view_devices__table__wipeFilters": {"readOnlyHint": False, "consequentialHint": True},
-    "view_devices__table__openDevice": {"readOnlyHint": False},
-    DISABLE: {"readOnlyHint": False},
-    PURGE: {"readOnlyHint": False, "consequentialHint": True},
-    "domain_devices__lookup": {"readOnlyHint": True, "untrustedContentHint": True},
-    "domain_devices__notify": {"readOnlyHint": False, "consequentialHint": True},
-    "view_notes__list__items": {"readOnlyHint": True, "untrustedContentHint": True},
+    ROWS: READ,
+    SELECT: WRITE,
+    "view_devices__table__wipeFilters": CONSEQUENTIAL,
+    "view_devices__table__openDevice": WRITE,
+    DISABLE: WRITE,
+    PURGE: CONSEQUENTIAL,
+    "domain_devices__lookup": UNTRUSTED_READ,
+    "domain_devices__notify": CONSEQUENTIAL,
+    "view_notes__list__items": UNTRUSTED_READ,
 }
 
 
@@ -175,7 +181,7 @@ async def test_procedure_reference_raising_confirmation_is_consequential(app: Ap
     )
     _adapter, fake = await start("abortable")
     tool = fake.agent.tool(DISABLE)
-    assert tool.annotations == {"readOnlyHint": False, "consequentialHint": True}
+    assert tool.annotations == CONSEQUENTIAL
     assert "requires confirmation" in tool.description
 
 

@@ -52,15 +52,26 @@ def _output_text(output: JsonValue) -> str:
 
 
 def annotations_for(descriptor: Descriptor, shape: str) -> dict[str, bool]:
-    """Derived from the contract only (kind, effect, confirmation, declared untrusted output)."""
+    """Derived from the contract only (kind, effect, confirmation, declared untrusted output).
+
+    WebMCP's own hints (``readOnlyHint``, ``consequentialHint``, ``untrustedContentHint``) and,
+    beside them, MCP's (``destructiveHint``, ``idempotentHint``, ``openWorldHint``): a bridge that
+    forwards only MCP's (MCP-B) still tells its client which calls need the person."""
     read_only = descriptor.kind == "observation" or descriptor.effect in READ_ONLY_EFFECTS
     out: dict[str, bool] = {"readOnlyHint": read_only}
     if shape != "abortable":  # the draft's tool shape knows readOnlyHint only
         return out if read_only else {}
+    if read_only:
+        out["idempotentHint"] = True  # reading twice changes nothing
     if descriptor.effect in ("destructive", "external-side-effect") or descriptor.confirmation == "required":
         out["consequentialHint"] = True
+        if not read_only:
+            out["destructiveHint"] = True
+    elif not read_only:
+        out["destructiveHint"] = False  # MCP's default for a write is destructive: say it is not
     if descriptor.untrusted_output:
         out["untrustedContentHint"] = True
+        out["openWorldHint"] = True
     return out
 
 
