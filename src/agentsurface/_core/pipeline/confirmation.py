@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,6 +22,9 @@ log = logging.getLogger("agentsurface")
 
 Outcome = Literal["approved", "denied", "expired"]
 RecordStatus = Literal["pending", "approved", "denied", "expired", "consumed"]
+
+# How many forgotten confirmation ids the store still recognises as expired (bounded memory).
+FORGOTTEN_KEPT = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +106,10 @@ class ConfirmationController:
         self._emit = emit
         self._audit = audit
         self._records: dict[str, ConfirmationRecord] = {}
+        # Records dropped from the store, by id: evidence naming one arrives late, so it is
+        # "expired" (or "denied", "consumed" as it ended), not "mismatch", which would tell the
+        # agent it asked for the wrong call.
+        self._forgotten: OrderedDict[str, str] = OrderedDict()
         self._listeners: list[Callable[[list[PendingConfirmation]], None]] = []
 
     # ------------------------------------------------------------------ host UI
@@ -218,7 +226,9 @@ class ConfirmationController:
         self._expire_due()
         record = self._records.get(confirmation_id)
         if record is None:
-            return "mismatch", None
+            return self._forgotten.get(confirmation_id, "mismatch"), None
+        if record.status == "expired":
+            return "expired", record  # expired wins: a late approval is late, whatever it covers
         if record.digest != digest(request) or not _same(record.request, request):
             log.info("confirmation %s does not match the request it is used with", confirmation_id)
             return "mismatch", record
@@ -258,6 +268,9 @@ class ConfirmationController:
         for cid, record in list(self._records.items()):
             if record.status != "pending" and now >= record.expires_at + self._ttl:
                 del self._records[cid]
+                self._forgotten[cid] = record.status  # expired, denied or consumed by then
+                while len(self._forgotten) > FORGOTTEN_KEPT:
+                        self._forgotten.popitem(last=False)
 
     def _settle(self, record: ConfirmationRecord, outcome: Outcome) -> None:
         if record.cancel_timer is not None and outcome != "expired":
