@@ -452,3 +452,35 @@ def test_a_component_without_description_is_refused() -> None:
     assert "component 'demo.bare' description must be a non-empty string" in str(_error(build))
 
 
+
+
+def test_procedure_inputs_refuse_unknown_fields_like_view_inputs() -> None:
+    """Issue 43.8: nested models too; a model that says extra="allow" keeps its choice."""
+    from pydantic import BaseModel, ConfigDict
+
+    from agentsurface import ProcedureContract
+
+    class Line(BaseModel):
+        amount: int
+
+    class Expense(BaseModel):
+        title: str
+        line: Line
+
+    class Open(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        title: str
+
+    add = ProcedureContract(id="domain:expenses.add", effect="server-mutation", description="Add", input=Expense)
+    schema = add.input.json_schema
+    assert schema["additionalProperties"] is False
+    assert schema["$defs"]["Line"]["additionalProperties"] is False
+    ok = add.input.validate({"title": "Taxi", "line": {"amount": 3}})
+    assert ok.json == {"title": "Taxi", "line": {"amount": 3}}
+    top = add.input.validate({"title": "Taxi", "line": {"amount": 3}, "amount": 3})
+    nested = add.input.validate({"title": "Taxi", "line": {"amount": 3, "cents": 1}})
+    assert [i.path for i in getattr(top, "issues", ())] == ["/amount"]
+    assert [i.path for i in getattr(nested, "issues", ())] == ["/line/cents"]
+    loose = ProcedureContract(id="domain:expenses.note", effect="server-mutation", description="Note", input=Open)
+    assert loose.input.json_schema["additionalProperties"] is True
+    assert loose.input.validate({"title": "x", "more": 1}).json == {"title": "x", "more": 1}

@@ -98,7 +98,11 @@ class ProcedureContract:
                 f"procedure {self.id!r} must declare a server effect {sorted(PROCEDURE_EFFECTS)}, "
                 f"got {self.effect!r}",
             )
-        input_schema = checked_schema(EMPTY_INPUT if self.input is None else self.input, f"{self.id}.input")
+        # Unknown fields are refused, as view inputs refuse them: a model's extra="ignore"
+        # would silently drop the agent's {"amount": 3} (extra="allow" on a model keeps them).
+        input_schema = checked_schema(
+            EMPTY_INPUT if self.input is None else self.input, f"{self.id}.input", forbid_extra=True
+        )
         if input_schema.json_schema.get("type") != "object":
             raise DefinitionError(
                 "UNSUPPORTED_SCHEMA", "a procedure input schema must be an object schema", path=self.id
