@@ -344,3 +344,9 @@ async def test_unknown_input_fields_are_refused_not_dropped(client: httpx.AsyncC
     assert error["code"] == "INVALID_INPUT"
     assert error["details"]["issues"] == [{"path": "/amount", "message": "Extra inputs are not permitted"}]
     assert snapshot(db_path) == before
+
+
+def test_a_serve_keyword_typo_says_did_you_mean() -> None:
+    """Issue 43.9: serve() is authored like @action: a typo names the keyword it meant."""
+    with pytest.raises(TypeError, match=r"serve\(\.\.\.\) got unknown keyword 'permission' \(did you mean 'permissions'\?\)"):
+        serve(RENAME, lambda call, value: {}, permission={"devices.write"})  # type: ignore[call-arg]

@@ -14,11 +14,17 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .. import ActionContext, CancelSignal, Consumer, ProcedureContract, compile_manifest
+from .. import ActionContext, CancelSignal, CapabilityAuthority, Consumer, ProcedureContract, compile_manifest
 from .._core.errors import AgentSurfaceError
 from .._core.ids import random_id
 from .._core.jsonvalue import JsonValue
-from .agreement import BackendContractError, ContractDisagreement, compare, procedure_contracts
+from .agreement import (
+    BackendContractError,
+    ContractDisagreement,
+    compare,
+    manifest_disagreements,
+    procedure_contracts,
+)
 from .responses import (
     Presence,
     ServerChallenge,
@@ -121,8 +127,28 @@ class BackendBridge:
         kept = [i for i in items if getattr(getattr(i, "contract", i), "id", None) not in missing]
         return compile_manifest(kept)
 
+    async def authority(self, reviewed: CapabilityAuthority) -> CapabilityAuthority:
+        """The page's authority with a backend: ``reviewed`` (the reviewed contract,
+        ``authority_from_bundle()``: components and procedures alike), checked against what
+        the backend serves. Fetches the backend manifest (no ``connect()`` first). Raises
+        ``BackendContractError`` when a procedure is served with another effect or schema; one
+        the backend does not serve is withheld (logged, listed in ``unserved``): registering a
+        component that references it is refused, naming why."""
+        served = await self.load_manifest()
+        found = manifest_disagreements(reviewed.manifest, served)
+        drift = [d for d in found if d.problem != "not-served"]
+        if drift:
+            raise BackendContractError(drift, self.base_url)
+        self.unserved = tuple(d for d in found if d.problem == "not-served")
+        for item in self.unserved:
+            log.warning("%s", item)
+        why = f"the backend at {self.base_url} does not serve it"
+        return reviewed.withholding({d.procedure_id: why for d in self.unserved})
+
     async def connect(self, contracts: Iterable[Any]) -> dict[str, JsonValue]:
-        """``load_manifest()`` then ``ceiling(contracts)``: the manifest for the page's authority."""
+        """``load_manifest()`` then ``ceiling(contracts)``: a manifest of ``contracts`` alone (the
+        components the page registers must be among them). A page with a reviewed contract
+        takes ``await bridge.authority(authority_from_bundle())`` instead."""
         await self.load_manifest()
         return self.ceiling(contracts)
 

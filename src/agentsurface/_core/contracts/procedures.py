@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import DefinitionError, DefinitionErrorCode
 from ..ids import parse_procedure_id
 from ..jsonvalue import FrozenDict, JsonValue, digest, freeze
+from ..keywords import check_keywords, keywords_checked
 from ..policies.base import Policy
 from ..schemas.schema import EMPTY_INPUT, Schema
 from .bindings import check_live_options, check_policies, mint
@@ -130,6 +131,7 @@ class ProcedureContract:
         }
         return with_optional_fields(out, self.output, self.meta, self.untrusted_output)
 
+    @keywords_checked("ProcedureContract.reference(...)")
     def reference(
         self,
         *,
@@ -258,3 +260,6 @@ def _make_reference(
     mint(ref)
     return ref
 
+
+# A keyword typo names the keyword it meant (a dataclass __init__ says only "unexpected").
+check_keywords(ProcedureContract)
