@@ -9,6 +9,9 @@
 - ``static_server(folder="site")`` → the base URL of ``folder`` (relative to pytest's rootdir)
   served on a free 127.0.0.1 port, stopped after the test: an ``agentsurface bundle`` output or
   any folder of static files.
+- ``asgi_server(app)`` → the base URL of an ASGI app (your Starlette or FastAPI app: the
+  procedure server beside the bundled page's files) served by uvicorn on a free 127.0.0.1 port,
+  its lifespan run, stopped after the test (needs the ``server`` extra).
 
 ``async def`` tests (pytest-asyncio) also run after pytest-playwright's sync tests in the same
 session: Playwright's sync API leaves its event loop set on the test thread, which pytest-asyncio
@@ -111,6 +114,25 @@ def static_server(request: pytest.FixtureRequest) -> Iterator[Callable[..., str]
         if not path.is_absolute():
             path = Path(str(request.config.rootpath)) / path
         server = StaticServer(path)
+        servers.append(server)
+        return server.url
+
+    yield serve
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def asgi_server() -> Iterator[Callable[..., str]]:
+    """``asgi_server(app)`` serves an ASGI app (a page's files and its procedure server, e.g. a
+    Starlette app mounting both) with uvicorn on a free 127.0.0.1 port and returns its base URL;
+    every server it started stops after the test."""
+    from .asgi import AsgiServer
+
+    servers: list[AsgiServer] = []
+
+    def serve(app: Any) -> str:
+        server = AsgiServer(app)
         servers.append(server)
         return server.url
 
