@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Literal
 
 
 class AsgiServer:
     """``app`` served at ``url`` (``http://127.0.0.1:<free port>``) until :meth:`close`."""
 
-    def __init__(self, app: Any, *, startup_timeout: float = 15.0, lifespan: str = "auto") -> None:
+    def __init__(self, app: Any, *, startup_timeout: float = 15.0, lifespan: Literal["auto", "on", "off"] = "auto") -> None:
         try:
             import uvicorn
         except ImportError:  # pragma: no cover - the server extra brings it
