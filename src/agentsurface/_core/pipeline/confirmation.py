@@ -111,6 +111,7 @@ class ConfirmationController:
         # agent it asked for the wrong call.
         self._forgotten: OrderedDict[str, str] = OrderedDict()
         self._listeners: list[Callable[[list[PendingConfirmation]], None]] = []
+        self._unshown_warned: set[str] = set()  # capabilities already warned about (once each)
 
     # ------------------------------------------------------------------ host UI
 
@@ -163,8 +164,16 @@ class ConfirmationController:
             if future in record.waiters:
                 record.waiters.remove(future)
 
+    @property
+    def handled(self) -> bool:
+        """Whether something shows the person the pending confirmations: a host dialog (the
+        page's ``install_confirmation_dialog``, or one of the app's own) subscribed here. Without
+        one a consequential call waits until its approval expires, with nothing to click."""
+        return bool(self._listeners)
+
     def subscribe(self, listener: Callable[[list[PendingConfirmation]], None]) -> Callable[[], None]:
-        """Call ``listener(pending)`` whenever the pending set changes."""
+        """Call ``listener(pending)`` whenever the pending set changes (a host dialog does: the
+        store then counts as :attr:`handled`)."""
         self._listeners.append(listener)
 
         def unsubscribe() -> None:
@@ -205,6 +214,15 @@ class ConfirmationController:
         record = ConfirmationRecord(cid, request, digest(request), pending, now + self._ttl)
         record.cancel_timer = self._clock.call_later(self._ttl, self._expire_due)
         self._records[cid] = record
+        if not self._listeners and pending.capability_id not in self._unshown_warned:
+            self._unshown_warned.add(pending.capability_id)
+            log.warning(
+                "%s waits for the person's approval (for up to %g s), but nothing shows it: no "
+                "confirmation dialog is installed (agentsurface.page.install_confirmation_dialog("
+                "registry), or a dialog of your own subscribed to registry.confirmations)",
+                pending.capability_id,
+                self._ttl,
+            )
         self._emit(
             make_event(
                 "confirmation-requested",
