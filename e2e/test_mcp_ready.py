@@ -95,3 +95,42 @@ def test_a_chromium_without_webmcp_is_an_error_naming_the_flags(
     finally:
         process.kill()
         process.wait(timeout=10)
+
+
+HANGING_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>hang</title><link rel="icon" href="data:,"></head>
+<body><script>
+document.modelContext.registerTool({
+  name: "wait_for_person", description: "Waits as a call waiting for the person's approval does",
+  inputSchema: {type: "object", properties: {}},
+  execute: () => new Promise(() => {}),
+});
+</script></body></html>
+"""
+
+
+def test_a_client_leaving_during_an_approval_wait_leaves_no_traceback(
+    chromium_executable: str, tmp_path: Path
+) -> None:
+    """Issue 43.10: the client exits while a call waits (for the person's approval): the bridge
+    ends quietly."""
+    (tmp_path / "index.html").write_text(HANGING_PAGE)
+    server = StaticServer(tmp_path)
+    try:
+        with tempfile.TemporaryFile("w+") as errlog:
+            client = McpClient.stdio(
+                bridge(server.url + "/index.html", "--headless", "--browser", chromium_executable), errlog=errlog
+            )
+            try:
+                assert [t.name for t in client.list_tools()] == ["wait_for_person"]
+                _request_id, pending = client.start_call("wait_for_person", {})
+                time.sleep(1.0)
+                assert not pending.done()
+            finally:
+                client.close()  # stdin closes: the bridge shuts down mid-call
+            time.sleep(2.0)
+            errlog.seek(0)
+            said = errlog.read()
+            assert "Traceback" not in said, said
+    finally:
+        server.close()

@@ -299,8 +299,13 @@ class PageLink:
             done, _ = await asyncio.wait({running, gone}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             running.cancel()
+            # The abort outlives this cancellation (shielded); when the bridge is shutting down
+            # (the client left mid-call), the browser is gone before it ends: its failure is
+            # expected and taken here, not reported as "never retrieved" on the way out.
+            abort = asyncio.ensure_future(asyncio.wait_for(page.evaluate(_ABORT, call_id), 5))
+            abort.add_done_callback(_taken)
             with contextlib.suppress(Exception):
-                await asyncio.shield(asyncio.wait_for(page.evaluate(_ABORT, call_id), 5))
+                await asyncio.shield(abort)
             raise
         if running not in done:
             running.cancel()
@@ -314,6 +319,12 @@ class PageLink:
         if outcome.get("leaving"):
             raise PageGone("the page is navigating away")
         return dict(outcome)
+
+
+def _taken(task: asyncio.Future[Any]) -> None:
+    """Retrieve a background task's outcome (its failure is expected and says nothing new)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _reason(exc: Exception) -> str:

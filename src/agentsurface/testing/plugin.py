@@ -32,6 +32,34 @@ from typing import Any
 import pytest
 
 
+# pytest-playwright 0.10 defines its session-scoped ``base_url`` fixture as a method, which
+# pytest 9 deprecates on every run that uses ``page``: a warning the app's tests cannot act on.
+_PLAYWRIGHT_BASE_URL_WARNING = (
+    "ignore:Session-scoped fixtures defined as instance methods are deprecated:pytest.PytestRemovedIn10Warning"
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Quiet runs for an app's tests: pytest-asyncio's loop scope defaults to ``function`` (its
+    own future default) when the app's configuration leaves it unset, instead of a deprecation
+    warning on every run; pytest-playwright's own deprecation (above) is filtered."""
+    config.addinivalue_line("filterwarnings", _PLAYWRIGHT_BASE_URL_WARNING)
+    _default_asyncio_loop_scope(config)
+
+
+def _default_asyncio_loop_scope(config: pytest.Config) -> None:
+    name = "asyncio_default_fixture_loop_scope"
+    try:
+        if config.getini(name):
+            return  # the app chose
+    except ValueError:
+        return  # pytest-asyncio is not installed
+    cache = getattr(config, "_inicache", None)  # pytest keeps read values here (no public setter)
+    if isinstance(cache, dict):
+        cache[name] = "function"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-surface-snapshots",
