@@ -31,7 +31,6 @@ from typing import Any
 
 import pytest
 
-
 # pytest-playwright 0.10 defines its session-scoped ``base_url`` fixture as a method, which
 # pytest 9 deprecates on every run that uses ``page``: a warning the app's tests cannot act on.
 _PLAYWRIGHT_BASE_URL_WARNING = (
