@@ -6,7 +6,6 @@ The check runs only when the call fails to bind, so a correct call pays nothing 
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 from collections.abc import Callable, Iterable
@@ -18,6 +17,7 @@ R = TypeVar("R")
 
 def unknown_keywords_error(what: str, given: Iterable[str], accepted: Iterable[str]) -> TypeError:
     """``what`` got keywords it does not accept: name each, with the closest accepted one."""
+    import difflib  # only on the error path: off the page's start-up imports
     names = [name for name in accepted if not name.startswith("_")]
     wrong = []
     for name in given:
