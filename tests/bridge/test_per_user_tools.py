@@ -8,8 +8,7 @@ import httpx
 import pytest
 
 from agentsurface import AgentSurfaceRegistry, Consumer, compile_manifest, create_capability_authority
-from agentsurface.bridge import BackendBridge, BackendUnavailableError
-from agentsurface.bridge.wire import CALLABLE_PATH
+from agentsurface.bridge import CALLABLE_PATH, BackendBridge, BackendUnavailableError
 
 from ..server.domain import BROKEN, DISABLE, NOTE, QUERY, RENAME
 from .page import PAGE_CONTRACTS, DevicesPage, SearchBox
