@@ -42,6 +42,7 @@ INTEGRATION_PATHS = (
     "test_layering.py",
     "test_doc_blocks.py",  # runs the blocks of README.md and docs/ in subprocesses
     "test_release_artifacts.py",  # python -m build, twine check
+    "test_testing_plugin_quiet.py",  # an app's pytest run, with Chromium, in a subprocess
 )
 SPEED_MARKERS = ("unit", "integration", "e2e")
 

@@ -6,6 +6,8 @@ comment on the line before its fence:
     <!-- first-app: run -->               the shell commands that install, review, bundle and test it
     <!-- readme: runs -->                 a Python block that runs on its own under CPython
     <!-- example: fastapi_app/app.py -->   a file of an app under examples/, exactly as there
+    <!-- full-stack: server.py -->        a file of the full-stack guide's expense tracker
+    <!-- full-stack: run -->              its commands (e2e/test_full_stack_example.py)
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-_MARKED = re.compile(r"<!-- (first-app|readme|example): ([^ ]+) -->\n```(\w*)\n(.*?)```", re.S)
+_MARKED = re.compile(r"<!-- (first-app|readme|example|full-stack): ([^ ]+) -->\n```(\w*)\n(.*?)```", re.S)
 
 
 class Block(NamedTuple):
@@ -62,4 +64,13 @@ def first_app_files() -> dict[str, str]:
 
 def first_app_commands() -> str:
     (commands,) = [code for name, _, code in marked_blocks("first-app") if name == "run"]
+    return commands
+
+
+def full_stack_files() -> dict[str, str]:
+    return {name: code for name, _, code in marked_blocks("full-stack") if name != "run"}
+
+
+def full_stack_commands() -> str:
+    (commands,) = [code for name, _, code in marked_blocks("full-stack") if name == "run"]
     return commands

@@ -10,10 +10,13 @@ from pydantic import BaseModel
 
 from agentsurface import (
     ActionContext,
+    ActionContract,
     AgentComponent,
+    AuthorityError,
     Consumer,
     DefinitionError,
     Policy,
+    ProcedureContract,
     ReadContext,
     action,
     compile_manifest,
@@ -452,3 +455,99 @@ def test_a_component_without_description_is_refused() -> None:
     assert "component 'demo.bare' description must be a non-empty string" in str(_error(build))
 
 
+
+
+def test_procedure_inputs_refuse_unknown_fields_like_view_inputs() -> None:
+    """Issue 43.8: nested models too; a model that says extra="allow" keeps its choice."""
+    from pydantic import BaseModel, ConfigDict
+
+    class Line(BaseModel):
+        amount: int
+
+    class Expense(BaseModel):
+        title: str
+        line: Line
+
+    class Open(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        title: str
+
+    add = ProcedureContract(id="domain:expenses.add", effect="server-mutation", description="Add", input=Expense)
+    schema = add.input.json_schema
+    assert schema["additionalProperties"] is False
+    assert schema["$defs"]["Line"]["additionalProperties"] is False
+    ok = add.input.validate({"title": "Taxi", "line": {"amount": 3}})
+    assert ok.json == {"title": "Taxi", "line": {"amount": 3}}
+    top = add.input.validate({"title": "Taxi", "line": {"amount": 3}, "amount": 3})
+    nested = add.input.validate({"title": "Taxi", "line": {"amount": 3, "cents": 1}})
+    assert [i.path for i in getattr(top, "issues", ())] == ["/amount"]
+    assert [i.path for i in getattr(nested, "issues", ())] == ["/line/cents"]
+    loose = ProcedureContract(id="domain:expenses.note", effect="server-mutation", description="Note", input=Open)
+    assert loose.input.json_schema["additionalProperties"] is True
+    assert loose.input.validate({"title": "x", "more": 1}).json == {"title": "x", "more": 1}
+
+
+@pytest.mark.parametrize(
+    ("declare", "named", "meant"),
+    [
+        (lambda: action("Wipe", confirmaton="required"), "@action(...)", "confirmation"),
+        (lambda: observation("Rows", timout=3), "@observation(...)", "timeout"),
+        (
+            lambda: ProcedureContract(id="domain:a.b", descripton="d", effect="destructive"),
+            "ProcedureContract()",
+            "description",
+        ),
+        (
+            lambda: ProcedureContract(id="domain:a.b", description="d", effect="destructive").reference(
+                bound_field=["x"]
+            ),
+            "ProcedureContract.reference(...)",
+            "bound_fields",
+        ),
+        (lambda: ActionContract(name="go", descripton="Go"), "ActionContract()", "description"),
+    ],
+)
+def test_every_authoring_keyword_typo_says_did_you_mean(declare: Any, named: str, meant: str) -> None:
+    """Issue 43.9: like the class keywords, not a bare TypeError."""
+    with pytest.raises(TypeError) as caught:
+        declare()
+    message = str(caught.value)
+    assert message.startswith(f"{named} got unknown keyword")
+    assert f"(did you mean {meant!r}?)" in message and f"{meant}=" in message
+
+
+def test_decimal_hints_are_refused_with_what_to_write() -> None:
+    """Issue 43.9: pydantic took any text (' 1_0 ') or a float for a Decimal, in neither table."""
+    from decimal import Decimal
+
+    from pydantic import BaseModel
+
+    class Expense(BaseModel):
+        amount: Decimal
+
+    with pytest.raises(DefinitionError, match=r"Expense\.amount: Decimal is not supported; .*int \(an amount in cents\)"):
+        ProcedureContract(id="domain:expenses.add", effect="server-mutation", description="Add", input=Expense)
+    with pytest.raises(DefinitionError, match=r"parameter 'amount': Decimal is not supported"):
+
+        class Ledger(AgentComponent, type="ledger.dec", description="Ledger"):
+            @action("Add")
+            def add(self, amount: Decimal) -> None: ...
+
+
+def test_a_component_missing_from_the_harness_contracts_says_where_to_list_it() -> None:
+    """Issue 43.9: not only "unknown contract"."""
+    from agentsurface.testing import create_test_surface
+
+    class Listed(AgentComponent, type="harness.listed", description="Listed"):
+        @observation("Rows")
+        def rows(self) -> list[str]:
+            return []
+
+    class Forgotten(AgentComponent, type="harness.forgotten", description="Forgotten"):
+        @observation("Rows")
+        def rows(self) -> list[str]:
+            return []
+
+    surface = create_test_surface(contracts=[Listed])
+    with pytest.raises(AuthorityError, match=r"create_test_surface\(contracts=\[\.\.\.\]\)"):
+        surface.mount(Forgotten())

@@ -17,7 +17,14 @@ from collections import Counter
 import pytest
 
 from agentsurface.cli.page_check import wrong_references
-from tests.doc_blocks import first_app_commands, first_app_files, first_app_page, located_blocks
+from tests.doc_blocks import (
+    ROOT,
+    first_app_commands,
+    first_app_files,
+    first_app_page,
+    full_stack_files,
+    located_blocks,
+)
 
 RUNS = located_blocks("readme")
 
@@ -82,5 +89,34 @@ def test_the_first_app_is_a_complete_project_on_the_getting_started_page() -> No
     assert 'pip install "agentsurface[cli,testing]"' in commands and "$" not in commands
     # The tree listed at the top of the section is the files it shows.
     text = page.read_text(encoding="utf-8")
+    for name in files:
+        assert f"  {name} " in text, name
+
+
+def test_the_full_stack_example_is_a_complete_project_on_its_page() -> None:
+    """Issue 43: one complete full-stack example (page, server, tests); e2e/test_full_stack_example.py
+    runs it as written."""
+    blocks = located_blocks("full-stack")
+    assert {b.page for b in blocks} == {"docs/guides/full-stack.md"}
+    files = full_stack_files()
+    assert set(files) == {
+        "pyproject.toml",
+        "expenses/__init__.py",
+        "expenses/contracts.py",
+        "expenses/surface.py",
+        "server.py",
+        "app.py",
+        "index.html",
+        "tests/conftest.py",
+        "tests/test_expenses.py",
+    }
+    flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    for name, code in files.items():
+        if name.endswith(".py"):
+            compile(code, name, "exec", flags=flags)
+    assert wrong_references("index.html", files["index.html"]) == []
+    assert "authority_from_bundle()" in files["app.py"] and "bridge.authority(" in files["app.py"]
+    assert "asgi_server" in files["tests/test_expenses.py"]
+    text = (ROOT / "docs/guides/full-stack.md").read_text(encoding="utf-8")
     for name in files:
         assert f"  {name} " in text, name

@@ -153,6 +153,7 @@ PUBLIC: dict[str, list[str]] = {
         "is_wire_name",
     ],
     "agentsurface.bridge": [
+        "CALLABLE_PATH",
         "CHANNEL_HEADER",
         "MANIFEST_PATH",
         "BackendBridge",

@@ -10,8 +10,10 @@ import pytest
 from agentsurface import (
     AgentSurfaceRegistry,
     AuthorityError,
+    CapabilityAuthority,
     Consumer,
     ProcedureContract,
+    compile_manifest,
     create_capability_authority,
 )
 from agentsurface.bridge import BackendBridge, BackendContractError, BackendUnavailableError
@@ -102,3 +104,54 @@ async def test_an_unreachable_or_foreign_backend_fails_page_start_loudly(backend
         await bridge.aclose()
     with pytest.raises(BackendUnavailableError, match="load the backend manifest first"):
         BackendBridge(backend).ceiling(PAGE_CONTRACTS)
+
+
+# ---------------------------------------------------------------- issue 43.1: one way to the authority
+
+
+def reviewed_authority() -> CapabilityAuthority:
+    """What authority_from_bundle() gives a bundled page: the reviewed contract, components and
+    procedures alike (compiled here, as `agentsurface snapshot` would write it)."""
+    return create_capability_authority(compile_manifest(PAGE_CONTRACTS))
+
+
+async def test_the_reviewed_authority_checked_by_the_bridge_registers_components(bridge: BackendBridge) -> None:
+    authority = await bridge.authority(reviewed_authority())  # no connect() first
+    registry = AgentSurfaceRegistry(authority=authority)
+    registry.set_procedure_executor(bridge)
+    registry.register(DevicesPage(["acme-1"]))  # the component is in the reviewed contract
+    registry.register(SearchBox())
+    exposed = {p.procedure_id for p in registry.snapshot(consumer=AGENT).procedures}
+    assert exposed == {DISABLE.id, RENAME.id, NOTE.id, QUERY.id}
+    assert authority.withheld == {} and bridge.unserved == ()
+
+
+async def test_a_manifest_of_procedures_alone_names_the_way_to_the_authority(bridge: BackendBridge) -> None:
+    """The Full-stack snippet the issue followed: connect(procedures) makes an authority without
+    the page's components; the refusal now says where the authority should come from."""
+    manifest = await bridge.connect([DISABLE, RENAME, NOTE, QUERY])
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(manifest))
+    with pytest.raises(AuthorityError, match=r"authority_from_bundle\(\)"):
+        registry.register(SearchBox())
+
+
+async def test_the_reviewed_authority_withholds_what_the_server_does_not_serve(db_path: Path) -> None:
+    without_query = [p for p in served_procedures() if p.id != QUERY.id]
+    with serving(make_server(db_path, procedures=without_query)) as base:
+        bridge = BackendBridge(base, headers={"Authorization": "Bearer tok-alice"})
+        authority = await bridge.authority(reviewed_authority())
+        await bridge.aclose()
+    assert list(authority.withheld) == [QUERY.id]
+    registry = AgentSurfaceRegistry(authority=authority)
+    registry.set_procedure_executor(bridge)
+    registry.register(DevicesPage(["acme-1"]))
+    with pytest.raises(AuthorityError, match=r"withheld from this page: the backend at .* does not serve it"):
+        registry.register(SearchBox())
+
+
+async def test_the_reviewed_authority_refuses_drift(bridge: BackendBridge) -> None:
+    drifted = variant(NOTE, effect="destructive")
+    reviewed = create_capability_authority(compile_manifest([DISABLE, RENAME, QUERY, drifted]))
+    with pytest.raises(BackendContractError) as caught:
+        await bridge.authority(reviewed)
+    assert [(d.procedure_id, d.problem) for d in caught.value.disagreements] == [(NOTE.id, "effect")]

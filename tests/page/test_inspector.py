@@ -4,8 +4,18 @@ render per animation frame however many events arrive; text only."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
-from agentsurface import Invocation
+import pytest
+
+from agentsurface import (
+    AgentComponent,
+    AgentSurfaceRegistry,
+    Invocation,
+    action,
+    compile_manifest,
+    create_capability_authority,
+)
 from agentsurface.page import PageSurface
 from agentsurface.page.inspector import SurfaceInspector
 
@@ -53,3 +63,46 @@ def test_the_inspector_is_labelled_for_assistive_technology() -> None:
     assert [child.tag for child in log.children] == ["ol"]  # the live region holds a real list
     ids = {child.attributes.get("id") for child in section.children}
     assert {"agent-inspector-title", "agent-inspector-tools-title", "agent-inspector-calls-title"} <= ids
+
+
+class Wiper(AgentComponent, type="board.wiper", description="Wipes the board"):
+    @action("Wipe everything", confirmation="required")
+    def wipe(self) -> int:
+        return 0
+
+
+async def test_a_consequential_tool_without_a_dialog_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 43.6: forgetting install_confirmation_dialog left a call waiting 120 s with
+    nothing to click and nothing said; the inspector says it, and the first such call logs it
+    (the page's console)."""
+    dom = FakeDom()
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Wiper])))
+    registry.register(Wiper())
+    root = FakeElement()
+    inspector = SurfaceInspector(registry, root, dom=dom)
+    dom.run_frame()
+    assert inspector.warnings() == [
+        "view:board.wiper.wipe need the person's approval, but no confirmation dialog is installed: "
+        "calls would wait until their approval expires (install_confirmation_dialog(registry))"
+    ]
+    assert "Warning: view:board.wiper.wipe need the person's approval" in root.all_text()
+    with caplog.at_level(logging.WARNING, logger="agentsurface"):
+        first = await registry.invoke(Invocation("view:board.wiper.wipe", {}))
+        await registry.invoke(Invocation("view:board.wiper.wipe", {}))  # warned once, not per call
+    assert first.code == "CONFIRMATION_REQUIRED"
+    warned = [r.getMessage() for r in caplog.records if "nothing shows it" in r.getMessage()]
+    assert warned == [
+        "view:board.wiper.wipe waits for the person's approval (for up to 120 s), but nothing shows it: no "
+        "confirmation dialog is installed (agentsurface.page.install_confirmation_dialog(registry), or a "
+        "dialog of your own subscribed to registry.confirmations)"
+    ]
+    # A dialog subscribed: no warning any more (the next render follows a confirmation request).
+    unsubscribe = registry.confirmations.subscribe(lambda _pending: None)
+    assert inspector.warnings() == []
+    await registry.invoke(Invocation("view:board.wiper.wipe", {"x": 1}))
+    await asyncio.sleep(0)
+    dom.run_frame()
+    assert "Warning" not in root.all_text()
+    unsubscribe()
+    inspector.close()
+    registry.close()

@@ -480,3 +480,34 @@ async def test_observations_are_never_confirmed() -> None:
     assert (await registry.invoke({"capabilityId": "view:devices.table.visibleRows"})).ok
     gated = await registry.invoke({"capabilityId": "view:devices.table.selectRows", "input": {"ids": ["d1"]}})
     assert gated.code == "CONFIRMATION_REQUIRED"
+
+
+def test_a_late_approval_answers_expired_not_mismatch() -> None:
+    """Issue 43.7: evidence presented long after its record was forgotten (the store keeps
+    settled records one TTL past expiry) is ``expired``, as it was, not ``mismatch``."""
+    from agentsurface import AgentComponent, action
+    from agentsurface.testing import assert_fails_with, create_test_surface
+
+    class Wiper(AgentComponent, type="late.wiper", description="Wipes"):
+        @action("Wipe everything", confirmation="required")
+        def wipe(self) -> int:
+            return 1
+
+    surface = create_test_surface(contracts=[Wiper])
+    surface.mount(Wiper())
+    first = surface.call("view:late.wiper.wipe")
+    cid = first.error.details["confirmationId"] if first.error else ""
+    surface.confirmations.approve()
+    surface.clock.advance(600)
+    late = surface.call("view:late.wiper.wipe", confirmation_id=cid)
+    assert_fails_with(late, "CONFIRMATION_INVALID")
+    assert late.error is not None and late.error.details["reason"] == "expired"
+    assert late.error.retry == "with-confirmation"
+    # a pending one the person never answered, also forgotten: expired too
+    second = surface.call("view:late.wiper.wipe")
+    cid2 = second.error.details["confirmationId"] if second.error else ""
+    surface.clock.advance(600)
+    assert surface.call("view:late.wiper.wipe", confirmation_id=cid2).error.details["reason"] == "expired"
+    # an id the page never minted stays a mismatch
+    made_up = surface.call("view:late.wiper.wipe", confirmation_id="made-up")
+    assert made_up.error is not None and made_up.error.details["reason"] == "mismatch"

@@ -371,3 +371,22 @@ async def test_a_new_invocation_id_per_call_is_required(client: httpx.AsyncClien
     b = await call(client, "domain:notes.add", {"text": "from bob"}, token="tok-bob", invocation_id=shared)
     assert a.json()["ok"] and b.json()["ok"]
     assert "replayed" not in b.json()
+
+
+async def test_unknown_input_fields_are_refused_not_dropped(client: httpx.AsyncClient, db_path: Path) -> None:
+    """Issue 43.8: a procedure's input refuses unknown fields, as a view action's does (a
+    pydantic model's default extra="ignore" silently dropped them)."""
+    assert RENAME.input.json_schema["additionalProperties"] is False
+    before = snapshot(db_path)
+    response = await call(client, RENAME.id, {"deviceId": "acme-1", "name": "Pump", "amount": 3})
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "INVALID_INPUT"
+    assert error["details"]["issues"] == [{"path": "/amount", "message": "Extra inputs are not permitted"}]
+    assert snapshot(db_path) == before
+
+
+def test_a_serve_keyword_typo_says_did_you_mean() -> None:
+    """Issue 43.9: serve() is authored like @action: a typo names the keyword it meant."""
+    with pytest.raises(TypeError, match=r"serve\(\.\.\.\) got unknown keyword 'permission' \(did you mean 'permissions'\?\)"):
+        serve(RENAME, lambda call, value: {}, permission={"devices.write"})  # type: ignore[call-arg]

@@ -249,6 +249,8 @@ async def test_a_challenge_expires_and_upkeep_forgets_it(store: Any, dsn: str, c
         fresh = await ask(http, ERASE.id, "late")
         clock.now += timedelta(seconds=31)  # old: 121 s, fresh: 31 s
         refusal(await send(http, ERASE.id, "late", approval(old, clock)), "expired")
+        # Issue 43.7: expired wins over mismatch (another input, a late approval all the same).
+        refusal(await send(http, ERASE.id, "other", approval(old, clock)), "expired")
         assert server.forget_expired_challenges() == 1
         refusal(await send(http, ERASE.id, "late", approval(old, clock)), "unknown")
         assert (await send(http, ERASE.id, "late", approval(fresh, clock))).status_code == 200

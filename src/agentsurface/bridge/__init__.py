@@ -17,9 +17,10 @@ from .agreement import BackendContractError, ContractDisagreement
 from .executor import BackendBridge, BackendUnavailableError, Headers
 from .responses import Presence, ServerChallenge
 from .transport import HttpxTransport, Transport, TransportError, TransportResponse, default_transport
-from .wire import CHANNEL_HEADER, MANIFEST_PATH, ManifestFormatError, ServedProcedureInfo
+from .wire import CALLABLE_PATH, CHANNEL_HEADER, MANIFEST_PATH, ManifestFormatError, ServedProcedureInfo
 
 __all__ = [
+    "CALLABLE_PATH",
     "CHANNEL_HEADER",
     "MANIFEST_PATH",
     "BackendBridge",

@@ -53,18 +53,52 @@ class BackendContractError(AuthorityError):
 
 def compare(contract: ProcedureContract, served: Mapping[str, ServedProcedureInfo]) -> list[ContractDisagreement]:
     """Every way ``contract`` disagrees with the backend manifest ``served`` (empty: agreement)."""
-    info = served.get(contract.id)
+    output = None if contract.output is None else contract.output.json_schema
+    return compare_declared(contract.id, contract.effect, contract.input.json_schema, output, served)
+
+
+def compare_declared(
+    procedure_id: str,
+    effect: str,
+    input_schema: Mapping[str, Any],
+    output_schema: Mapping[str, Any] | None,
+    served: Mapping[str, ServedProcedureInfo],
+) -> list[ContractDisagreement]:
+    """:func:`compare` for a procedure as a manifest entry declares it (its JSON)."""
+    info = served.get(procedure_id)
     if info is None:
-        return [ContractDisagreement(contract.id, "not-served")]
+        return [ContractDisagreement(procedure_id, "not-served")]
     out: list[ContractDisagreement] = []
-    if contract.effect != info.effect:
-        out.append(ContractDisagreement(contract.id, "effect", contract.effect, info.effect))
-    page_input = schema_hash(contract.input.json_schema)
+    if effect != info.effect:
+        out.append(ContractDisagreement(procedure_id, "effect", effect, info.effect))
+    page_input = schema_hash(input_schema)
     if page_input != info.input_schema_hash:
-        out.append(ContractDisagreement(contract.id, "input-schema", page_input, info.input_schema_hash))
-    page_output = None if contract.output is None else schema_hash(contract.output.json_schema)
+        out.append(ContractDisagreement(procedure_id, "input-schema", page_input, info.input_schema_hash))
+    page_output = None if output_schema is None else schema_hash(output_schema)
     if page_output != info.output_schema_hash:
-        out.append(ContractDisagreement(contract.id, "output-schema", page_output, info.output_schema_hash))
+        out.append(ContractDisagreement(procedure_id, "output-schema", page_output, info.output_schema_hash))
+    return out
+
+
+def manifest_disagreements(
+    manifest: Mapping[str, Any], served: Mapping[str, ServedProcedureInfo]
+) -> list[ContractDisagreement]:
+    """Every way the procedures of a contract manifest disagree with the backend's."""
+    out: list[ContractDisagreement] = []
+    for entry in manifest.get("contracts") or ():
+        body = entry.get("contract") if isinstance(entry, Mapping) else None
+        if not isinstance(body, Mapping) or body.get("kind") != "procedure":
+            continue
+        output = body.get("outputSchema")
+        out.extend(
+            compare_declared(
+                str(body.get("id")),
+                str(body.get("effect")),
+                body.get("inputSchema") or {},
+                output if isinstance(output, Mapping) else None,
+                served,
+            )
+        )
     return out
 
 

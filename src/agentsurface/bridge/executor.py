@@ -14,11 +14,26 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .. import ActionContext, CancelSignal, Consumer, ProcedureContract, compile_manifest
+from .. import (
+    ActionContext,
+    CancelSignal,
+    CapabilityAuthority,
+    Consumer,
+    Policy,
+    ProcedureContract,
+    compile_manifest,
+)
 from .._core.errors import AgentSurfaceError
 from .._core.ids import random_id
 from .._core.jsonvalue import JsonValue
-from .agreement import BackendContractError, ContractDisagreement, compare, procedure_contracts
+from .agreement import (
+    BackendContractError,
+    ContractDisagreement,
+    compare,
+    manifest_disagreements,
+    procedure_contracts,
+)
+from .callable import CallablePolicy
 from .responses import (
     Presence,
     ServerChallenge,
@@ -29,7 +44,16 @@ from .responses import (
     transport_failed,
 )
 from .transport import Transport, TransportError, default_transport
-from .wire import ServedProcedureInfo, call_url, challenge_url, manifest_url, parse_manifest
+from .wire import (
+    ManifestFormatError,
+    ServedProcedureInfo,
+    call_url,
+    callable_url,
+    challenge_url,
+    manifest_url,
+    parse_callable,
+    parse_manifest,
+)
 
 log = logging.getLogger("agentsurface.bridge")
 
@@ -77,6 +101,8 @@ class BackendBridge:
         self._presence = presence
         self.served: dict[str, ServedProcedureInfo] | None = None
         self.unserved: tuple[ContractDisagreement, ...] = ()
+        self.callable: frozenset[str] | None = None
+        """The procedures this caller may call, once ``load_callable()`` asked the server."""
 
     # ------------------------------------------------------------------ page start
 
@@ -93,6 +119,33 @@ class BackendBridge:
         except (UnicodeDecodeError, ValueError) as exc:
             raise BackendUnavailableError(f"the backend manifest at {url} is unreadable: {exc}") from exc
         return self.served
+
+    async def load_callable(self) -> frozenset[str]:
+        """Ask the server which procedures this caller (this bridge's ``headers``) may call:
+        ``callable``, which ``callable_policy()`` offers the agent. A caller the server does not
+        authenticate may call none. Raises BackendUnavailableError when the server cannot say."""
+        url = callable_url(self.base_url)
+        try:
+            response = await asyncio.wait_for(self._send("GET", url, None), self.timeout)
+        except (TransportError, TimeoutError) as exc:
+            raise BackendUnavailableError(f"could not ask {url} what this caller may call: {exc}") from exc
+        if response.status == 401:
+            self.callable = frozenset()
+            return self.callable
+        if response.status != 200:
+            raise BackendUnavailableError(f"{url} answered HTTP {response.status}")
+        try:
+            self.callable = parse_callable(json.loads(response.body.decode("utf-8")))
+        except (UnicodeDecodeError, ValueError, ManifestFormatError) as exc:
+            raise BackendUnavailableError(f"the answer of {url} is unreadable: {exc}") from exc
+        return self.callable
+
+    def callable_policy(self) -> Policy:
+        """A registry policy (``AgentSurfaceRegistry(policies=[...])``): a procedure this caller
+        may not call (``load_callable()``) is hidden from the agent, and refused in the page with
+        NOT_AUTHORIZED; view capabilities are left alone. Before ``load_callable()`` it hides
+        nothing. The server still checks every call."""
+        return CallablePolicy(lambda: self.callable)
 
     def disagreements(self, contracts: Iterable[Any]) -> list[ContractDisagreement]:
         served = self._require_manifest()
@@ -121,8 +174,28 @@ class BackendBridge:
         kept = [i for i in items if getattr(getattr(i, "contract", i), "id", None) not in missing]
         return compile_manifest(kept)
 
+    async def authority(self, reviewed: CapabilityAuthority) -> CapabilityAuthority:
+        """The page's authority with a backend: ``reviewed`` (the reviewed contract,
+        ``authority_from_bundle()``: components and procedures alike), checked against what
+        the backend serves. Fetches the backend manifest (no ``connect()`` first). Raises
+        ``BackendContractError`` when a procedure is served with another effect or schema; one
+        the backend does not serve is withheld (logged, listed in ``unserved``): registering a
+        component that references it is refused, naming why."""
+        served = await self.load_manifest()
+        found = manifest_disagreements(reviewed.manifest, served)
+        drift = [d for d in found if d.problem != "not-served"]
+        if drift:
+            raise BackendContractError(drift, self.base_url)
+        self.unserved = tuple(d for d in found if d.problem == "not-served")
+        for item in self.unserved:
+            log.warning("%s", item)
+        why = f"the backend at {self.base_url} does not serve it"
+        return reviewed.withholding({d.procedure_id: why for d in self.unserved})
+
     async def connect(self, contracts: Iterable[Any]) -> dict[str, JsonValue]:
-        """``load_manifest()`` then ``ceiling(contracts)``: the manifest for the page's authority."""
+        """``load_manifest()`` then ``ceiling(contracts)``: a manifest of ``contracts`` alone (the
+        components the page registers must be among them). A page with a reviewed contract
+        takes ``await bridge.authority(authority_from_bundle())`` instead."""
         await self.load_manifest()
         return self.ceiling(contracts)
 

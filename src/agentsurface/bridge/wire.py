@@ -28,6 +28,8 @@ from .._core.errors import ERROR_MATRIX, AgentSurfaceError, ErrorCode, Retry
 from .._core.jsonvalue import JsonValue
 
 MANIFEST_PATH: Final = "/.well-known/agentsurface/procedures"
+# What the authenticated caller may call: ``{"procedures": [ids]}`` (the page offers only those).
+CALLABLE_PATH: Final = "/.well-known/agentsurface/callable"
 PROCEDURES_PREFIX: Final = "/procedures/"
 CHALLENGES_PREFIX: Final = "/challenges/"
 MANIFEST_FORMAT: Final = "agentsurface/backend-manifest"
@@ -168,6 +170,18 @@ def parse_manifest(value: Any) -> dict[str, ServedProcedureInfo]:
             raise ManifestFormatError(f"backend manifest entry {ident!r} is malformed")
         out[ident] = ServedProcedureInfo(ident, effect, input_hash, output_hash, approval)
     return out
+
+
+def callable_url(base_url: str) -> str:
+    return base_url.rstrip("/") + CALLABLE_PATH
+
+
+def parse_callable(value: Any) -> frozenset[str]:
+    """The procedure ids of a ``CALLABLE_PATH`` answer, or ManifestFormatError."""
+    procedures = value.get("procedures") if isinstance(value, Mapping) else None
+    if not isinstance(procedures, list) or not all(isinstance(p, str) for p in procedures):
+        raise ManifestFormatError("the callable list has no 'procedures' list of ids")
+    return frozenset(procedures)
 
 
 def error_body(error: ErrorPayload, invocation_id: str | None = None) -> dict[str, JsonValue]:

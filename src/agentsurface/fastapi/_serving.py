@@ -105,7 +105,7 @@ class AgentProcedures(ProcedureServer):
         self._who = APIRoute("/", _who_endpoint(caller), dependency_overrides_provider=app)
         super().__init__(
             self._served_routes(app),
-            authenticate=self._caller,
+            authenticate=self._caller_from_app,
             store=store,
             rate_limit=rate_limit,
             limits=limits,
@@ -138,7 +138,7 @@ class AgentProcedures(ProcedureServer):
 
     # ------------------------------------------------------------------ the caller
 
-    async def _caller(self, request: Request) -> Caller | None:
+    async def _caller_from_app(self, request: Request) -> Caller | None:
         scope = self._scope(request, "GET", "/", b"", [], {})
         try:
             status, _, _ = await _run(self._who.app, scope, b"")

@@ -25,7 +25,7 @@ from mcp.shared.message import SessionMessage
 from ..testing.webmcp_results import Tool
 from .errors import PageGone, page_gone
 from .guard import guard
-from .options import BridgeOptions
+from .options import WEBMCP_FEATURES, BridgeOptions
 from .page import PageLink
 
 if TYPE_CHECKING:
@@ -97,6 +97,7 @@ class Bridge:
         self._tools: dict[str, Tool] = {}
         self._changed = asyncio.Event()
         self.failed: Exception | None = None
+        self._said_no_webmcp = False
 
     async def open_page(self, stop: Callable[[], None]) -> None:
         """Open the page while the MCP session already answers (tools/list is empty until
@@ -121,8 +122,25 @@ class Bridge:
         self._tools = {t.name: t for t in tools}
         return tools
 
+    async def page_ready(self) -> None:
+        """Before answering a client: wait (at most ``--ready-timeout`` seconds) for the page to
+        list its first tool, since a page boots Pyodide for seconds and a one-shot client (the
+        MCP Inspector) lists once; a page loaded without any WebMCP client is an error that
+        says which flags the browser needs."""
+        link = self.link
+        if not isinstance(link, PageLink) or link.ready:
+            return
+        found = await link.wait_ready(self.options.ready_timeout)
+        if found.no_webmcp:
+            message = no_webmcp_message(self.options)
+            if not self._said_no_webmcp:
+                self._said_no_webmcp = True
+                print(f"agentsurface mcp: {message}", file=sys.stderr)
+            raise McpError(types.ErrorData(code=types.INTERNAL_ERROR, message=message))
+
     async def _list_tools(self, request: types.ListToolsRequest) -> types.ServerResult:
         self._sessions.add(self.server.request_context.session)
+        await self.page_ready()
         tools = await self.current_tools()
         self._listed = _signature(tools)
         return types.ServerResult(types.ListToolsResult(tools=[mcp_tool(t) for t in tools]))
@@ -151,12 +169,20 @@ class Bridge:
         name = request.params.name
         arguments = request.params.arguments or {}
         if name not in self._tools:
+            await self.page_ready()
             await self.current_tools()  # the client may know of it before we listed
         if name not in self._tools:
+            starting = isinstance(self.link, PageLink) and not self.link.booted
+            why = (
+                f" (it listed no tool within {self.options.ready_timeout:g} s: is it still starting? "
+                "--ready-timeout waits longer)"
+                if starting
+                else ""
+            )
             raise McpError(
                 types.ErrorData(
                     code=types.INVALID_PARAMS,
-                    message=f"unknown tool {_said(name)}: the page offers {sorted(self._tools)}",
+                    message=f"unknown tool {_said(name)}: the page offers {sorted(self._tools)}{why}",
                 )
             )
         try:
@@ -173,6 +199,23 @@ _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 def _said(name: str) -> str:
     return repr(name) if _TOOL_NAME.fullmatch(name) else "(a name no tool can have)"
+
+
+def no_webmcp_message(options: BridgeOptions) -> str:
+    """What to do about a page that loaded without a WebMCP client."""
+    if options.polyfill:
+        fix = "the injected polyfill did not take: does the page replace navigator.modelContext?"
+    elif options.cdp:
+        fix = (
+            f"start the Chromium you attach to with --enable-features={WEBMCP_FEATURES} (Chromium 146+), "
+            "or pass --polyfill to inject the vendored polyfill"
+        )
+    else:
+        fix = (
+            f"this Chromium was launched with --enable-features={WEBMCP_FEATURES} and still has none: "
+            "it needs Chromium 146+ (--browser PATH), or pass --polyfill"
+        )
+    return f"the page {options.url} has loaded without WebMCP (no document.modelContext): {fix}"
 
 
 def _instructions(options: BridgeOptions) -> str:

@@ -13,6 +13,7 @@ from ..adapters.relay_protocol import DEFAULT_PORT as DEFAULT_RELAY_PORT
 # Chromium's WebMCP testing API (document.modelContext.getTools/executeTool) is what the bridge
 # drives; without the flag, --polyfill injects the vendored polyfill instead.
 WEBMCP_FEATURES = "WebMCP,WebMCPTesting"
+DEFAULT_READY_TIMEOUT = 20.0
 
 
 class OptionsError(AgentSurfaceError, ValueError):
@@ -33,6 +34,9 @@ class BridgeOptions:
     relay: bool = False
     relay_port: int = DEFAULT_RELAY_PORT
     pairings: str | None = None  # the pairings file (default: the platform's config folder)
+    # How long a client's first tools/list (or a call of a tool not listed yet) waits for the
+    # page to list its first tool: a page boots Pyodide for seconds first.
+    ready_timeout: float = DEFAULT_READY_TIMEOUT
 
     @property
     def origin(self) -> str:
@@ -63,6 +67,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--polyfill",
         action="store_true",
         help="inject the vendored WebMCP polyfill (a Chromium without the WebMCP flag)",
+    )
+    parser.add_argument(
+        "--ready-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=DEFAULT_READY_TIMEOUT,
+        help="how long a client's first tools/list waits for the page to list its first tool while it "
+        f"boots (default {DEFAULT_READY_TIMEOUT:g}; 0: answer at once)",
     )
     parser.add_argument(
         "--allow-origin",
@@ -106,6 +118,9 @@ def from_namespace(args: argparse.Namespace) -> BridgeOptions:
     allowed = _allowed_origins(args.allow_origin)
     if args.http is not None and not 0 <= args.http <= 65535:
         raise OptionsError(f"--http takes a port number (0-65535), not {args.http}")
+    ready_timeout = float(getattr(args, "ready_timeout", DEFAULT_READY_TIMEOUT))
+    if not 0 <= ready_timeout <= 600:
+        raise OptionsError(f"--ready-timeout takes a number of seconds from 0 to 600, not {ready_timeout:g}")
     browser = args.browser
     if args.cdp is None:
         given = browser or "chromium"
@@ -122,6 +137,7 @@ def from_namespace(args: argparse.Namespace) -> BridgeOptions:
         polyfill=bool(args.polyfill),
         allow_origins=tuple(allowed),
         http_port=args.http,
+        ready_timeout=ready_timeout,
     )
 
 

@@ -44,6 +44,24 @@ _CALL = agent_runtime_function(f"if ({_LEAVING}) return {{leaving: true}};" + ""
     return call.outcome;
   });""")
 _ABORT = "(id) => { window.__agentSurfaceAgent?.calls[id]?.controller.abort(); }"
+# Is the page ready? Its tools (null: no WebMCP client), and whether its document has loaded.
+_PROBE = agent_runtime_function(
+    f"if ({_LEAVING}) return null;"
+    " return agent.list().then((tools) => ({tools, loaded: document.readyState === 'complete'}));"
+)
+# How often a wait for the page's first tool looks again (its toolchange events also wake it).
+READY_POLL_SECONDS = 0.1
+
+
+class PageReadiness:
+    """What a wait for the page found: ``tools`` it lists, or ``no_webmcp`` (its document loaded
+    without any WebMCP client), or neither (still starting when the wait ended)."""
+
+    __slots__ = ("no_webmcp", "tools")
+
+    def __init__(self, tools: list[Tool], no_webmcp: bool) -> None:
+        self.tools = tools
+        self.no_webmcp = no_webmcp
 
 # Tells the bridge when the page's tools change: Chromium's toolchange event, or the polyfill's
 # callback (installed once the polyfill is there), as a console.debug line with this marker (not
@@ -106,6 +124,12 @@ class PageLink:
         # The page's main-frame navigations in flight: until one commits (or fails), the bridge
         # evaluates nothing in the document that is leaving (see _LEAVING).
         self._navigating: set[Any] = set()
+        # Set once the current document listed a tool (booted), or a wait for one ran its full
+        # time: a client's first tools/list waits for it (a page boots Pyodide for seconds
+        # first), later ones answer at once, even for a page that offers no tool yet.
+        self._ready = False
+        self.booted = False
+        self._woken = asyncio.Event()
 
     # ------------------------------------------------------------------ opening
 
@@ -157,6 +181,7 @@ class PageLink:
         # by Playwright (its execution context was destroyed), which answers it PageGone.
         if self.page is not None and frame == self.page.main_frame:
             self._navigating.clear()
+            self._ready = self.booted = False  # a new document boots again
             self._changed()
 
     def _request_started(self, request: Any) -> None:
@@ -175,6 +200,7 @@ class PageLink:
         self._changed()
 
     def _changed(self) -> None:
+        self._woken.set()
         self._on_change()
 
     async def close(self) -> None:
@@ -208,6 +234,50 @@ class PageLink:
         allowed = self.options.origins
         return [parse_tool(t) for t in raw or [] if origin_of(str(t.get("origin") or origin)) in allowed]
 
+    async def wait_ready(self, timeout: float) -> PageReadiness:
+        """Until the page lists a tool (it has booted), its document has loaded without a
+        WebMCP client, or ``timeout`` seconds passed: whichever comes first."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, timeout)
+        while True:
+            self._woken.clear()
+            tools, no_webmcp, elsewhere = await self._probe()
+            if tools:
+                self._ready = self.booted = True
+            if self._ready or no_webmcp or elsewhere:
+                return PageReadiness(tools, no_webmcp)
+            if loop.time() >= deadline:
+                self._ready = True  # waited long enough for this document: answer at once now
+                return PageReadiness(tools, no_webmcp)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._woken.wait(), min(READY_POLL_SECONDS, deadline - loop.time()))
+
+    @property
+    def ready(self) -> bool:
+        """The current document has listed a tool, or a wait for one ran its full time."""
+        return self._ready
+
+    async def _probe(self) -> tuple[list[Tool], bool, bool]:
+        """The page's tools, whether it loaded without WebMCP, and whether waiting is pointless
+        (the page is closed or at an origin whose tools are not exposed)."""
+        page = self.page
+        if page is None or self._navigating or page.url == "about:blank":
+            return [], False, False  # still opening, or between documents
+        origin = self.page_origin
+        if origin is None or origin not in self.options.origins:
+            return [], False, True
+        try:
+            state = await page.evaluate(_PROBE, None)
+        except PlaywrightError:
+            return [], False, page.is_closed()  # between documents, or gone
+        if not isinstance(state, dict):
+            return [], False, False
+        raw = state.get("tools")
+        if raw is None:
+            return [], bool(state.get("loaded")), False
+        allowed = self.options.origins
+        return [parse_tool(t) for t in raw if origin_of(str(t.get("origin") or origin)) in allowed], False, False
+
     async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Run one tool through the browser's client; its recorded outcome (``{"text": ...}`` or
         ``{"rejected": name, "message": ...}``). Raises PageGone when the document goes first;
@@ -229,8 +299,13 @@ class PageLink:
             done, _ = await asyncio.wait({running, gone}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             running.cancel()
+            # The abort outlives this cancellation (shielded); when the bridge is shutting down
+            # (the client left mid-call), the browser is gone before it ends: its failure is
+            # expected and taken here, not reported as "never retrieved" on the way out.
+            abort = asyncio.ensure_future(asyncio.wait_for(page.evaluate(_ABORT, call_id), 5))
+            abort.add_done_callback(_taken)
             with contextlib.suppress(Exception):
-                await asyncio.shield(asyncio.wait_for(page.evaluate(_ABORT, call_id), 5))
+                await asyncio.shield(abort)
             raise
         if running not in done:
             running.cancel()
@@ -244,6 +319,12 @@ class PageLink:
         if outcome.get("leaving"):
             raise PageGone("the page is navigating away")
         return dict(outcome)
+
+
+def _taken(task: asyncio.Future[Any]) -> None:
+    """Retrieve a background task's outcome (its failure is expected and says nothing new)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _reason(exc: Exception) -> str:

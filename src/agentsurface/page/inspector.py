@@ -137,6 +137,24 @@ class SurfaceInspector:
             rows.append(ToolRow(cid, cid, title, (), cap.available, cap.unavailable_reason))
         return rows
 
+    def warnings(self) -> list[str]:
+        """What the developer should fix: a consequential capability whose approval nothing in
+        the page would show (no confirmation dialog installed)."""
+        if self.registry.confirmations.handled:
+            return []
+        snapshot = self.registry.snapshot(consumer=self._consumer_or_adapters(), include_unavailable=True)
+        needing = sorted(c.capability_id for c in snapshot.capabilities() if c.confirmation == "required")
+        if not needing:
+            return []
+        return [
+            f"{', '.join(needing)} need the person's approval, but no confirmation dialog is installed: "
+            "calls would wait until their approval expires (install_confirmation_dialog(registry))"
+        ]
+
+    def _consumer_or_adapters(self) -> Consumer | None:
+        adapter = self.adapter
+        return self._consumer or (adapter.consumer if adapter is not None else None)
+
     def headline(self) -> str:
         shape = self.adapter.shape if self.adapter is not None else None
         version = self.registry.version
@@ -159,6 +177,8 @@ class SurfaceInspector:
             self._render_soon.request()
         elif event.type == "surface-changed":
             self._after_adapter_settles()
+        elif event.type == "confirmation-requested":
+            self._render_soon.request()  # a dialog may have been installed since the last render
 
     def _settled(self, data: Any) -> None:
         duration = data.get("durationMs")
@@ -247,6 +267,7 @@ class SurfaceInspector:
         self.root = root
         self._headline = dom.create("p", "", {"class": "agent-inspector-headline"})
         self._error = dom.create("p", "", {"class": "agent-inspector-error"})
+        self._warning = dom.create("p", "", {"class": "agent-inspector-warning", "role": "status"})
         self._tools = dom.create(
             "ul", None, {"class": "agent-inspector-tools", "aria-labelledby": "agent-inspector-tools-title"}
         )
@@ -264,6 +285,7 @@ class SurfaceInspector:
                 dom.create("h2", "Agent surface", {"id": "agent-inspector-title"}),
                 self._headline,
                 self._error,
+                self._warning,
                 dom.create("h3", "Tools the agent sees", {"id": "agent-inspector-tools-title"}),
                 self._tools,
                 dom.create("h3", "Agent calls", {"id": "agent-inspector-calls-title"}),
@@ -280,6 +302,7 @@ class SurfaceInspector:
         dom.set_text(self._headline, self.headline())
         failed = self.startup_error
         dom.set_text(self._error, "" if failed is None else f"The page failed to start: {failed}")
+        dom.set_text(self._warning, " ".join(f"Warning: {w}." for w in self.warnings()))
         dom.replace_children(self._tools, [self._tool_item(row) for row in self.rows()])
         dom.replace_children(self._log, [self._call_item(entry) for entry in self.calls])
 

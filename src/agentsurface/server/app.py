@@ -44,6 +44,7 @@ from .._core.errors import AgentSurfaceError
 from .._core.jsonvalue import to_json_value
 from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
+    CALLABLE_PATH,
     CHALLENGES_PREFIX,
     DOMAIN_PREFIX,
     MANIFEST_PATH,
@@ -166,6 +167,7 @@ class ProcedureServer:
         self.app = Starlette(
             routes=[
                 Route(MANIFEST_PATH, self._manifest, methods=["GET"]),
+                Route(CALLABLE_PATH, self._callable, methods=["GET"]),
                 Route(READY_PATH, self._ready, methods=["GET"]),
                 calls,
                 asks,
@@ -189,6 +191,18 @@ class ProcedureServer:
 
     async def _manifest(self, request: Request) -> Response:
         return JSONResponse(self.manifest, headers={"Cache-Control": "no-cache"})
+
+    async def _callable(self, request: Request) -> Response:
+        """The served procedures this caller may call (their permissions held): the page offers
+        its agent only these. Authenticated and rate-limited as a call is; nothing audited."""
+        try:
+            caller = await self._caller(request, _Call(CALLABLE_PATH))
+        except Refusal as refusal:
+            return JSONResponse(
+                error_body(refusal.error), refusal.status, headers=retry_after_header(refusal.error)
+            )
+        allowed = sorted(pid for pid, served in self.procedures.items() if served.permissions <= caller.permissions)
+        return JSONResponse({"procedures": allowed}, headers={"Cache-Control": "no-store"})
 
     async def _ready(self, request: Request) -> Response:
         """Readiness for a load balancer: 200 when the store answers, else a transient 503."""
@@ -253,6 +267,16 @@ class ProcedureServer:
 
     async def _admit(self, request: Request, call: _Call) -> ServedProcedure:
         """Steps 1-4: who is calling, how often, what, and whether they may."""
+        caller = await self._caller(request, call)
+        served = self.procedures.get(call.procedure_id)
+        if served is None:
+            raise Refusal(not_found())
+        if not served.permissions <= caller.permissions:
+            raise Refusal(not_authorized())
+        return served
+
+    async def _caller(self, request: Request, call: _Call) -> Caller:
+        """Steps 1-2: who is calling (refused when nobody), and how often."""
         caller, refused = await self._authenticate(request)
         call.caller = caller
         client = request.client.host if request.client else "unknown"
@@ -271,12 +295,7 @@ class ProcedureServer:
                 raise Refusal(rate_limited(wait))
         if caller is None:
             raise refused or Refusal(not_authenticated())
-        served = self.procedures.get(call.procedure_id)
-        if served is None:
-            raise Refusal(not_found())
-        if not served.permissions <= caller.permissions:
-            raise Refusal(not_authorized())
-        return served
+        return caller
 
     async def _authenticate(self, request: Request) -> tuple[Caller | None, Refusal | None]:
         """The caller, or None and the hook's own typed refusal if it raised one (answered

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
 from .. import DefinitionError, ProcedureContract
+from .._core.keywords import keywords_checked
 from ..bridge.wire import ServedProcedureInfo, schema_hash
 
 
@@ -96,6 +97,7 @@ class ServedProcedure:
         )
 
 
+@keywords_checked("serve(...)")
 def serve(
     contract: ProcedureContract,
     implementation: Implementation,

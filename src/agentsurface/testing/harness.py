@@ -129,6 +129,8 @@ class TestSurface:
         self._audit = audit
         self._events: list[SurfaceEvent] = []
         self._unsubscribe = registry.subscribe(self._events.append)
+        # The test plays the person (surface.confirmations.approve/deny): the host's dialog.
+        self._unsubscribe_host = registry.confirmations.subscribe(lambda _pending: None)
         self.confirmations = TestConfirmations(self)
         self._loop: asyncio.AbstractEventLoop | None = None  # for call()/read(), made on first use
 
@@ -291,6 +293,7 @@ class TestSurface:
     def close(self) -> None:
         """Stop following the registry's events and close the registry."""
         self._unsubscribe()
+        self._unsubscribe_host()
         self.registry.close()
         if self._loop is not None and not self._loop.is_closed():
             self._loop.close()

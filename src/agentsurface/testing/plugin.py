@@ -9,6 +9,9 @@
 - ``static_server(folder="site")`` → the base URL of ``folder`` (relative to pytest's rootdir)
   served on a free 127.0.0.1 port, stopped after the test: an ``agentsurface bundle`` output or
   any folder of static files.
+- ``asgi_server(app)`` → the base URL of an ASGI app (your Starlette or FastAPI app: the
+  procedure server beside the bundled page's files) served by uvicorn on a free 127.0.0.1 port,
+  its lifespan run, stopped after the test (needs the ``server`` extra).
 
 ``async def`` tests (pytest-asyncio) also run after pytest-playwright's sync tests in the same
 session: Playwright's sync API leaves its event loop set on the test thread, which pytest-asyncio
@@ -27,6 +30,33 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# pytest-playwright 0.10 defines its session-scoped ``base_url`` fixture as a method, which
+# pytest 9 deprecates on every run that uses ``page``: a warning the app's tests cannot act on.
+_PLAYWRIGHT_BASE_URL_WARNING = (
+    "ignore:Session-scoped fixtures defined as instance methods are deprecated:pytest.PytestRemovedIn10Warning"
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Quiet runs for an app's tests: pytest-asyncio's loop scope defaults to ``function`` (its
+    own future default) when the app's configuration leaves it unset, instead of a deprecation
+    warning on every run; pytest-playwright's own deprecation (above) is filtered."""
+    config.addinivalue_line("filterwarnings", _PLAYWRIGHT_BASE_URL_WARNING)
+    _default_asyncio_loop_scope(config)
+
+
+def _default_asyncio_loop_scope(config: pytest.Config) -> None:
+    name = "asyncio_default_fixture_loop_scope"
+    try:
+        if config.getini(name):
+            return  # the app chose
+    except ValueError:
+        return  # pytest-asyncio is not installed
+    cache = getattr(config, "_inicache", None)  # pytest keeps read values here (no public setter)
+    if isinstance(cache, dict):
+        cache[name] = "function"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -111,6 +141,25 @@ def static_server(request: pytest.FixtureRequest) -> Iterator[Callable[..., str]
         if not path.is_absolute():
             path = Path(str(request.config.rootpath)) / path
         server = StaticServer(path)
+        servers.append(server)
+        return server.url
+
+    yield serve
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def asgi_server() -> Iterator[Callable[..., str]]:
+    """``asgi_server(app)`` serves an ASGI app (a page's files and its procedure server, e.g. a
+    Starlette app mounting both) with uvicorn on a free 127.0.0.1 port and returns its base URL;
+    every server it started stops after the test."""
+    from .asgi import AsgiServer
+
+    servers: list[AsgiServer] = []
+
+    def serve(app: Any) -> str:
+        server = AsgiServer(app)
         servers.append(server)
         return server.url
 

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from ..errors import DefinitionError
 from ..ids import DEFAULT_INSTANCE_ID, validate_capability_name
+from ..keywords import keywords_checked
 from ..policies.base import Policy
 from ..schemas import simple_hints
 from ..schemas.schema import Schema, as_schema
@@ -62,6 +63,7 @@ class _Member(Generic[F]):
         self.precondition_fn: Callable[..., Any] | None = None
         self.__doc__ = fn.__doc__
 
+    @keywords_checked("@<capability>.when(...)")
     def when(self, fn: Callable[[Any], bool] | None = None, *, reason: str | None = None) -> Any:
         """Decorate a ``(self) -> bool`` method as this capability's availability predicate:
         ``@erase.when`` or ``@erase.when(reason="there is nothing to erase")``. While it is
@@ -109,6 +111,7 @@ class _ActionMember(_Member[F]):
         return fn
 
 
+@keywords_checked("@observation(...)")
 def observation(
     description: str,
     *,
@@ -140,6 +143,7 @@ def observation(
     return decorate
 
 
+@keywords_checked("@action(...)")
 def action(
     description: str,
     *,

@@ -60,16 +60,19 @@ class CapabilityAuthority:
     """The frozen, verified manifest a registry executes under. Mint with
     ``create_capability_authority``; instances made any other way are refused."""
 
-    __slots__ = ("__weakref__", "_entries", "_manifest", "_refused", "_verified", "domain_paths")
+    __slots__ = ("__weakref__", "_entries", "_manifest", "_refused", "_verified", "_withheld", "domain_paths")
 
     def __init__(
         self,
         manifest: FrozenDict,
         entries: Mapping[str, FrozenDict],
         refused: Mapping[str, Contributor] | None = None,
+        withheld: Mapping[str, str] | None = None,
     ) -> None:
         self._manifest = manifest
         self._entries = FrozenDict(entries)
+        # Reviewed declarations this authority still refuses, each with why (see withholding()).
+        self._withheld = dict(withheld or {})
         # Declarations an installed distribution contributed without the app's approval (or with
         # an approval of another digest): in the manifest, reviewed, and still never registered.
         self._refused = dict(refused or {})
@@ -90,6 +93,24 @@ class CapabilityAuthority:
 
     def ids(self) -> list[str]:
         return sorted(self._entries)
+
+    @property
+    def withheld(self) -> Mapping[str, str]:
+        """Reviewed declarations this authority refuses anyway, with the reason for each."""
+        return dict(self._withheld)
+
+    def withholding(self, withheld: Mapping[str, str]) -> CapabilityAuthority:
+        """The same reviewed manifest, refusing also the declarations ``withheld`` names (id →
+        why, e.g. "not served by the backend"): what ``BackendBridge.authority()`` returns. An
+        id the manifest does not list is refused here (it could not be registered anyway)."""
+        unknown = sorted(set(withheld) - set(self._entries))
+        if unknown:
+            raise AuthorityError(f"cannot withhold {unknown}: not in the capability manifest")
+        authority = CapabilityAuthority(
+            self._manifest, self._entries, self._refused, {**self._withheld, **dict(withheld)}
+        )
+        _GENUINE.add(weakref.ref(authority, _GENUINE.discard))
+        return authority
 
     def verify_binding(self, binding: object) -> ComponentBinding:
         """Return the binding if its contract and procedure references are in this manifest."""
@@ -122,7 +143,15 @@ class CapabilityAuthority:
             return
         entry = self._entries.get(contract.id)
         if entry is None:
-            raise AuthorityError(f"{contract.id!r} is not in the capability manifest (unknown contract)")
+            raise AuthorityError(
+                f"{contract.id!r} is not in the capability manifest (unknown contract): the authority "
+                "was built from a manifest that does not list it. A page's authority is its reviewed "
+                "contract, components and procedures alike (authority_from_bundle(), after `agentsurface "
+                "snapshot`); a test surface lists it in create_test_surface(contracts=[...])"
+            )
+        why = self._withheld.get(contract.id)
+        if why is not None:
+            raise AuthorityError(f"{contract.id!r} is withheld from this page: {why}")
         contributor = self._refused.get(contract.id)
         if contributor is not None:
             raise refuse(contract.id, contributor)

@@ -51,11 +51,11 @@ def checked_meta(value: Mapping[str, Any] | None) -> FrozenDict | None:
     return freeze(plain)  # type: ignore[no-any-return]
 
 
-def checked_schema(value: Any, what: str) -> Schema:
+def checked_schema(value: Any, what: str, *, forbid_extra: bool = False) -> Schema:
     try:
         if isinstance(value, type) or get_origin(value) is not None:  # a type hint or pydantic model
             value = vet_hint(value, what=what, input=what.split(".")[-1] == "input")
-        schema = as_schema(value)
+        schema = as_schema(value, forbid_extra=forbid_extra)
         check_schema_subset(schema.json_schema)
     except DefinitionError as exc:
         raise exc.at(what) from None

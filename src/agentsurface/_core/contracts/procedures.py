@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import DefinitionError, DefinitionErrorCode
 from ..ids import parse_procedure_id
 from ..jsonvalue import FrozenDict, JsonValue, digest, freeze
+from ..keywords import check_keywords, keywords_checked
 from ..policies.base import Policy
 from ..schemas.schema import EMPTY_INPUT, Schema
 from .bindings import check_live_options, check_policies, mint
@@ -98,7 +99,11 @@ class ProcedureContract:
                 f"procedure {self.id!r} must declare a server effect {sorted(PROCEDURE_EFFECTS)}, "
                 f"got {self.effect!r}",
             )
-        input_schema = checked_schema(EMPTY_INPUT if self.input is None else self.input, f"{self.id}.input")
+        # Unknown fields are refused, as view inputs refuse them: a model's extra="ignore"
+        # would silently drop the agent's {"amount": 3} (extra="allow" on a model keeps them).
+        input_schema = checked_schema(
+            EMPTY_INPUT if self.input is None else self.input, f"{self.id}.input", forbid_extra=True
+        )
         if input_schema.json_schema.get("type") != "object":
             raise DefinitionError(
                 "UNSUPPORTED_SCHEMA", "a procedure input schema must be an object schema", path=self.id
@@ -126,6 +131,7 @@ class ProcedureContract:
         }
         return with_optional_fields(out, self.output, self.meta, self.untrusted_output)
 
+    @keywords_checked("ProcedureContract.reference(...)")
     def reference(
         self,
         *,
@@ -269,3 +275,6 @@ def route_contract(obj: object) -> ProcedureContract | None:
         return None
     contract = getattr(getattr(obj, ROUTE_MARKER, None), "contract", None)
     return contract if isinstance(contract, ProcedureContract) else None
+
+# A keyword typo names the keyword it meant (a dataclass __init__ says only "unexpected").
+check_keywords(ProcedureContract)

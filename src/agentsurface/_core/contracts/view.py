@@ -19,6 +19,7 @@ from ..ids import (
     validate_instance_id,
 )
 from ..jsonvalue import FrozenDict, JsonValue, digest
+from ..keywords import check_keywords
 from ..policies.base import Policy
 from ..quick_init import quick_init
 from ..schemas.schema import EMPTY_INPUT, Schema
@@ -422,3 +423,7 @@ def _bind_members(
     return out
 
 
+# A keyword typo names the keyword it meant (a dataclass __init__ says only "unexpected").
+check_keywords(ObservationContract)
+check_keywords(ActionContract)
+check_keywords(ComponentContract)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,6 +22,9 @@ log = logging.getLogger("agentsurface")
 
 Outcome = Literal["approved", "denied", "expired"]
 RecordStatus = Literal["pending", "approved", "denied", "expired", "consumed"]
+
+# How many forgotten confirmation ids the store still recognises as expired (bounded memory).
+FORGOTTEN_KEPT = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +106,12 @@ class ConfirmationController:
         self._emit = emit
         self._audit = audit
         self._records: dict[str, ConfirmationRecord] = {}
+        # Records dropped from the store, by id: evidence naming one arrives late, so it is
+        # "expired" (or "denied", "consumed" as it ended), not "mismatch", which would tell the
+        # agent it asked for the wrong call.
+        self._forgotten: OrderedDict[str, str] = OrderedDict()
         self._listeners: list[Callable[[list[PendingConfirmation]], None]] = []
+        self._unshown_warned: set[str] = set()  # capabilities already warned about (once each)
 
     # ------------------------------------------------------------------ host UI
 
@@ -155,8 +164,16 @@ class ConfirmationController:
             if future in record.waiters:
                 record.waiters.remove(future)
 
+    @property
+    def handled(self) -> bool:
+        """Whether something shows the person the pending confirmations: a host dialog (the
+        page's ``install_confirmation_dialog``, or one of the app's own) subscribed here. Without
+        one a consequential call waits until its approval expires, with nothing to click."""
+        return bool(self._listeners)
+
     def subscribe(self, listener: Callable[[list[PendingConfirmation]], None]) -> Callable[[], None]:
-        """Call ``listener(pending)`` whenever the pending set changes."""
+        """Call ``listener(pending)`` whenever the pending set changes (a host dialog does: the
+        store then counts as :attr:`handled`)."""
         self._listeners.append(listener)
 
         def unsubscribe() -> None:
@@ -197,6 +214,15 @@ class ConfirmationController:
         record = ConfirmationRecord(cid, request, digest(request), pending, now + self._ttl)
         record.cancel_timer = self._clock.call_later(self._ttl, self._expire_due)
         self._records[cid] = record
+        if not self._listeners and pending.capability_id not in self._unshown_warned:
+            self._unshown_warned.add(pending.capability_id)
+            log.warning(
+                "%s waits for the person's approval (for up to %g s), but nothing shows it: no "
+                "confirmation dialog is installed (agentsurface.page.install_confirmation_dialog("
+                "registry), or a dialog of your own subscribed to registry.confirmations)",
+                pending.capability_id,
+                self._ttl,
+            )
         self._emit(
             make_event(
                 "confirmation-requested",
@@ -218,7 +244,9 @@ class ConfirmationController:
         self._expire_due()
         record = self._records.get(confirmation_id)
         if record is None:
-            return "mismatch", None
+            return self._forgotten.get(confirmation_id, "mismatch"), None
+        if record.status == "expired":
+            return "expired", record  # expired wins: a late approval is late, whatever it covers
         if record.digest != digest(request) or not _same(record.request, request):
             log.info("confirmation %s does not match the request it is used with", confirmation_id)
             return "mismatch", record
@@ -258,6 +286,9 @@ class ConfirmationController:
         for cid, record in list(self._records.items()):
             if record.status != "pending" and now >= record.expires_at + self._ttl:
                 del self._records[cid]
+                self._forgotten[cid] = record.status  # expired, denied or consumed by then
+                while len(self._forgotten) > FORGOTTEN_KEPT:
+                        self._forgotten.popitem(last=False)
 
     def _settle(self, record: ConfirmationRecord, outcome: Outcome) -> None:
         if record.cancel_timer is not None and outcome != "expired":

@@ -280,15 +280,24 @@ def validate_output(schema: Schema, value: Any) -> ValidationResult:
 
 
 class ModelSchema:
-    """A schema from a pydantic model or type hint, validated by pydantic-core."""
+    """A schema from a pydantic model or type hint, validated by pydantic-core.
 
-    def __init__(self, hint: Any, *, strict: bool = True) -> None:
+    ``forbid_extra``: objects refuse unknown properties (``additionalProperties: false`` in the
+    schema, pydantic's ``extra="forbid"`` when validating), unless a model of the hint sets
+    ``extra="allow"``, which then governs the whole hint as its models say.
+    """
+
+    def __init__(self, hint: Any, *, strict: bool = True, forbid_extra: bool = False) -> None:
         from pydantic import TypeAdapter  # imported on first use: off the page's start-up path
 
         self.hint = hint
         self._adapter: Any = TypeAdapter(hint)
         self._strict = strict
         raw = self._adapter.json_schema(mode="validation")
+        self._extra: str | None = None
+        if forbid_extra and not _allows_extra(raw):
+            raw = _closed_objects(raw)
+            self._extra = "forbid"
         self._json_schema = freeze(raw)
 
     @property
@@ -303,7 +312,10 @@ class ModelSchema:
         except (TypeError, ValueError):
             return Invalid((Issue(ROOT, "value is not JSON"),))
         try:
-            parsed = self._adapter.validate_json(text, strict=self._strict)
+            if self._extra is None:
+                parsed = self._adapter.validate_json(text, strict=self._strict)
+            else:
+                parsed = self._adapter.validate_json(text, strict=self._strict, extra=self._extra)
         except ValidationError as exc:
             # pydantic's parser refuses a lone surrogate escape ("\ud800", which JSON text and
             # JavaScript strings may hold) as unreadable JSON at the root: say what and where.
@@ -327,6 +339,44 @@ class ModelSchema:
         except (NotJsonError, ValueError, TypeError) as exc:
             return Invalid((Issue(ROOT, f"not JSON: {exc}"),))
         return Valid(parsed, plain)
+
+
+def _allows_extra(node: Any) -> bool:
+    """Whether any object of a JSON Schema explicitly accepts unknown properties (a model with
+    ``extra="allow"``)."""
+    if not isinstance(node, dict):
+        return False
+    if node.get("additionalProperties") is True:
+        return True
+    subs: list[Any] = []
+    for key in ("properties", "$defs"):
+        if isinstance(node.get(key), dict):
+            subs.extend(node[key].values())
+    subs.append(node.get("items"))
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        if isinstance(node.get(key), list):
+            subs.extend(node[key])
+    return any(_allows_extra(sub) for sub in subs)
+
+
+def _closed_objects(node: Any) -> Any:
+    """The schema with ``additionalProperties: false`` on every object that lists properties
+    and says nothing of others (pydantic's models under ``extra="ignore"``). Only subschema
+    positions are walked: ``const``, ``default`` and the like are data."""
+    if not isinstance(node, dict):
+        return node
+    out = dict(node)
+    for key in ("properties", "$defs"):
+        if isinstance(out.get(key), dict):
+            out[key] = {name: _closed_objects(sub) for name, sub in out[key].items()}
+    if "items" in out:
+        out["items"] = _closed_objects(out["items"])
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        if isinstance(out.get(key), list):
+            out[key] = [_closed_objects(sub) for sub in out[key]]
+    if out.get("type") == "object" and isinstance(out.get("properties"), dict):
+        out.setdefault("additionalProperties", False)
+    return out
 
 
 def _pydantic_invalid(exc: Any) -> Invalid:
@@ -420,23 +470,26 @@ def schema_from_json(schema: Mapping[str, Any]) -> JsonSchemaSchema:
     return JsonSchemaSchema(schema)
 
 
-def schema_from_type(hint: Any, *, strict: bool = True) -> ModelSchema:
-    """A schema from a pydantic model or any type hint pydantic understands."""
+def schema_from_type(hint: Any, *, strict: bool = True, forbid_extra: bool = False) -> ModelSchema:
+    """A schema from a pydantic model or any type hint pydantic understands.
+
+    ``forbid_extra=True`` refuses unknown properties (procedure inputs are built so)."""
     try:
-        return ModelSchema(hint, strict=strict)
+        return ModelSchema(hint, strict=strict, forbid_extra=forbid_extra)
     except Exception as exc:  # pydantic raises several error types for unusable hints
         raise DefinitionError("UNSUPPORTED_SCHEMA", f"cannot build a schema from {hint!r}: {exc}") from exc
 
 
-def as_schema(value: Any) -> Schema:
-    """Accept a Schema, a JSON Schema mapping, or a type hint / pydantic model."""
+def as_schema(value: Any, *, forbid_extra: bool = False) -> Schema:
+    """Accept a Schema, a JSON Schema mapping, or a type hint / pydantic model (built with
+    ``forbid_extra``, see :func:`schema_from_type`)."""
     if isinstance(value, (ModelSchema, JsonSchemaSchema)):
         return value
     if isinstance(value, Mapping):
         return schema_from_json(value)
     if isinstance(value, Schema):
         return value
-    return schema_from_type(value)
+    return schema_from_type(value, forbid_extra=forbid_extra)
 
 
 EMPTY_OBJECT_SCHEMA: Mapping[str, Any] = {

@@ -27,10 +27,10 @@ from ..errors import DefinitionError
 _SCALARS: frozenset[Any] = frozenset(
     {str, int, float, bool, type(None), None, datetime.datetime, datetime.date, object}
 )
-# Scalars too, looked up where their module is loaded: a hint can only be uuid.UUID or
-# decimal.Decimal once its author imported that module, and importing them here would cost every
-# page (a page compiles uuid from source: ~60 ms in Chromium) for hints most never write.
-_SCALARS_BY_MODULE = (("uuid", "UUID"), ("decimal", "Decimal"))
+# Scalars too, looked up where their module is loaded: a hint can only be uuid.UUID once its
+# author imported that module, and importing it here would cost every page (a page compiles
+# uuid from source: ~60 ms in Chromium) for hints most never write.
+_SCALARS_BY_MODULE = (("uuid", "UUID"),)
 _SEQUENCES: frozenset[Any] = frozenset(
     {list, collections.abc.Sequence, collections.abc.MutableSequence, typing.Sequence}
 )
@@ -61,6 +61,13 @@ _ADVICE: dict[Any, str] = {
 CALLABLE_ADVICE = (
     "an agent sends JSON data, never code: take a str (or a Literal[...] of the allowed names) "
     "and pick the function in the method"
+)
+# Refused: pydantic takes a JSON number (a float: 0.1 is not exact) or any text (" 1_0 " is 10)
+# for a Decimal, and a page's compiled JSON-Schema check could not tell which text is a number.
+DECIMAL_ADVICE = (
+    "an agent's JSON number is a float and pydantic would take loose text (' 1_0 ' is 10): use "
+    "int (an amount in cents), or Annotated[str, Field(pattern=r'^-?[0-9]+(\\.[0-9]+)?$')] and make "
+    "the Decimal in the method"
 )
 SET_IN_MODEL_ADVICE = (
     "a set inside a model would silently drop items an agent repeats: use list[X] there, or make "
@@ -177,6 +184,8 @@ class _Vetter:
     def _class(self, hint: type, what: str) -> Any:
         if hint in _ADVICE:
             raise _refuse(what, hint, _ADVICE[hint])
+        if hint.__module__ in ("decimal", "_decimal", "_pydecimal") and hint.__name__ == "Decimal":
+            raise _refuse(what, hint, DECIMAL_ADVICE)
         if issubclass(hint, pathlib.PurePath):
             raise _refuse(what, hint, "use str and make the Path in the method (an agent sends text)")
         if issubclass(hint, enum.Enum) or hint.__module__.split(".")[0] in ("pydantic", "pydantic_core"):

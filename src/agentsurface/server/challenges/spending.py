@@ -57,10 +57,10 @@ def settle(
         return "mismatch"  # before "used": another caller learns nothing of this challenge
     if spent:
         return "used"
+    if now >= challenge.expires_at:
+        return "expired"  # before "mismatch": a late approval is late, whatever it was for
     if challenge.procedure != procedure_id or challenge.digest != call_digest:
         return "mismatch"
-    if now >= challenge.expires_at:
-        return "expired"
     if challenge.level == "webauthn" or evidence.webauthn is not None:
         reason = _presence(verify_presence, caller, challenge, evidence.webauthn, db)
         if reason is not None:
