@@ -12,7 +12,7 @@ from agentsurface.page import attach, install_confirmation_dialog, on_state_chan
 book = Book()
 procedures = procedures_from_bundle()  # the routes marked with @procedure, as reviewed
 bridge = BackendBridge("/api/agent")  # same origin: the person's session cookie goes along
-await bridge.connect([ExpenseBook, *procedures.values()])  # the server serves what was reviewed
+authority = await bridge.authority(authority_from_bundle())  # the reviewed contract, as served
 
 
 async def refresh() -> None:  # the person's own view, read from the app's own route
@@ -27,7 +27,7 @@ async def execute(procedure_id, value, context):  # the agent's calls, then the 
         await refresh()
 
 
-registry = AgentSurfaceRegistry(authority=authority_from_bundle())
+registry = AgentSurfaceRegistry(authority=authority)
 registry.set_procedure_executor(execute)
 dialog = install_confirmation_dialog(registry)
 adapter = WebMCPAdapter(confirm=dialog.confirm)
