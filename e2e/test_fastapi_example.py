@@ -129,3 +129,19 @@ def test_bob_cannot_delete_even_when_he_approves(open_page: Any, app_url: str) -
     assert pending.result().expect_error().code == "NOT_AUTHORIZED"
     assert "bob's" in agent.call("domain_expenses__list", {}).expect_ok()[0]["note"]
     assert "bob's" in shown(run)
+
+
+@pytest.mark.allow_page_errors(r"status of 401")  # the page's first read, before anyone signed in
+def test_a_person_signs_in_with_the_pages_form(open_page: Any, app_url: str) -> None:
+    run = open_page("/index.html", variant="webmcp", base=app_url)
+    run.page.wait_for_function("() => document.getElementById('expenses').textContent !== 'loading…'")
+    run.page.fill("input[name=username]", "alice")
+    run.page.fill("input[name=password]", "wrong")
+    run.page.click("button[type=submit]")
+    run.page.wait_for_function("() => document.getElementById('login-error').textContent !== ''")
+    run.page.fill("input[name=password]", "wonderland")
+    run.page.click("button[type=submit]")  # reloads, signed in
+    agent = WebMCPAgent(run.page)
+    agent.wait_for_tool("domain_expenses__add")
+    agent.call("domain_expenses__add", {"amount": 2, "note": "coffee"}).expect_ok()
+    run.page.wait_for_function("() => document.getElementById('expenses').textContent.includes('coffee')")
