@@ -1,0 +1,18 @@
+from django.conf import settings
+from django.urls import include, path, re_path
+from django.views.static import serve
+from expenses import views
+
+from agentsurface.django import AgentViews
+from agentsurface.server import open_store
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("expenses/", include("expenses.urls")),
+    re_path(r"^runtime/(?P<path>.*)$", serve, {"document_root": settings.AGENT_RUNTIME}),
+]
+
+# The marked views as procedures, at /api/agent/ (after the patterns they are found in).
+agent = AgentViews(urlpatterns, store=open_store(settings.AGENT_STORE))
+urlpatterns += [path("api/agent/", include(agent.urls))]
