@@ -219,6 +219,8 @@ PUBLIC: dict[str, list[str]] = {
         "sqlite_path",
         "store_kind",
     ],
+    "agentsurface.fastapi": ["AgentProcedures", "procedure"],
+    "agentsurface.django": ["AgentViews", "procedure", "user_caller"],
     "agentsurface.compiler.load": [
         "ExternalContractError",
         "authority_from_bundle",
@@ -292,6 +294,8 @@ TOP_LEVEL: dict[str, str] = {
     "cli": "public (the agentsurface command)",
     "mcp_server": "internal (the agentsurface mcp command; extra [mcp])",
     "compiler": "public through compiler.load",
+    "django": "public (procedures from a Django project's views; extra [django])",
+    "fastapi": "public (procedures from a FastAPI app's routes; extra [fastapi])",
     "page": "public (the page API: runs in the browser)",
     "explain": "public",
     "server": "public",

@@ -40,8 +40,8 @@ def test_the_committed_contract_is_what_the_views_declare(tmp_path: Path) -> Non
         [str(agentsurface), "check"], cwd=EXAMPLE, env=_env(tmp_path), capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    contract = json.loads((EXAMPLE / "expenses" / "static" / "expenses" / "contract.json").read_text())
-    origins = {c["contract"]["id"]: c["origin"] for c in contract["contracts"]}
+    contract = json.loads((EXAMPLE / "expenses_page" / "contract.json").read_text())
+    origins = {c["contract"]["id"]: c["origin"] for c in contract["contracts"] if c["kind"] == "procedure"}
     assert origins["domain:expenses.delete"] == {
         "file": "expenses/views.py", "module": "expenses.views", "name": "delete_expense", "route": True,
     }

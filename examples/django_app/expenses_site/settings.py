@@ -55,3 +55,4 @@ TIME_ZONE = "UTC"
 AGENT_STORE = os.environ.get("EXPENSES_AGENT_STORE", "sqlite:///" + str(BASE_DIR / "agent.sqlite3"))
 # The offline browser runtime (`agentsurface bundle --out site/`), served at /runtime/ in development.
 AGENT_RUNTIME = os.environ.get("EXPENSES_AGENT_RUNTIME", str(BASE_DIR / "site"))
+PAGE_FILES = BASE_DIR / "expenses_page"

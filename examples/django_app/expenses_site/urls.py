@@ -10,7 +10,9 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("expenses/", include("expenses.urls")),
+    # The page's runtime and its Python files (a real deployment serves these as static files).
     re_path(r"^runtime/(?P<path>.*)$", serve, {"document_root": settings.AGENT_RUNTIME}),
+    re_path(r"^expenses_page/(?P<path>[a-z_]+\.(?:py|json))$", serve, {"document_root": settings.PAGE_FILES}),
 ]
 
 # The marked views as procedures, at /api/agent/ (after the patterns they are found in).
