@@ -34,7 +34,7 @@ if [ -f e2e/npm/package.json ]; then
 fi
 
 echo "== ruff"
-.venv/bin/ruff check src tests e2e benchmarks scripts demo
+.venv/bin/ruff check src tests e2e benchmarks scripts demo examples
 echo "== mypy"
 .venv/bin/mypy
 # The demo and scripts too, the page's entry script included (it imports the demo.app package).

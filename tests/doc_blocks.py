@@ -5,6 +5,8 @@ comment on the line before its fence:
     <!-- first-app: board/surface.py -->   a file of the "Your first app" project, as written
     <!-- first-app: run -->               the shell commands that install, review, bundle and test it
     <!-- readme: runs -->                 a Python block that runs on its own under CPython
+    <!-- django-app: expenses/views.py --> an excerpt of that file of examples/django_app, verbatim
+                                          (the example's own tests run it)
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-_MARKED = re.compile(r"<!-- (first-app|readme): ([^ ]+) -->\n```(\w*)\n(.*?)```", re.S)
+_MARKED = re.compile(r"<!-- (first-app|readme|django-app): ([^ ]+) -->\n```(\w*)\n(.*?)```", re.S)
 
 
 class Block(NamedTuple):

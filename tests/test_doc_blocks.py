@@ -17,7 +17,7 @@ from collections import Counter
 import pytest
 
 from agentsurface.cli.page_check import wrong_references
-from tests.doc_blocks import first_app_commands, first_app_files, first_app_page, located_blocks
+from tests.doc_blocks import ROOT, first_app_commands, first_app_files, first_app_page, located_blocks
 
 RUNS = located_blocks("readme")
 
@@ -28,6 +28,7 @@ RUNNABLE_BLOCKS_PER_PAGE = {
     "docs/guides/page-api.md": 1,
     "docs/guides/capabilities.md": 2,
     "docs/guides/passkeys.md": 1,
+    "docs/guides/django.md": 1,
 }
 
 
@@ -83,3 +84,13 @@ def test_the_first_app_is_a_complete_project_on_the_getting_started_page() -> No
     text = page.read_text(encoding="utf-8")
     for name in files:
         assert f"  {name} " in text, name
+
+
+def test_the_django_guide_shows_the_example_projects_own_code() -> None:
+    """Each ``django-app: <file>`` block of docs/guides/django.md is that file's text in
+    examples/django_app (whose own tests and tests/django run it), verbatim."""
+    blocks = located_blocks("django-app")
+    assert {b.page for b in blocks} == {"docs/guides/django.md"} and len(blocks) == 7
+    for block in blocks:
+        source = (ROOT / "examples" / "django_app" / block.name).read_text(encoding="utf-8")
+        assert block.language == "python" and block.code in source, block.name

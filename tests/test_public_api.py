@@ -318,6 +318,7 @@ SERVER_PARTS: dict[str, str] = {
     "passkeys": "public (extra [server] brings webauthn)",
     "procedures": "internal; its names public through agentsurface.server",
     "ratelimit": "internal; its names public through agentsurface.server",
+    "routes": "internal (what agentsurface.fastapi and agentsurface.django share)",
     "running": "internal; run and server_config public through agentsurface.server",
     "stores": "internal (SQLite, PostgreSQL, open_store by DSN); their names public through agentsurface.server",
     "throttle": "internal",

@@ -24,7 +24,6 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from asgiref.sync import async_to_sync, sync_to_async
-from django.conf import settings
 from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation, ValidationError
 from django.db import DEFAULT_DB_ALIAS, close_old_connections, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden, QueryDict
@@ -404,12 +403,6 @@ def _query_text(value: Any) -> Any:
     return "" if value is None else str(value)
 
 
-class _ViewException(Exception):
-    def __init__(self, status: int, detail: object = None, issues: list[tuple[str, str]] | None = None) -> None:
-        super().__init__(status)
-        self.status, self.detail, self.issues = status, detail, issues
-
-
 def _call_view(match: Any, request: HttpRequest) -> HttpResponse:
     """The view itself, as Django's handler calls it (its exceptions as its handler answers them)."""
     view = match.func
@@ -450,6 +443,8 @@ def _read_response(response: Any) -> tuple[int, str | None, bytes]:
 
 def _refusal(status: int, body: bytes, content_type: str | None, response: Any, request: HttpRequest) -> CapabilityFailure:
     if 300 <= status < 400:
+        from django.conf import settings  # a lazy object: never held at import (isinstance would set it up)
+
         # login_required and permission_required send the person to the login page.
         location = urlsplit(str(response.get("Location", ""))).path
         login = urlsplit(str(resolve_url(settings.LOGIN_URL))).path

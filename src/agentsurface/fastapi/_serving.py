@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Scope
 
-from .. import CapabilityFailure, DefinitionError
+from .. import AgentSurfaceError, CapabilityFailure, DefinitionError
 from .._core.jsonvalue import thaw
 from ..server.app import ProcedureServer
 from ..server.challenges import VerifyPresence
@@ -53,7 +53,7 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class _Answer(Exception):  # internal: a route's refusal, on its way out
+class _Answer(AgentSurfaceError):  # internal: a route's refusal, on its way out
     def __init__(self, status: int, detail: object = None, issues: list[tuple[str, str]] | None = None) -> None:
         super().__init__(status)
         self.status, self.detail, self.issues = status, detail, issues
