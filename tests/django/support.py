@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 _ids = itertools.count(1)
+LUNCH_INPUT = {"amount_cents": 1250, "description": "lunch", "spent_on": "2026-11-03"}
 
 
 def new_id() -> str:

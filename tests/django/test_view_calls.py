@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.test import Client, override_settings
 from expenses.models import Expense
 
@@ -121,4 +122,25 @@ def test_the_views_own_login_check_answers_a_careless_caller_hook() -> None:
     person = Person(None, stranger, stranger.cookies["csrftoken"].value)  # type: ignore[arg-type]
     status, body = person.call("things.echo", {"name": "x"}, base=AGENT)
     assert (status, error_of(body)) == (401, "NOT_AUTHENTICATED")  # login_required's redirect
+    assert v.CALLS == []
+
+
+def test_django_permissions_refuse_as_not_authorized_until_granted(ann: Person) -> None:
+    for name in ("things.guarded", "things.permitted"):
+        status, body = ann.call(name, {"note": "x"}, base=AGENT)
+        assert (status, error_of(body)) == (403, "NOT_AUTHORIZED"), name
+    assert v.CALLS == []  # permission_required's redirect: the view body never ran
+    ann.user.user_permissions.add(Permission.objects.get(codename="delete_expense"))
+    for name in ("things.guarded", "things.permitted"):
+        status, body = ann.call(name, {"note": "x"}, base=AGENT)
+        assert status == 200, body
+    assert v.CALLS == ["guarded", "permitted"]
+
+
+def test_an_anonymous_person_is_refused_before_a_view_without_its_own_login_check() -> None:
+    stranger = Client(enforce_csrf_checks=True)
+    stranger.get("/accounts/login/")
+    person = Person(None, stranger, stranger.cookies["csrftoken"].value)  # type: ignore[arg-type]
+    status, body = person.call("things.find", {"name": "x"}, base=AGENT)  # find_thing: no login_required
+    assert (status, error_of(body)) == (401, "NOT_AUTHENTICATED")
     assert v.CALLS == []

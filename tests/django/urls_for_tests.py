@@ -28,6 +28,8 @@ urlpatterns: list[Any] = [
     path("write-then-refuse/", v.write_then_refuse),
     path("raise/", v.raising),
     path("async/", v.async_echo),
+    path("guarded/", v.guarded),
+    path("permitted/", v.permitted),
 ]
 
 agent = AgentViews(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from expenses.models import Expense
@@ -103,6 +103,23 @@ async def async_echo(request: HttpRequest) -> JsonResponse:
     """An async view."""
     CALLS.append("async")
     return JsonResponse({"note": json.loads(request.body)["note"].upper()})
+
+
+@procedure("domain:things.guarded", effect="server-mutation", input=Note)
+@permission_required("expenses.delete_expense")
+def guarded(request: HttpRequest) -> JsonResponse:
+    """Guarded by Django's permission check alone (it redirects to the login page)."""
+    CALLS.append("guarded")
+    return JsonResponse({})
+
+
+@procedure(
+    "domain:things.permitted", effect="server-mutation", input=Note, permissions={"expenses.delete_expense"}
+)
+def permitted(request: HttpRequest) -> JsonResponse:
+    """Guarded by the procedure's permissions (the caller's Django permissions)."""
+    CALLS.append("permitted")
+    return JsonResponse({})
 
 
 def hook_caller(request: HttpRequest) -> Caller | None:
