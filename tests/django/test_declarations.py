@@ -125,3 +125,17 @@ def test_unmarked_views_and_foreign_markers_are_not_served() -> None:
 def test_the_patterns_must_be_a_list() -> None:
     with pytest.raises(DefinitionError, match="list of URL patterns"):
         AgentViews("expenses_site.urls", store=open_store("sqlite:///:memory:"))  # type: ignore[arg-type]
+
+
+def test_the_compiler_never_sets_up_a_lazy_object_of_the_project() -> None:
+    """Django's settings and storages are lazy proxies: the compiler's search for contracts
+    among live objects must not set one up (an unconfigured one raises)."""
+    from django.utils.functional import SimpleLazyObject
+
+    from agentsurface.compiler.discover import _live_contracts
+
+    touched: list[int] = []
+    lazy = SimpleLazyObject(lambda: touched.append(1) or object())
+    found = _live_contracts()
+    assert touched == [] and lazy is not None
+    assert route_contract(views.delete_expense) in found
