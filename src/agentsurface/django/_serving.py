@@ -157,7 +157,7 @@ class AgentViews(ProcedureServer):
         async def agent_view(request: HttpRequest, rest: str = "") -> HttpResponse:
             return await self._answer(request, rest)
 
-        agent_view.csrf_exempt = True  # type: ignore[attr-defined]  # checked by _answer, typed
+        agent_view.csrf_exempt = True  # type: ignore[attr-defined]  # checked in _caller, answered typed
         return agent_view
 
     async def _answer(self, request: HttpRequest, rest: str) -> HttpResponse:
@@ -373,7 +373,7 @@ def _inner_request(person: HttpRequest, view: MarkedView, match: Any, path_info:
         query = ""
         raw = json.dumps(rest, separators=(",", ":"), ensure_ascii=False).encode()
     request = copy.copy(person)
-    for cached in ("_post", "_files", "_body", "GET", "POST", "_read_started", "resolver_match", "_stream"):
+    for cached in ("_post", "_files", "_body", "GET", "POST", "_read_started", "resolver_match", "_stream", "headers"):
         request.__dict__.pop(cached, None)
     script = str(person.META.get("SCRIPT_NAME", ""))
     meta = {k: v for k, v in person.META.items() if k not in _DROPPED_META}
