@@ -139,3 +139,15 @@ def test_the_compiler_never_sets_up_a_lazy_object_of_the_project() -> None:
     found = _live_contracts()
     assert touched == [] and lazy is not None
     assert route_contract(views.delete_expense) in found
+
+
+def test_an_optional_url_group_follows_its_optional_field() -> None:
+    class Page(BaseModel):
+        number: int | None = None
+
+    marked = procedure("domain:x.page", effect="server-query", input=Page)(fresh())
+    served = _served([re_path(r"^pages/(?:(?P<number>[0-9]+)/)?$", marked)])
+    (view,) = served.views
+    assert served._resolve(view, {"number": 3})[1] == "/pages/3/"
+    assert served._resolve(view, {})[1] == "/pages/"
+    assert served._resolve(view, {})[0].kwargs == {}

@@ -272,13 +272,8 @@ class AgentViews(ProcedureServer):
                 match = self._resolver.resolve(path_info)
             except Resolver404:
                 match = None
-        if match is not None and match.func is view.callback:
-            same = all(
-                url_text(pattern_of(view, name), name, match.kwargs.get(name)) == url_text(pattern_of(view, name), name, data[name])
-                for name in view.url_kwargs
-            )
-            if same:
-                return match, path_info  # type: ignore[return-value]
+        if match is not None and match.func is view.callback and _same_arguments(view, match.kwargs, data):
+            return match, path_info  # type: ignore[return-value]
         issues = [(f"/{name}", "does not fit the view's URL") for name in sorted(view.url_kwargs)]
         raise CapabilityFailure(
             invalid_input(
@@ -288,9 +283,17 @@ class AgentViews(ProcedureServer):
         )
 
 
-def pattern_of(view: MarkedView, name: str) -> Any:
-    """The pattern of ``view``'s chain that declares the URL keyword argument ``name``."""
-    return next(p for p in view.chain if name in p.regex.groupindex)
+def _same_arguments(view: MarkedView, resolved: dict[str, Any], data: dict[str, Any]) -> bool:
+    """The resolved URL gives the view exactly the input's URL arguments (an optional one left
+    out stays out)."""
+    for name in view.url_kwargs:
+        sent, got = data.get(name), resolved.get(name)
+        if (sent is None) != (got is None):
+            return False
+        pattern = next(p for p in view.chain if name in p.regex.groupindex)
+        if sent is not None and url_text(pattern, name, got) != url_text(pattern, name, sent):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------- the person's request

@@ -133,9 +133,13 @@ def view_path(view: MarkedView, values: dict[str, Any]) -> str | None:
     None when the pattern has no form for them."""
     parts: list[str] = []
     for pattern in view.chain:
-        texts = {name: url_text(pattern, name, values[name]) for name in pattern.regex.groupindex if name in values}
+        texts = {
+            name: url_text(pattern, name, values[name])
+            for name in pattern.regex.groupindex
+            if values.get(name) is not None
+        }
         for template, params in normalize(pattern.regex.pattern):
-            if set(params) <= set(texts) and len(params) == len(pattern.regex.groupindex):
+            if set(params) == set(texts):  # an optional group is left out when its field is
                 parts.append(template % {name: texts[name] for name in params})
                 break
         else:
