@@ -45,7 +45,6 @@ def setup_django(folder: Path) -> tuple[Any, dict[str, str], str]:
     os.environ.update(
         DJANGO_SETTINGS_MODULE="expenses_site.settings",
         EXPENSES_DB=str(folder / "db.sqlite3"),
-        EXPENSES_AGENT_STORE="sqlite:///" + str(folder / "agent.sqlite3"),
     )
     import django
 

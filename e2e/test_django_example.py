@@ -43,7 +43,6 @@ def expenses_site(web_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "EXPENSES_", "PYTHONPATH"))}
     env.update(
         EXPENSES_DB=str(folder / "db.sqlite3"),
-        EXPENSES_AGENT_STORE="sqlite:///" + str(folder / "agent.sqlite3"),
         EXPENSES_AGENT_RUNTIME=str(ROOT / "web"),
     )
     manage = [sys.executable, "manage.py"]

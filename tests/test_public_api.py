@@ -220,7 +220,7 @@ PUBLIC: dict[str, list[str]] = {
         "store_kind",
     ],
     "agentsurface.fastapi": ["AgentProcedures", "procedure"],
-    "agentsurface.django": ["AgentViews", "procedure", "user_caller"],
+    "agentsurface.django": ["AgentViews", "DjangoInvocationStore", "procedure", "user_caller"],
     "agentsurface.compiler.load": [
         "ExternalContractError",
         "authority_from_bundle",

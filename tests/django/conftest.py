@@ -21,7 +21,6 @@ def _setup() -> None:
     settings = {
         "DJANGO_SETTINGS_MODULE": "expenses_site.settings",
         "EXPENSES_DB": str(_WORK / "db.sqlite3"),
-        "EXPENSES_AGENT_STORE": "sqlite:///" + str(_WORK / "agent.sqlite3"),
     }
     os.environ.update(settings)
     from django.core.management import call_command

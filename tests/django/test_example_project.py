@@ -19,7 +19,6 @@ def _env(tmp_path: Path) -> dict[str, str]:
     env.update(
         EXPENSES_DB=str(tmp_path / "db.sqlite3"),
         EXPENSES_TEST_DB=str(tmp_path / "test-db.sqlite3"),
-        EXPENSES_AGENT_STORE="sqlite:///" + str(tmp_path / "agent.sqlite3"),
     )
     return env
 

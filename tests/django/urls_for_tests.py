@@ -37,5 +37,6 @@ agent = AgentViews(
     store=open_store("sqlite:///:memory:"),
     caller=v.hook_caller,
     limits=ServerLimits(max_body_bytes=4096),
+    audit=v.audit_hook,
 )
 urlpatterns += [path("agent/", include(agent.urls))]

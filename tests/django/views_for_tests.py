@@ -5,6 +5,7 @@ an ``AgentViews`` whose caller hook can be made to fail (urls_for_tests.py serve
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -17,6 +18,7 @@ from agentsurface.server import Caller, Refusal, capability_error
 
 CALLS: list[str] = []  # the views of this module that ran, in order
 CALLER_MODE = {"mode": "user"}  # "user", "refuse", "deny", "anyone"
+AUDIT = {"fail": False, "records": 0}  # the audit hook fails (after the view ran) when set
 
 
 class Named(BaseModel):
@@ -120,6 +122,13 @@ def permitted(request: HttpRequest) -> JsonResponse:
     """Guarded by the procedure's permissions (the caller's Django permissions)."""
     CALLS.append("permitted")
     return JsonResponse({})
+
+
+def audit_hook(record: Any, db: Any) -> None:
+    """The app's audit hook, in the call's transaction: it may fail after the view ran."""
+    AUDIT["records"] = int(AUDIT["records"]) + 1
+    if AUDIT["fail"] and record.outcome == "ok":
+        raise RuntimeError("the audit table is full")
 
 
 def hook_caller(request: HttpRequest) -> Caller | None:

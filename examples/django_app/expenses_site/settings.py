@@ -50,9 +50,6 @@ LOGIN_REDIRECT_URL = "/"
 USE_TZ = True
 TIME_ZONE = "UTC"
 
-# Where agentsurface keeps its invocation records and approval challenges (agentsurface.server
-# open_store: sqlite:///file or postgresql://...); a file of its own beside the project's.
-AGENT_STORE = os.environ.get("EXPENSES_AGENT_STORE", "sqlite:///" + str(BASE_DIR / "agent.sqlite3"))
 # The offline browser runtime (`agentsurface bundle --out site/`), served at /runtime/ in development.
 AGENT_RUNTIME = os.environ.get("EXPENSES_AGENT_RUNTIME", str(BASE_DIR / "site"))
 PAGE_FILES = BASE_DIR / "expenses_page"

@@ -3,8 +3,7 @@ from django.urls import include, path, re_path
 from django.views.static import serve
 from expenses import views
 
-from agentsurface.django import AgentViews
-from agentsurface.server import open_store
+from agentsurface.django import AgentViews, DjangoInvocationStore
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -15,6 +14,7 @@ urlpatterns = [
     re_path(r"^expenses_page/(?P<path>[a-z_]+\.(?:py|json))$", serve, {"document_root": settings.PAGE_FILES}),
 ]
 
-# The marked views as procedures, at /api/agent/ (after the patterns they are found in).
-agent = AgentViews(urlpatterns, store=open_store(settings.AGENT_STORE))
+# The marked views as procedures, at /api/agent/ (after the patterns they are found in); each
+# call's record in the project's database, in the same transaction as the view's writes.
+agent = AgentViews(urlpatterns, store=DjangoInvocationStore())
 urlpatterns += [path("api/agent/", include(agent.urls))]

@@ -33,6 +33,7 @@ from .. import DefinitionError, ProcedureContract
 from ..server.procedures import Approval
 from ..server.routes import RouteProcedure, mark, route_rules
 from ._serving import AgentViews, user_caller
+from ._store import DjangoInvocationStore
 from ._views import METHODS, Method, ViewInputs, field_names, input_model
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -108,4 +109,4 @@ def procedure(
     return decorate
 
 
-__all__ = ["AgentViews", "procedure", "user_caller"]
+__all__ = ["AgentViews", "DjangoInvocationStore", "procedure", "user_caller"]

@@ -17,6 +17,7 @@ import copy
 import inspect
 import json
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from io import BytesIO
@@ -44,10 +45,10 @@ from ..server.challenges import VerifyPresence
 from ..server.config import Audit, ServerLimits
 from ..server.errors import Refusal, capability_error, invalid_input
 from ..server.evidence import VerifyConfirmation
-from ..server.procedures import Caller, ProcedureCall
+from ..server.procedures import Caller, ProcedureCall, ServedProcedure
 from ..server.ratelimit import RateLimit
 from ..server.routes import json_output, refusal_for_status
-from ..server.stores import InvocationStore
+from ..server.stores import InvocationStore, Settlement
 from ._views import MarkedView, marked_views, url_text, view_path
 
 log = logging.getLogger("agentsurface.django")
@@ -130,6 +131,7 @@ class AgentViews(ProcedureServer):
         # Resolves and checks each call's path against the same patterns the project serves.
         self._resolver = URLResolver(RegexPattern(r"^/"), patterns)
         self._csrf = _CsrfCheck(_no_response)
+        self._open_responses = threading.local()  # the views' responses of this thread's call
         self.views = marked_views(patterns)
         served = [view.declared.served(self._implementation(view)) for view in self.views]
         super().__init__(
@@ -236,31 +238,35 @@ class AgentViews(ProcedureServer):
         data = value.model_dump(mode="json", by_alias=True, exclude_unset=True) if isinstance(value, BaseModel) else dict(value)
         match, path_info = self._resolve(view, data)
         request = _inner_request(person, view, match, path_info, data)
-        close_old_connections()
-        response: Any = None
+        connection = transaction.get_connection(self._database)
+        if not connection.in_atomic_block:  # inside the store's own transaction: never close it
+            close_old_connections()
+        with transaction.atomic(using=self._database):
+            response = _call_view(match, request)
+            # Closed once the call's transaction ended (closing a response ends Django's request:
+            # request_finished closes the thread's obsolete connections).
+            self._open_responses.__dict__.setdefault("responses", []).append(response)
+            status, content_type, body = _read_response(response)
+            if status >= 300:
+                raise _refusal(status, body, content_type, response, request)
+            try:
+                output = json_output(body, content_type)
+            except ValueError as exc:
+                log.error("%s answered what is not JSON: %s", path_info, exc)
+                raise CapabilityFailure(refusal_for_status(500).error) from None
+            schema = view.declared.contract.output
+            if schema is not None and isinstance(validate_output(schema, output), Invalid):
+                # Undone here: once the view's writes commit, the pipeline could not undo them.
+                raise RuntimeError(f"{path_info} answered output its procedure's contract does not allow")
+            return output
+
+    def _apply(self, call: Any, served: ServedProcedure, value: Any) -> Settlement:
+        """The pipeline's step 7, then the end of the views' requests (in the same thread)."""
         try:
-            with transaction.atomic(using=self._database):
-                response = _call_view(match, request)
-                status, content_type, body = _read_response(response)
-                if status >= 300:
-                    raise _refusal(status, body, content_type, response, request)
-                try:
-                    output = json_output(body, content_type)
-                except ValueError as exc:
-                    log.error("%s answered what is not JSON: %s", path_info, exc)
-                    raise CapabilityFailure(refusal_for_status(500).error) from None
-                schema = view.declared.contract.output
-                if schema is not None and isinstance(validate_output(schema, output), Invalid):
-                    # Undone here: once the view's writes commit, the pipeline could not undo them.
-                    raise RuntimeError(f"{path_info} answered output its procedure's contract does not allow")
-                return output
+            return super()._apply(call, served, value)
         finally:
-            # Closing a response ends Django's request (request_finished: the thread's database
-            # connections are closed when obsolete), so never inside the atomic block.
-            if response is not None:
+            for response in self._open_responses.__dict__.pop("responses", []):
                 response.close()
-            else:
-                close_old_connections()
 
     def _resolve(self, view: MarkedView, data: dict[str, Any]) -> tuple[Any, str]:
         """The view's path for this input, confirmed by resolving it to that very view with the
