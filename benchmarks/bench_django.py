@@ -7,8 +7,9 @@ ASGI application, no sockets), each with a fresh SQLite store in a temporary fol
 
 - django: the example project's ``expenses.add`` view (examples/django_app) served by
   ``AgentViews`` in the project's ASGI application: Django's middleware (session, CSRF,
-  authentication), the CSRF check, ``request.user`` as the caller, then the view itself (the ORM,
-  in ``transaction.atomic()``) on a request made from the person's;
+  authentication), the CSRF check, ``request.user`` as the caller, then the view itself (the ORM)
+  on a request made from the person's, with its record in the same transaction
+  (``DjangoInvocationStore``);
 - direct: the same view called as the app's own page calls it (``POST /expenses/add/``, the
   plain JSON body): what Django itself costs, without the procedure pipeline;
 - plain: a ``ProcedureServer`` serving the same contract with an implementation that inserts
