@@ -28,6 +28,7 @@ INTEGRATION_PATHS = (
     "cli/",
     "demo/",
     "django/test_example_project.py",  # the example project's own runner and `agentsurface check`
+    "django/test_django_store_postgres.py",  # a real PostgreSQL
     "mcp_server/test_relay_listener.py",  # real loopback sockets
     "compiler/test_page_imports.py",
     "compiler/test_procedures_from_contract.py",  # the page side in a fresh interpreter
