@@ -3,7 +3,7 @@
 Mark a view the project already runs; serve the marked ones through the procedure pipeline,
 inside the same project (its ASGI application, its middleware, its database)::
 
-    from agentsurface.django import AgentViews, procedure
+    from agentsurface.django import AgentViews, DjangoInvocationStore, procedure
 
     @procedure("domain:expenses.delete", effect="destructive", input=DeleteIn, output=Deleted,
                method="POST", approval="confirm")
@@ -11,7 +11,7 @@ inside the same project (its ASGI application, its middleware, its database)::
     def delete_expense(request, pk): ...
 
     # urls.py, after the project's own patterns
-    agent = AgentViews(urlpatterns, store=open_store("sqlite:///agent.sqlite3"))
+    agent = AgentViews(urlpatterns, store=DjangoInvocationStore())
     urlpatterns += [path("api/agent/", include(agent.urls))]
 
 Views carry no types, so the declaration names them: ``input`` (a pydantic model) is what the
@@ -20,7 +20,10 @@ go as the view's JSON body (or query string for ``method="GET"``). ``output`` is
 the JSON the view answers. The caller comes from Django's authentication (the session cookie,
 with the CSRF token checked); the view runs with the person's own request after the pipeline's
 steps: authentication, rate limit, permissions, the envelope's limits, the server-minted
-approval, idempotency by invocation id, audit. Views not marked are never procedures.
+approval, idempotency by invocation id, audit. With :class:`DjangoInvocationStore` the call's
+record is written in the view's own transaction, on the project's database (any other store,
+``agentsurface.server.open_store(dsn)``, works too, with a commit of its own). Views not marked
+are never procedures.
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ class AgentViews(ProcedureServer):
 
     Build it at the end of the root URLconf, after the patterns it serves::
 
-        agent = AgentViews(urlpatterns, store=open_store("sqlite:///agent.sqlite3"))
+        agent = AgentViews(urlpatterns, store=DjangoInvocationStore())
         urlpatterns += [path("api/agent/", include(agent.urls))]
 
     ``caller(request) -> Caller | None`` (sync or async) gets the Django request after the
