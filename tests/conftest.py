@@ -27,8 +27,10 @@ INTEGRATION_PATHS = (
     "bridge/",
     "cli/",
     "demo/",
-    "examples/",
-    "fastapi_routes/test_on_postgres.py",  # the examples' own test runs and `agentsurface check`, in subprocesses
+    "examples/",  # the examples' own test runs and `agentsurface check`, in subprocesses
+    "fastapi_routes/test_on_postgres.py",  # a real PostgreSQL
+    "django/test_example_project.py",  # the example project's own runner and `agentsurface check`
+    "django/test_django_store_postgres.py",  # a real PostgreSQL
     "mcp_server/test_relay_listener.py",  # real loopback sockets
     "mcp_server/test_http_listener.py",  # real loopback sockets
     "compiler/test_page_imports.py",

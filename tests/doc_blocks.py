@@ -8,6 +8,8 @@ comment on the line before its fence:
     <!-- example: fastapi_app/app.py -->   a file of an app under examples/, exactly as there
     <!-- full-stack: server.py -->        a file of the full-stack guide's expense tracker
     <!-- full-stack: run -->              its commands (e2e/test_full_stack_example.py)
+    <!-- django-app: expenses/views.py --> an excerpt of that file of examples/django_app, verbatim
+                                          (the example's own tests run it)
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-_MARKED = re.compile(r"<!-- (first-app|readme|example|full-stack): ([^ ]+) -->\n```(\w*)\n(.*?)```", re.S)
+_MARKED = re.compile(r"<!-- (first-app|readme|example|full-stack|django-app): ([^ ]+) -->\n```(\w*)\n(.*?)```", re.S)
 
 
 class Block(NamedTuple):

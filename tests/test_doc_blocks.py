@@ -36,6 +36,7 @@ RUNNABLE_BLOCKS_PER_PAGE = {
     "docs/guides/capabilities.md": 2,
     "docs/guides/passkeys.md": 1,
     "docs/guides/fastapi.md": 1,
+    "docs/guides/django.md": 1,
 }
 
 
@@ -120,3 +121,11 @@ def test_the_full_stack_example_is_a_complete_project_on_its_page() -> None:
     text = (ROOT / "docs/guides/full-stack.md").read_text(encoding="utf-8")
     for name in files:
         assert f"  {name} " in text, name
+def test_the_django_guide_shows_the_example_projects_own_code() -> None:
+    """Each ``django-app: <file>`` block of docs/guides/django.md is that file's text in
+    examples/django_app (whose own tests and tests/django run it), verbatim."""
+    blocks = located_blocks("django-app")
+    assert {b.page for b in blocks} == {"docs/guides/django.md"} and len(blocks) == 7
+    for block in blocks:
+        source = (ROOT / "examples" / "django_app" / block.name).read_text(encoding="utf-8")
+        assert block.language == "python" and block.code in source, block.name

@@ -220,6 +220,8 @@ PUBLIC: dict[str, list[str]] = {
         "sqlite_path",
         "store_kind",
     ],
+    "agentsurface.fastapi": ["AgentProcedures", "procedure"],
+    "agentsurface.django": ["AgentViews", "DjangoInvocationStore", "procedure", "user_caller"],
     "agentsurface.compiler.load": [
         "ExternalContractError",
         "authority_from_bundle",
@@ -228,7 +230,6 @@ PUBLIC: dict[str, list[str]] = {
         "procedures_from_bundle",
         "procedures_from_contract",
     ],
-    "agentsurface.fastapi": ["AgentProcedures", "procedure"],
     "agentsurface.cli": ["main"],
     "agentsurface.browser.jsvalues": ["attribute", "closest", "is_nullish", "js_get", "js_or_none"],
     "agentsurface.browser.passkeys": [

@@ -69,7 +69,10 @@ class Declaration:
 
 def _live_contracts() -> set[Contract]:
     gc.collect()
-    return {o for o in gc.get_objects() if isinstance(o, (ComponentContract, ProcedureContract))}
+    # type(), not isinstance(): isinstance asks a proxy for its __class__, which sets a lazy
+    # object up (Django's settings, its storages), and a proxy is never a contract.
+    kinds = (ComponentContract, ProcedureContract)
+    return {o for o in gc.get_objects() if issubclass(type(o), kinds)}
 
 
 def _component_classes() -> dict[Contract, type[AgentComponent]]:

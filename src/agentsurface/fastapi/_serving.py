@@ -30,8 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Scope
 
-from .. import CapabilityFailure, DefinitionError
-from .._core.errors import AgentSurfaceError
+from .. import AgentSurfaceError, CapabilityFailure, DefinitionError
 from .._core.jsonvalue import thaw
 from ..server.app import ProcedureServer
 from ..server.challenges import VerifyPresence
