@@ -29,8 +29,8 @@ INTEGRATION_PATHS = (
     "demo/",
     "examples/",  # the examples' own test runs and `agentsurface check`, in subprocesses
     "fastapi_routes/test_on_postgres.py",  # a real PostgreSQL
-    "django/test_example_project.py",  # the example project's own runner and `agentsurface check`
-    "django/test_django_store_postgres.py",  # a real PostgreSQL
+    "django_views/test_example_project.py",  # the example project's own runner and `agentsurface check`
+    "django_views/test_django_store_postgres.py",  # a real PostgreSQL
     "mcp_server/test_relay_listener.py",  # real loopback sockets
     "mcp_server/test_http_listener.py",  # real loopback sockets
     "compiler/test_page_imports.py",

@@ -179,10 +179,42 @@ class DjangoInvocationStore:
 
     # ------------------------------------------------------------------ approval challenges
 
-    def save_challenge(self, challenge: Challenge) -> None:
-        """Keep a minted challenge (its own short transaction)."""
-        self.run(
-            lambda c: self._count(
+    def save_challenge(
+        self, challenge: Challenge, *, cap: int | None = None, now: datetime | None = None
+    ) -> Challenge | datetime:
+        """Keep a minted challenge (its own short transaction) and return it. With ``cap``, as the
+        library's stores: the same call asked again gets its live challenge back (while more than
+        half its life is left), and a caller holding ``cap`` live challenges of a procedure gets
+        none: the answer is when the first of those expires."""
+
+        def save(c: Any) -> Challenge | datetime:
+            if cap is not None:
+                at = (now or datetime.now(UTC)).timestamp()
+                half = at + (challenge.expires_at.timestamp() - at) / 2
+                if c.vendor == "postgresql":
+                    self._one(
+                        c,
+                        "SELECT pg_advisory_xact_lock(hashtext(%s))",
+                        [f"agentsurface-challenges\x1f{challenge.caller}\x1f{challenge.procedure}"],
+                    )
+                same = self._one(
+                    c,
+                    "SELECT id, scope, procedure_id, digest, level, nonce, expires_at FROM agentsurface_challenges"
+                    " WHERE scope = %s AND procedure_id = %s AND digest = %s AND level = %s AND spent_at IS NULL"
+                    " AND expires_at > %s ORDER BY expires_at DESC LIMIT 1",
+                    [challenge.caller, challenge.procedure, challenge.digest, challenge.level, half],
+                )
+                if same is not None:
+                    return _challenge(same)
+                live = self._one(
+                    c,
+                    "SELECT count(*), min(expires_at) FROM agentsurface_challenges"
+                    " WHERE scope = %s AND procedure_id = %s AND spent_at IS NULL AND expires_at > %s",
+                    [challenge.caller, challenge.procedure, at],
+                )
+                if live is not None and int(live[0]) >= cap:
+                    return datetime.fromtimestamp(float(live[1]), UTC)
+            self._count(
                 c,
                 "INSERT INTO agentsurface_challenges"
                 " (id, scope, procedure_id, digest, level, nonce, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
@@ -196,7 +228,9 @@ class DjangoInvocationStore:
                     challenge.expires_at.timestamp(),
                 ],
             )
-        )
+            return challenge
+
+        return self.run(save)
 
     def claim_challenge(self, db: Any, challenge_id: str) -> tuple[Challenge, bool] | None:
         """Inside the call's transaction (PostgreSQL: the row locked until it ends)."""
@@ -209,17 +243,7 @@ class DjangoInvocationStore:
         )
         if row is None:
             return None
-        ident, scope, procedure, digest, level, nonce, expires, spent = row
-        found = Challenge(
-            id=str(ident),
-            caller=str(scope),
-            procedure=str(procedure),
-            digest=str(digest),
-            expires_at=datetime.fromtimestamp(float(expires), UTC),
-            level=level,
-            nonce=base64.b64decode(str(nonce)),
-        )
-        return found, spent is not None
+        return _challenge(row[:7]), row[7] is not None
 
     def spend_challenge(self, db: Any, challenge_id: str, invocation_id: str, at: datetime) -> bool:
         return (
@@ -240,3 +264,16 @@ class DjangoInvocationStore:
 
 
 __all__ = ["DjangoInvocationStore"]
+
+
+def _challenge(row: tuple[Any, ...]) -> Challenge:
+    ident, scope, procedure, digest, level, nonce, expires = row
+    return Challenge(
+        id=str(ident),
+        caller=str(scope),
+        procedure=str(procedure),
+        digest=str(digest),
+        expires_at=datetime.fromtimestamp(float(expires), UTC),
+        level=level,
+        nonce=base64.b64decode(str(nonce)),
+    )

@@ -158,6 +158,14 @@ class ProcedureServer:
             )
         self._clock = clock
         self._apply_threads: anyio.CapacityLimiter | None = None
+        # A store of the app's own whose save_challenge() predates the cap keeps working, uncapped.
+        save = getattr(store, "save_challenge", None)
+        try:
+            self._store_caps_challenges = callable(save) and "cap" in inspect.signature(save).parameters
+        except (TypeError, ValueError):
+            self._store_caps_challenges = False
+        if callable(save) and not self._store_caps_challenges and self.limits.live_challenges is not None:
+            log.warning("the store's save_challenge() takes no cap: live approval challenges are not capped")
         self._upkeep = Upkeep(store, audit, self._sampler, self.limits, clock)
         self.manifest = manifest_json([p.info() for p in self.procedures.values()])
         calls = Route(PROCEDURES_PREFIX + "{path:path}", self._call, methods=["POST"])
@@ -360,7 +368,7 @@ class ProcedureServer:
         assert caller is not None and call.input is not None
         store: Any = self.store
         now = self._clock()
-        cap = self.limits.live_challenges
+        cap = self.limits.live_challenges if self._store_caps_challenges else None
         try:
             # In a worker thread: the approval level may ask the app's database (does this person
             # have a passkey: agentsurface.server.passkeys).

@@ -23,9 +23,8 @@ def _setup() -> None:
         "EXPENSES_DB": str(_WORK / "db.sqlite3"),
     }
     os.environ.update(settings)
-    from django.core.management import call_command
-
     import django
+    from django.core.management import call_command
 
     django.setup()
     call_command("migrate", verbosity=0)

@@ -23,7 +23,7 @@ AGENT = "/agent"
 def _test_urls() -> Iterator[None]:
     v.CALLS.clear()
     v.CALLER_MODE["mode"] = "user"
-    with override_settings(ROOT_URLCONF="tests.django.urls_for_tests"):
+    with override_settings(ROOT_URLCONF="tests.django_views.urls_for_tests"):
         yield
 
 

@@ -20,8 +20,8 @@ from .support import Person, error_of, new_id, sign_in
 
 AGENT = "/agent"
 LUNCH = {"amount_cents": 1250, "description": "lunch", "spent_on": "2026-11-03"}
-DJANGO_STORE = "tests.django.urls_django_store"
-OWN_STORE = "tests.django.urls_for_tests"
+DJANGO_STORE = "tests.django_views.urls_django_store"
+OWN_STORE = "tests.django_views.urls_for_tests"
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.django.conftest import EXAMPLE
+from tests.django_views.conftest import EXAMPLE
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
