@@ -384,9 +384,12 @@ async def test_cancelling_while_waiting_for_confirmation_settles_the_call(app: A
     await turn()
     assert call.done(), "a cancelled call must not keep waiting for the user"
     assert call.result().code == "CANCELLED"
-    app.registry.confirmations.resolve(pending.confirmation_id, approved=True)
+    # The request is withdrawn: the host's dialog has nothing to show, a late approval is refused.
+    assert app.registry.confirmations.pending() == []
+    assert not app.registry.confirmations.resolve(pending.confirmation_id, approved=True)
     await turn()
     assert app.calls["wipeFilters"] == 0
+
 
 
 # --------------------------------------------------------------------------- meta mode

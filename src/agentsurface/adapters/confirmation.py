@@ -66,6 +66,9 @@ class InCallConfirmation:
         if self.stopped.aborted:
             return first  # stop() while waiting: nothing executes
         if give_up.aborted:
+            # Nobody will hear this request's answer: its dialog closes, and a late approval
+            # applies nothing.
+            confirmations.withdraw(cid)
             return InvocationResult(
                 "error",
                 first.invocation_id,

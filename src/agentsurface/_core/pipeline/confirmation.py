@@ -129,6 +129,19 @@ class ConfirmationController:
         self._settle(record, "approved" if approved else "denied")
         return True
 
+    def withdraw(self, confirmation_id: str) -> bool:
+        """The call that asked gave up (the agent cancelled it, or its bridge's bound passed):
+        the pending request expires now, so the host's dialog closes and a later approval applies
+        nothing (another call waiting for the very same request sees it expire, and asks again).
+        False when it is not pending."""
+        self._expire_due()
+        record = self._records.get(confirmation_id)
+        if record is None or record.status != "pending":
+            return False
+        record.status = "expired"
+        self._settle(record, "expired")
+        return True
+
     async def wait_for(self, confirmation_id: str, *, signal: Any = None) -> Outcome:
         """Resolve when the request is approved, denied or expires.
 
