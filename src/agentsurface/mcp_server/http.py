@@ -10,6 +10,10 @@ within ``max_body_bytes`` and parsed strictly (UTF-8, JSON, depth, no duplicate 
 SDK sees it: a malformed one gets a 4xx JSON-RPC error, never a 500. At most ``max_sessions`` MCP
 sessions are open at once (each holds its server task and streams); past that an ``initialize``
 gets 503 until one ends or expires (``session_idle_seconds`` without a request in flight).
+
+Streams are resumable: each SSE stream opens with a priming event (an id, and ``retry``: how
+long a client waits before it reconnects), every event has an id, and a client that reconnects
+with ``Last-Event-ID`` gets what it missed from a bounded event store (:mod:`.events`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import anyio
@@ -41,6 +45,7 @@ from ..server.config import ServerLimits
 from ..server.errors import Refusal, invalid_input
 from ..server.running import BODY_TIMEOUT, HEADER_TIMEOUT, server_config
 from .bridge import Bridge
+from .events import BoundedEventStore, EventLimits
 
 PATH = "/mcp"
 log = logging.getLogger("agentsurface.mcp_server.http")
@@ -64,6 +69,9 @@ class ListenerLimits:
     max_depth: int = ServerLimits().max_depth
     max_sessions: int = 100
     session_idle_seconds: float = 30 * 60.0
+    # Resumable streams: the SSE retry a client is told, and the event store's bounds.
+    retry_ms: int = 1000
+    events: EventLimits = field(default_factory=EventLimits)
 
 
 class BearerToken:
@@ -202,6 +210,8 @@ def http_app(bridge: Bridge, port: int, token: str, limits: ListenerLimits | Non
         max_sessions=limits.max_sessions,
         max_request_body_size=limits.max_body_bytes,
         session_idle_timeout=limits.session_idle_seconds,
+        event_store=BoundedEventStore(limits.events),
+        retry_interval=limits.retry_ms,
     )
 
     @asynccontextmanager
