@@ -575,3 +575,105 @@ def test_http_transport_requires_the_printed_token(chromium_executable: str, con
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+# --------------------------------------------------------------------------- waiting for the person
+
+NPM = ROOT / "e2e" / "npm"
+
+
+class SdkClient:
+    """The official TypeScript SDK's client (e2e/npm/src/mcp-sdk-client.mjs) on a bridge over
+    stdio: it has what the Python SDK's lacks, a request timeout reset by progress."""
+
+    def __init__(self, command: list[str]) -> None:
+        if not (NPM / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+            pytest.fail("the e2e npm tools are not installed: npm ci --prefix e2e/npm", pytrace=False)
+        self.process = subprocess.Popen(
+            ["node", str(NPM / "src" / "mcp-sdk-client.mjs"), json.dumps(command)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=NPM,
+        )
+
+    def ask(self, order: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(order) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        assert line, "the SDK client ended"
+        return dict(json.loads(line))
+
+    def start(self, order: dict[str, Any]) -> Any:
+        """Ask in a thread: a future of the answer (the test meanwhile acts as the person)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1)
+        future = pool.submit(self.ask, order)
+        pool.shutdown(wait=False)
+        return future
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        answer = self.ask({"call": name, "arguments": arguments, "timeoutMs": 60_000})
+        assert "result" in answer and not answer["result"].get("isError"), answer
+        return json.loads(answer["result"]["content"][0]["text"])
+
+    def wait_for_tools(self, names: set[str], timeout_s: float = 60) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not names <= set(self.ask({"list": True})["tools"]):
+            assert time.monotonic() < deadline, f"tools {sorted(names)} not listed"
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def test_progress_keeps_a_short_timeout_waiting_for_the_persons_approval(
+    cdp: str, person: BrowserContext, own_console: str
+) -> None:
+    """The SDK client gives up on a request after 2 s, unless progress resets that timeout: the
+    bridge's progress (every 0.5 s here) keeps the call alive while the person takes 4 s to
+    approve. Without the reset the client times out, cancels, and the page's dialog closes."""
+    url = own_console + "/index.html"
+    base = own_console
+    client = SdkClient(bridge_command(url, "--cdp", cdp, "--progress-interval", "0.5"))
+    page: Page | None = None
+    try:
+        page = find_page(person, url)
+        client.wait_for_tools({READY_TOOL})
+        client.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+        assert sorted(client.call("view_devices__table__selectVisible", {})) == MILAN_OFFLINE
+        client.wait_for_tools({DISABLE})
+        before = statuses(base)
+        the_person = WebMCPAgent(page)
+
+        # No reset: the client's timeout ends the call; its cancel closes the dialog.
+        order = {"call": DISABLE, "arguments": {"reason": "maintenance"}, "timeoutMs": 2_000}
+        pending = client.start(order)
+        the_person.wait_for_dialog()
+        timed_out = pending.result(timeout=30)
+        assert "timed out" in timed_out["error"].lower(), timed_out
+        page.locator(DIALOG).wait_for(state="hidden", timeout=15_000)
+        assert statuses(base) == before
+
+        # Reset on progress: the call waits as long as the person takes, and answers.
+        pending = client.start({**order, "resetTimeoutOnProgress": True})
+        the_person.wait_for_dialog()
+        time.sleep(4)
+        assert not pending.done()
+        the_person.approve()
+        answer = pending.result(timeout=30)
+        assert "result" in answer, answer
+        assert json.loads(answer["result"]["content"][0]["text"])["disabled"] == 7
+        progress = answer["progress"]
+        assert len(progress) >= 4 and all("waiting for the person" in note["message"] for note in progress)
+        assert [note["progress"] for note in progress] == sorted(note["progress"] for note in progress)
+    finally:
+        client.close()
+        if page is not None and not page.is_closed():
+            page.close()
