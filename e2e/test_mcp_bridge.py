@@ -677,3 +677,88 @@ def test_progress_keeps_a_short_timeout_waiting_for_the_persons_approval(
         client.close()
         if page is not None and not page.is_closed():
             page.close()
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[dict[str, str]]:
+    """The SSE events of a stream's lines as they arrive (field → value; comments skipped)."""
+    event: dict[str, str] = {}
+    for line in lines:
+        if not line:
+            if event:
+                yield event
+            event = {}
+            continue
+        name, _, value = line.partition(":")
+        if name:
+            event[name] = value.removeprefix(" ")
+
+
+def test_a_dropped_http_stream_is_resumed_with_last_event_id(
+    cdp: str, person: BrowserContext, own_console: str
+) -> None:
+    """Streamable HTTP: the call's event stream drops while the person decides; the client
+    reconnects with Last-Event-ID and gets the progress it missed and the call's answer."""
+    import httpx
+
+    url = own_console + "/index.html"
+    process = subprocess.Popen(
+        bridge_command(url, "--http", "0", "--cdp", cdp, "--progress-interval", "0.5"),
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    page: Page | None = None
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(3)]
+        endpoint = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", lines[0])
+        token = re.search(r"token (\S+)", lines[1])
+        assert endpoint and token, lines
+        auth = {"Authorization": f"Bearer {token.group(1)}"}
+        page = find_page(person, url)
+        setup = McpClient.http(endpoint.group(1), auth)
+        try:
+            setup.wait_for_tools({READY_TOOL})
+            setup.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+            setup.call("view_devices__table__selectVisible", {})
+            setup.wait_for_tools({DISABLE})
+        finally:
+            setup.close()
+
+        version = "2025-11-25"  # the first protocol version with priming events
+        headers = {**auth, "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        with httpx.Client(timeout=60) as http:
+            opened = http.post(endpoint.group(1), headers=headers, json={
+                "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "e2e", "version": "0"}}})
+            session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
+            headers = {**headers, **session}
+            http.post(endpoint.group(1), headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": DISABLE, "arguments": {"reason": "maintenance"}, "_meta": {"progressToken": "p1"}}}
+            with http.stream("POST", endpoint.group(1), headers=headers, json=call) as stream:
+                priming = next(sse_events(stream.iter_lines()))
+            assert priming["id"] and priming["retry"] == "1000" and not priming.get("data")  # then it dropped
+            WebMCPAgent(page).wait_for_dialog()
+            time.sleep(2)  # progress the client misses
+            WebMCPAgent(page).approve()
+            resume = {**headers, "Accept": "text/event-stream", "Last-Event-ID": priming["id"]}
+            messages: list[dict[str, Any]] = []
+            for _ in range(60):  # again after `retry`, as a client does, until the answer is in
+                with http.stream("GET", endpoint.group(1), headers=resume) as resumed:
+                    assert resumed.status_code == 200
+                    for event in sse_events(resumed.iter_lines()):
+                        if event.get("data"):
+                            messages.append(json.loads(event["data"]))
+                            resume["Last-Event-ID"] = event["id"]
+                            if messages[-1].get("id") == 2:
+                                break
+                if messages and messages[-1].get("id") == 2:
+                    break
+                time.sleep(1)
+        progress = [m for m in messages if m.get("method") == "notifications/progress"]
+        assert len(progress) >= 3 and all(m["params"]["progressToken"] == "p1" for m in progress)
+        assert json.loads(messages[-1]["result"]["content"][0]["text"])["disabled"] == 7
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        if page is not None and not page.is_closed():
+            page.close()
