@@ -40,6 +40,7 @@ DRAWER_TOOLS = {"view_devices__drawer__openDevice", "view_devices__drawer__close
 READY_TOOL = "view_devices__table__selectVisible"
 DISABLE = "domain_devices__disable"
 DIALOG = "#agentsurface-confirm-dialog"
+REASON = "#agentsurface-confirm-reason"
 
 
 # --------------------------------------------------------------------------- the browser and the page
@@ -464,6 +465,14 @@ def test_a_denied_call_answers_confirmation_invalid(bridge: Bridge) -> None:
     bridge.person.deny()
     error = bridge.error(pending.result(timeout=60), "CONFIRMATION_INVALID")
     assert error["details"] == {"reason": "denied"} and error["retry"] == "no"
+    assert statuses(base) == before
+
+    # With the person's reason, typed in the dialog: the agent gets it as their words, one line.
+    _, pending = start_disable(bridge)
+    bridge.page.locator(REASON).fill("Not in Milan,\nthey are <b>on site</b>\u202e today")
+    bridge.person.deny()
+    error = bridge.error(pending.result(timeout=60), "CONFIRMATION_INVALID")
+    assert error["details"] == {"reason": "denied", "personSaid": "Not in Milan, they are <b>on site</b> today"}
     assert statuses(base) == before
 
 
