@@ -323,7 +323,12 @@ def install_confirmation_dialog(
 ) -> ConfirmationDialog:
     """Add the confirmation dialog to the page (under ``parent``, default ``document.body``) and
     keep it in step with ``registry.confirmations``. Browser only (Pyodide). Pass the result's
-    ``confirm`` to ``WebMCPAdapter(confirm=...)`` so the draft WebMCP shape prompts in it."""
+    ``confirm`` to ``WebMCPAdapter(confirm=...)`` so the draft WebMCP shape prompts in it.
+
+    Its optional "If you deny, why?" field gives a denial the person's words: the registry keeps
+    them sanitized (one line of plain text, at most 200 characters), the agent's
+    ``CONFIRMATION_INVALID`` carries them as ``details.personSaid``, and the audit's
+    ``confirmation-denied`` event as its ``detail``."""
     from ..browser.dialog_dom import DomDialogView
 
     css = _dialog_css()
