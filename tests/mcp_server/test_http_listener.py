@@ -374,3 +374,28 @@ def test_a_dropped_stream_is_resumed_with_last_event_id(start: Start) -> None:
             time.sleep(int(priming["retry"]) / 1000)
         assert message["id"] == 2 and message["result"]["structuredContent"] == {"a": 1}
         assert event["id"] and event["id"] != priming["id"]
+
+
+def first_event(client: httpx.Client, listener: Listener, opened_on: str, header: str) -> dict[str, str]:
+    """The first SSE event of a tools/call in a session opened on ``opened_on`` whose request
+    names ``header`` as its protocol version."""
+    init = initialize()
+    opened = client.post(listener.url, headers=listener.headers(), json={
+        **init, "params": {**init["params"], "protocolVersion": opened_on}})
+    session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": header}
+    client.post(listener.url, headers=listener.headers(**session), json=INITIALIZED)
+    with client.stream("POST", listener.url, headers=listener.headers(**session), json=tools_call(2, {"a": 1})) as stream:
+        return next(sse_events(stream.iter_lines()))
+
+
+def test_streams_are_primed_by_the_version_the_session_was_opened_on(start: Start) -> None:
+    listener = start()
+    with httpx.Client(timeout=30) as client:
+        # Opened on 2025-11-25: primed, even when a request names an older version (as the
+        # official conformance suite's client does).
+        for header in ("2025-11-25", "2025-03-26"):
+            primed = first_event(client, listener, "2025-11-25", header)
+            assert primed["id"] and primed["retry"] == "1000" and not primed.get("data"), header
+        # Opened on an older version: its client may not parse a priming event, so none.
+        plain = first_event(client, listener, "2025-06-18", "2025-06-18")
+        assert json.loads(plain["data"])["result"]["structuredContent"] == {"a": 1}

@@ -106,6 +106,28 @@ async def _unauthorized(send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+class _SessionManager(StreamableHTTPSessionManager):
+    """The SDK's manager, with every stream of a session primed when its client opened it on
+    2025-11-25 or later (the first version whose clients parse a priming event), whatever
+    version a later request's header names: the SDK decides per request, and a client of that
+    version (the official conformance suite's, for one) may send an older header."""
+
+    def _admit_session(self, requestor: Any) -> Any:
+        transport = super()._admit_session(requestor)
+        mint = getattr(transport, "_mint_priming_event", None)
+        if mint is None:
+            return transport  # another SDK: its own per-request rule applies
+        opened: list[str] = []
+
+        async def by_session(stream_id: str, protocol_version: str) -> Any:
+            if not opened:  # the session's opening request: initialize, with its client's version
+                opened.append(protocol_version)
+            return await mint(stream_id, max(protocol_version, opened[0]))
+
+        setattr(transport, "_mint_priming_event", by_session)  # noqa: B010 (a method of this instance)
+        return transport
+
+
 class _Endpoint:
     """The MCP endpoint as a raw ASGI app (a class, so Starlette's Route passes scope/receive/send)."""
 
@@ -204,7 +226,7 @@ def http_app(bridge: Bridge, port: int, token: str, limits: ListenerLimits | Non
         allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}"],
         allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"],
     )
-    manager = StreamableHTTPSessionManager(
+    manager = _SessionManager(
         app=bridge.server,
         security_settings=security,
         max_sessions=limits.max_sessions,
