@@ -647,10 +647,11 @@ def test_progress_keeps_a_short_timeout_waiting_for_the_persons_approval(
 ) -> None:
     """The SDK client gives up on a request after 2 s, unless progress resets that timeout: the
     bridge's progress (every 0.5 s here) keeps the call alive while the person takes 4 s to
-    approve. Without the reset the client times out, cancels, and the page's dialog closes."""
+    approve. Without the reset the client times out, cancels, and the page's dialog closes; past
+    the bridge's own bound (--wait-timeout) the call answers TIMEOUT and the dialog closes too."""
     url = own_console + "/index.html"
     base = own_console
-    client = SdkClient(bridge_command(url, "--cdp", cdp, "--progress-interval", "0.5"))
+    client = SdkClient(bridge_command(url, "--cdp", cdp, "--progress-interval", "0.5", "--wait-timeout", "8"))
     page: Page | None = None
     try:
         page = find_page(person, url)
@@ -667,6 +668,18 @@ def test_progress_keeps_a_short_timeout_waiting_for_the_persons_approval(
         the_person.wait_for_dialog()
         timed_out = pending.result(timeout=30)
         assert "timed out" in timed_out["error"].lower(), timed_out
+        page.locator(DIALOG).wait_for(state="hidden", timeout=15_000)
+        assert statuses(base) == before
+
+        # Reset on progress, and nobody answers: the bridge's bound ends the call, typed.
+        began = time.monotonic()
+        pending = client.start({**order, "resetTimeoutOnProgress": True})
+        the_person.wait_for_dialog()
+        bounded = pending.result(timeout=60)
+        assert 7 <= time.monotonic() - began < 30, bounded
+        error = bounded["result"]["structuredContent"]
+        assert bounded["result"]["isError"] is True and error["code"] == "TIMEOUT", bounded
+        assert error["details"] == {"timeoutMs": 8000, "handler": "unknown"} and error["retry"] == "no"
         page.locator(DIALOG).wait_for(state="hidden", timeout=15_000)
         assert statuses(base) == before
 
