@@ -39,6 +39,8 @@ MILAN_OFFLINE = ["dev-0003", "dev-0017", "dev-0026", "dev-0051", "dev-0079", "de
 DRAWER_TOOLS = {"view_devices__drawer__openDevice", "view_devices__drawer__close", "domain_devices__rename"}
 READY_TOOL = "view_devices__table__selectVisible"
 DISABLE = "domain_devices__disable"
+DIALOG = "#agentsurface-confirm-dialog"
+REASON = "#agentsurface-confirm-reason"
 
 
 # --------------------------------------------------------------------------- the browser and the page
@@ -465,8 +467,16 @@ def test_a_denied_call_answers_confirmation_invalid(bridge: Bridge) -> None:
     assert error["details"] == {"reason": "denied"} and error["retry"] == "no"
     assert statuses(base) == before
 
+    # With the person's reason, typed in the dialog: the agent gets it as their words, one line.
+    _, pending = start_disable(bridge)
+    bridge.page.locator(REASON).fill("Not in Milan,\nthey are <b>on site</b>\u202e today")
+    bridge.person.deny()
+    error = bridge.error(pending.result(timeout=60), "CONFIRMATION_INVALID")
+    assert error["details"] == {"reason": "denied", "personSaid": "Not in Milan, they are <b>on site</b> today"}
+    assert statuses(base) == before
 
-def test_mcp_cancellation_aborts_the_call_in_the_page(bridge: Bridge) -> None:
+
+def test_mcp_cancellation_closes_the_dialog_and_nothing_applies(bridge: Bridge) -> None:
     base = bridge.url.rsplit("/", 1)[0]
     before = statuses(base)
     select_offline_in_milan(bridge)
@@ -474,16 +484,10 @@ def test_mcp_cancellation_aborts_the_call_in_the_page(bridge: Bridge) -> None:
     bridge.client.cancel(request_id)
     with pytest.raises(McpError, match="cancelled"):
         pending.result(timeout=30)
-    try:
-        # The executeTool call the bridge started was aborted through its signal and settles
-        # (the bridge forgets it once the abort has gone through: wait, don't race it).
-        bridge.page.wait_for_function(
-            "() => Object.keys(window.__agentSurfaceAgent.calls).length === 0", timeout=15_000
-        )
-    finally:
-        # Chromium 156 does not pass the client's abort on to the tool's own execute signal: the
-        # page's confirmation stays open until the person answers it (or it expires).
-        bridge.person.deny()
+    # The abort of the bridge's executeTool reaches the tool's signal: the request is withdrawn
+    # and its dialog closes, so there is nothing left for the person to approve.
+    bridge.page.locator(DIALOG).wait_for(state="hidden", timeout=15_000)
+    bridge.page.wait_for_function("() => Object.keys(window.__agentSurfaceAgent.calls).length === 0", timeout=15_000)
     assert statuses(base) == before
     assert bridge.result(bridge.client.call("view_devices__table__selection", {}))  # still usable
 
@@ -580,3 +584,203 @@ def test_http_transport_requires_the_printed_token(chromium_executable: str, con
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+# --------------------------------------------------------------------------- waiting for the person
+
+NPM = ROOT / "e2e" / "npm"
+
+
+class SdkClient:
+    """The official TypeScript SDK's client (e2e/npm/src/mcp-sdk-client.mjs) on a bridge over
+    stdio: it has what the Python SDK's lacks, a request timeout reset by progress."""
+
+    def __init__(self, command: list[str]) -> None:
+        if not (NPM / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+            pytest.fail("the e2e npm tools are not installed: npm ci --prefix e2e/npm", pytrace=False)
+        self.process = subprocess.Popen(
+            ["node", str(NPM / "src" / "mcp-sdk-client.mjs"), json.dumps(command)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=NPM,
+        )
+
+    def ask(self, order: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(order) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        assert line, "the SDK client ended"
+        return dict(json.loads(line))
+
+    def start(self, order: dict[str, Any]) -> Any:
+        """Ask in a thread: a future of the answer (the test meanwhile acts as the person)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1)
+        future = pool.submit(self.ask, order)
+        pool.shutdown(wait=False)
+        return future
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        answer = self.ask({"call": name, "arguments": arguments, "timeoutMs": 60_000})
+        assert "result" in answer and not answer["result"].get("isError"), answer
+        return json.loads(answer["result"]["content"][0]["text"])
+
+    def wait_for_tools(self, names: set[str], timeout_s: float = 60) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not names <= set(self.ask({"list": True})["tools"]):
+            assert time.monotonic() < deadline, f"tools {sorted(names)} not listed"
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def test_progress_keeps_a_short_timeout_waiting_for_the_persons_approval(
+    cdp: str, person: BrowserContext, own_console: str
+) -> None:
+    """The SDK client gives up on a request after 2 s, unless progress resets that timeout: the
+    bridge's progress (every 0.5 s here) keeps the call alive while the person takes 4 s to
+    approve. Without the reset the client times out, cancels, and the page's dialog closes; past
+    the bridge's own bound (--wait-timeout) the call answers TIMEOUT and the dialog closes too."""
+    url = own_console + "/index.html"
+    base = own_console
+    client = SdkClient(bridge_command(url, "--cdp", cdp, "--progress-interval", "0.5", "--wait-timeout", "8"))
+    page: Page | None = None
+    try:
+        page = find_page(person, url)
+        client.wait_for_tools({READY_TOOL})
+        client.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+        assert sorted(client.call("view_devices__table__selectVisible", {})) == MILAN_OFFLINE
+        client.wait_for_tools({DISABLE})
+        before = statuses(base)
+        the_person = WebMCPAgent(page)
+
+        # No reset: the client's timeout ends the call; its cancel closes the dialog.
+        order = {"call": DISABLE, "arguments": {"reason": "maintenance"}, "timeoutMs": 2_000}
+        pending = client.start(order)
+        the_person.wait_for_dialog()
+        timed_out = pending.result(timeout=30)
+        assert "timed out" in timed_out["error"].lower(), timed_out
+        page.locator(DIALOG).wait_for(state="hidden", timeout=15_000)
+        assert statuses(base) == before
+
+        # Reset on progress, and nobody answers: the bridge's bound ends the call, typed.
+        began = time.monotonic()
+        pending = client.start({**order, "resetTimeoutOnProgress": True})
+        the_person.wait_for_dialog()
+        bounded = pending.result(timeout=60)
+        assert 7 <= time.monotonic() - began < 30, bounded
+        error = bounded["result"]["structuredContent"]
+        assert bounded["result"]["isError"] is True and error["code"] == "TIMEOUT", bounded
+        assert error["details"] == {"timeoutMs": 8000, "handler": "unknown"} and error["retry"] == "no"
+        page.locator(DIALOG).wait_for(state="hidden", timeout=15_000)
+        assert statuses(base) == before
+
+        # Reset on progress: the call waits as long as the person takes, and answers.
+        pending = client.start({**order, "resetTimeoutOnProgress": True})
+        the_person.wait_for_dialog()
+        time.sleep(4)
+        assert not pending.done()
+        the_person.approve()
+        answer = pending.result(timeout=30)
+        assert "result" in answer, answer
+        assert json.loads(answer["result"]["content"][0]["text"])["disabled"] == 7
+        progress = answer["progress"]
+        assert len(progress) >= 4 and all("waiting for the person" in note["message"] for note in progress)
+        assert [note["progress"] for note in progress] == sorted(note["progress"] for note in progress)
+    finally:
+        client.close()
+        if page is not None and not page.is_closed():
+            page.close()
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[dict[str, str]]:
+    """The SSE events of a stream's lines as they arrive (field → value; comments skipped)."""
+    event: dict[str, str] = {}
+    for line in lines:
+        if not line:
+            if event:
+                yield event
+            event = {}
+            continue
+        name, _, value = line.partition(":")
+        if name:
+            event[name] = value.removeprefix(" ")
+
+
+def test_a_dropped_http_stream_is_resumed_with_last_event_id(
+    cdp: str, person: BrowserContext, own_console: str
+) -> None:
+    """Streamable HTTP: the call's event stream drops while the person decides; the client
+    reconnects with Last-Event-ID and gets the progress it missed and the call's answer."""
+    import httpx
+
+    url = own_console + "/index.html"
+    process = subprocess.Popen(
+        bridge_command(url, "--http", "0", "--cdp", cdp, "--progress-interval", "0.5"),
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    page: Page | None = None
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(3)]
+        endpoint = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", lines[0])
+        token = re.search(r"token (\S+)", lines[1])
+        assert endpoint and token, lines
+        auth = {"Authorization": f"Bearer {token.group(1)}"}
+        page = find_page(person, url)
+        setup = McpClient.http(endpoint.group(1), auth)
+        try:
+            setup.wait_for_tools({READY_TOOL})
+            setup.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"})
+            setup.call("view_devices__table__selectVisible", {})
+            setup.wait_for_tools({DISABLE})
+        finally:
+            setup.close()
+
+        version = "2025-11-25"  # the first protocol version with priming events
+        headers = {**auth, "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        with httpx.Client(timeout=60) as http:
+            opened = http.post(endpoint.group(1), headers=headers, json={
+                "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "e2e", "version": "0"}}})
+            session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
+            headers = {**headers, **session}
+            http.post(endpoint.group(1), headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": DISABLE, "arguments": {"reason": "maintenance"}, "_meta": {"progressToken": "p1"}}}
+            with http.stream("POST", endpoint.group(1), headers=headers, json=call) as stream:
+                priming = next(sse_events(stream.iter_lines()))
+            assert priming["id"] and priming["retry"] == "1000" and not priming.get("data")  # then it dropped
+            WebMCPAgent(page).wait_for_dialog()
+            time.sleep(2)  # progress the client misses
+            WebMCPAgent(page).approve()
+            resume = {**headers, "Accept": "text/event-stream", "Last-Event-ID": priming["id"]}
+            messages: list[dict[str, Any]] = []
+            for _ in range(60):  # again after `retry`, as a client does, until the answer is in
+                with http.stream("GET", endpoint.group(1), headers=resume) as resumed:
+                    assert resumed.status_code == 200
+                    for event in sse_events(resumed.iter_lines()):
+                        if event.get("data"):
+                            messages.append(json.loads(event["data"]))
+                            resume["Last-Event-ID"] = event["id"]
+                            if messages[-1].get("id") == 2:
+                                break
+                if messages and messages[-1].get("id") == 2:
+                    break
+                time.sleep(1)
+        progress = [m for m in messages if m.get("method") == "notifications/progress"]
+        assert len(progress) >= 3 and all(m["params"]["progressToken"] == "p1" for m in progress)
+        assert json.loads(messages[-1]["result"]["content"][0]["text"])["disabled"] == 7
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        if page is not None and not page.is_closed():
+            page.close()

@@ -174,11 +174,12 @@ class TestNativeShape:
         page.wait_for_selector(ARMED)
         assert page.text_content("#agentsurface-confirm-waiting") == "1 more waiting"
         ring = []
-        for _ in range(4):
+        for _ in range(5):
             page.keyboard.press("Tab")
             ring.append(native.active_id())
         assert ring == [
             "agentsurface-confirm-input",
+            "agentsurface-confirm-reason",  # why, if the person denies
             "agentsurface-confirm-deny",
             "agentsurface-confirm-approve",
             "agentsurface-confirm-input",  # Tab stays inside

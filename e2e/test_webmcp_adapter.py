@@ -405,10 +405,9 @@ class TestNativeChromium:
         outcome = settle(page, "window.agentCall.promise.then(() => 'resolved', (e) => e.name)")
         assert outcome == "AbortError"
         page.wait_for_function(f"() => window.adapterPage.liveProxies() === {baseline}")
-        # The record itself stays pending until its TTL (the registry has no withdraw); a late
-        # approval must run nothing: the cancelled call will never retry with it.
-        page.click("#confirm-approve")
-        page.wait_for_timeout(300)
+        # The record is withdrawn with the call: the page's dialog closes, and nothing is left
+        # for a late approval to apply.
+        page.wait_for_selector("#confirm-dialog", state="hidden", timeout=5_000)
         state = native.state()
         assert state["calls"]["eraseAll"] == erased and state["pending"] == []
         native.assert_quiet()

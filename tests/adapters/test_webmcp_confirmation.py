@@ -75,6 +75,28 @@ async def test_confirmation_approved_returns_the_output_and_runs_once(
     assert app.registry.confirmations.pending() == []
 
 
+async def test_a_denial_gives_the_agent_the_persons_words_sanitized_and_audits_them(
+    app: App, start: Start
+) -> None:
+    app.mount_table()
+    _adapter, fake = await start("abortable")
+    call = await begin(fake)
+    said = "  Wrong\tcity,\n\u202eplease\u200b  " + "x" * 400 + "\x07"
+    app.registry.confirmations.resolve(only_pending(app).confirmation_id, approved=False, reason=said)
+    result = await finish(call)
+    details = result.payload["details"]
+    assert details["reason"] == "denied" and result.payload["retry"] == "no"
+    # One line of plain text (no controls, no bidi override, no zero-width), at most 200 characters.
+    assert details["personSaid"].startswith("Wrong city, please xxx")
+    assert len(details["personSaid"]) == 200 and details["personSaid"].endswith("…")
+    denied = [e for e in app.registry.audit_sink.events() if e.type == "confirmation-denied"]  # type: ignore[attr-defined]
+    assert [e.detail for e in denied] == [details["personSaid"]]
+    # Without words (or only blanks), no key at all.
+    call = await begin(fake)
+    app.registry.confirmations.resolve(only_pending(app).confirmation_id, approved=False, reason=" \u200b ")
+    assert (await finish(call)).payload["details"] == {"reason": "denied"}
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 async def test_confirmation_denied_is_confirmation_invalid_and_never_retried(
     app: App, start: Start, shape: Shape
@@ -384,9 +406,12 @@ async def test_cancelling_while_waiting_for_confirmation_settles_the_call(app: A
     await turn()
     assert call.done(), "a cancelled call must not keep waiting for the user"
     assert call.result().code == "CANCELLED"
-    app.registry.confirmations.resolve(pending.confirmation_id, approved=True)
+    # The request is withdrawn: the host's dialog has nothing to show, a late approval is refused.
+    assert app.registry.confirmations.pending() == []
+    assert not app.registry.confirmations.resolve(pending.confirmation_id, approved=True)
     await turn()
     assert app.calls["wipeFilters"] == 0
+
 
 
 # --------------------------------------------------------------------------- meta mode

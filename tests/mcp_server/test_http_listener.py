@@ -318,3 +318,84 @@ def test_an_open_event_stream_does_not_hold_the_listener_up(start: Start) -> Non
             began = time.monotonic()
             assert listener.stop(), "an open event stream held the listener up"
             assert time.monotonic() - began < 8
+
+
+# ------------------------------------------------------------------ resumable streams
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[dict[str, str]]:
+    """The SSE events of a stream's lines, as they arrive (field → value)."""
+    event: dict[str, str] = {}
+    for line in lines:
+        if not line:
+            if event:
+                yield event
+            event = {}
+            continue
+        name, _, value = line.partition(":")
+        if name:  # not a comment (a keep-alive ping)
+            event[name] = value.removeprefix(" ")
+
+
+def test_a_dropped_stream_is_resumed_with_last_event_id(start: Start) -> None:
+    listener = start()
+    answered = threading.Event()
+    echo = listener.link.call
+
+    async def slow(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        while not answered.is_set():  # until the client has dropped its stream
+            await anyio.sleep(0.02)
+        return await echo(name, arguments)
+
+    listener.link.call = slow  # type: ignore[method-assign]
+    version = "2025-11-25"  # the first with priming events
+    with httpx.Client(timeout=30) as client:
+        opened = client.post(listener.url, headers=listener.headers(), json={
+            **initialize(), "params": {**initialize()["params"], "protocolVersion": version}})
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
+        client.post(listener.url, headers=listener.headers(**session), json=INITIALIZED)
+        with client.stream("POST", listener.url, headers=listener.headers(**session), json=tools_call(2, {"a": 1})) as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            priming = next(sse_events(stream.iter_lines()))
+        # The stream dropped after its priming event: an id, a retry, no message.
+        assert priming["id"] and priming["retry"] == "1000" and not priming.get("data")
+        answered.set()
+        headers = listener.headers(**session, **{"Accept": "text/event-stream", "Last-Event-ID": priming["id"]})
+        message: dict[str, Any] = {}
+        for _ in range(50):  # as a client does: again after `retry` while the answer is not in yet
+            with client.stream("GET", listener.url, headers=headers) as resumed:
+                assert resumed.status_code == 200
+                for event in sse_events(resumed.iter_lines()):
+                    if event.get("data"):
+                        message = json.loads(event["data"])
+                        break
+            if message:
+                break
+            time.sleep(int(priming["retry"]) / 1000)
+        assert message["id"] == 2 and message["result"]["structuredContent"] == {"a": 1}
+        assert event["id"] and event["id"] != priming["id"]
+
+
+def first_event(client: httpx.Client, listener: Listener, opened_on: str, header: str) -> dict[str, str]:
+    """The first SSE event of a tools/call in a session opened on ``opened_on`` whose request
+    names ``header`` as its protocol version."""
+    init = initialize()
+    opened = client.post(listener.url, headers=listener.headers(), json={
+        **init, "params": {**init["params"], "protocolVersion": opened_on}})
+    session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": header}
+    client.post(listener.url, headers=listener.headers(**session), json=INITIALIZED)
+    with client.stream("POST", listener.url, headers=listener.headers(**session), json=tools_call(2, {"a": 1})) as stream:
+        return next(sse_events(stream.iter_lines()))
+
+
+def test_streams_are_primed_by_the_version_the_session_was_opened_on(start: Start) -> None:
+    listener = start()
+    with httpx.Client(timeout=30) as client:
+        # Opened on 2025-11-25: primed, even when a request names an older version (as the
+        # official conformance suite's client does).
+        for header in ("2025-11-25", "2025-03-26"):
+            primed = first_event(client, listener, "2025-11-25", header)
+            assert primed["id"] and primed["retry"] == "1000" and not primed.get("data"), header
+        # Opened on an older version: its client may not parse a priming event, so none.
+        plain = first_event(client, listener, "2025-06-18", "2025-06-18")
+        assert json.loads(plain["data"])["result"]["structuredContent"] == {"a": 1}

@@ -205,6 +205,24 @@ async def test_keyboard_activation_and_escape(surface: TestSurface) -> None:
     assert dialog.escape(trusted=True) is None  # closed: nothing to deny
 
 
+async def test_a_denial_keeps_the_persons_words_and_an_approval_drops_them(surface: TestSurface) -> None:
+    view = RecordingView()
+    dialog = ConfirmationDialog(surface.registry, view)
+    confirmations = surface.registry.confirmations
+    first = await request(surface, "gold")
+    second = await request(surface, "silver")
+    third = await request(surface, "bronze")
+    view.advance(INPUT_PROTECTION_MS)
+    assert dialog.activate("deny", first, trusted=True, keyboard=True, reason="Not\nthe gold\u202e") == "denied"
+    assert confirmations.reason_of(first) == "Not the gold"  # one line, no bidi override
+    view.advance(INPUT_PROTECTION_MS)
+    assert dialog.activate("approve", second, trusted=True, keyboard=True, reason="ignored") == "approved"
+    assert confirmations.reason_of(second) is None
+    view.advance(INPUT_PROTECTION_MS)
+    assert dialog.escape(trusted=True, reason="escape too") == "denied"
+    assert confirmations.reason_of(third) == "escape too"
+
+
 async def test_expiry_countdown_and_expiry_close_the_dialog(surface: TestSurface) -> None:
     view = RecordingView()
     dialog = ConfirmationDialog(surface.registry, view)

@@ -323,7 +323,7 @@ async def test_AS_CONFIRM_006_denial_is_final_for_that_evidence() -> None:
     assert not d.registry.confirmations.resolve(cid, approved=True)  # no flipping afterwards
     denied = await d.ask(confirmationId=cid)
     assert denied.code == "CONFIRMATION_INVALID"
-    assert details_of(denied) == {"reason": "denied"}
+    assert details_of(denied) == {"reason": "denied", "personSaid": "user declined"}  # their words
     assert denied.error is not None and denied.error.retry == "no"
     assert "denied" in denied.error.message.lower()
     assert d.executions == []

@@ -79,8 +79,9 @@ def test_AS_ERR_001_wire_form_keeps_code_retry_details() -> None:
 
 
 def test_AS_ERR_001_details_beyond_the_reference_are_few_and_deliberate() -> None:
-    # TIMEOUT says whether its handler was stopped; nothing else extends the reference rows.
+    # TIMEOUT says whether its handler was stopped, CONFIRMATION_INVALID what the person said
+    # when they denied; nothing else extends the reference rows.
     extended = {code: spec.extensions for code, spec in ERROR_MATRIX.items() if spec.extensions}
-    assert extended == {"TIMEOUT": ("handler",)}
+    assert extended == {"TIMEOUT": ("handler",), "CONFIRMATION_INVALID": ("personSaid",)}
     for spec in ERROR_MATRIX.values():
         assert set(spec.extensions) <= set(spec.details)

@@ -119,7 +119,7 @@ async def test_wait_mode_denial_is_confirmation_invalid_and_never_runs() -> None
 
     result = await settle(task)
     assert error_code(result) == "CONFIRMATION_INVALID"
-    assert details(result) == {"reason": "denied"}
+    assert details(result) == {"reason": "denied", "personSaid": "user declined"}  # the person's words
     assert result.error is not None and result.error.retry == "no"
     assert surface.server.calls == []
 

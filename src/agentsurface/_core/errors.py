@@ -94,7 +94,11 @@ ERROR_MATRIX: dict[ErrorCode, ErrorSpec] = {
         False,
         ("confirmationId", "summary", "expiresAt", "effect", "origin"),
     ),
-    "CONFIRMATION_INVALID": ErrorSpec((6,), ("no", "with-confirmation"), True, ("reason",)),
+    # "personSaid": why the person denied, in their own words (the dialog's optional field:
+    # plain text, one line, at most 200 characters); only with reason "denied".
+    "CONFIRMATION_INVALID": ErrorSpec(
+        (6,), ("no", "with-confirmation"), True, ("reason", "personSaid"), ("personSaid",)
+    ),
     "RATE_LIMITED": ErrorSpec((4, 6, 8), ("after-delay",), False, ("reason", "retryAfterMs")),
     # "handler": whether the timed-out handler was stopped ("stopped") or may still be running
     # ("unknown"); the agent needs it to know whether an effect can still land.

@@ -66,6 +66,9 @@ class InCallConfirmation:
         if self.stopped.aborted:
             return first  # stop() while waiting: nothing executes
         if give_up.aborted:
+            # Nobody will hear this request's answer: its dialog closes, and a late approval
+            # applies nothing.
+            confirmations.withdraw(cid)
             return InvocationResult(
                 "error",
                 first.invocation_id,
@@ -82,7 +85,7 @@ class InCallConfirmation:
                 first.invocation_id,
                 request.capability_id,
                 self.registry.version,
-                error=confirmation_invalid("denied"),
+                error=confirmation_invalid("denied", confirmations.reason_of(cid)),
             )
         retry = dataclasses.replace(request, confirmation_id=cid, invocation_id=first.invocation_id)
         return await self.registry.invoke(retry, consumer=self.consumer, signal=call.signal)

@@ -102,13 +102,27 @@ class DomDialogView:
         self.warning = self._el(
             "p", {"id": f"{PREFIX}-warning", "class": f"{PREFIX}-warning", "aria-live": "polite"}
         )
+        # Optional: why the person denies, in their words (the agent gets it as theirs).
+        self.reason_label = self._el("label", {"for": f"{PREFIX}-reason", "class": f"{PREFIX}-label"})
+        self.reason_label.textContent = "If you deny, why? (optional, the agent reads it)"
+        self.reason = self._el(
+            "input",
+            {
+                "type": "text",
+                "id": f"{PREFIX}-reason",
+                "class": f"{PREFIX}-reason",
+                "maxlength": "200",
+                "autocomplete": "off",
+            },
+        )
         actions = self._el("div", {"class": f"{PREFIX}-actions"})
         self.deny = self._button("deny", "Deny")
         self.approve = self._button("approve", "Approve")
         actions.append(self.deny, self.approve)
         self.waiting = self._el("p", {"id": f"{PREFIX}-waiting", "class": f"{PREFIX}-waiting"})
         self.box.append(
-            self.title, self.summary, meta, label, self.input, self.warning, actions, self.waiting
+            self.title, self.summary, meta, label, self.input, self.warning, self.reason_label, self.reason,
+            actions, self.waiting,
         )
         self.root.append(self.box)
         self.shield = self._el("div", {"id": f"{PREFIX}-shield", "class": f"{PREFIX}-shield", "hidden": ""})
@@ -201,7 +215,13 @@ class DomDialogView:
         if self._activate is None or decision is None or cid is None:
             return  # a click on the text, the backdrop or a gap
         keyboard = js_get(event, "detail") == 0  # Enter/Space or assistive technology: no press
-        self._activate(decision, cid, trusted=bool(js_get(event, "isTrusted")), keyboard=keyboard)
+        self._activate(
+            decision, cid, trusted=bool(js_get(event, "isTrusted")), keyboard=keyboard, reason=self._reason()
+        )
+
+    def _reason(self) -> str | None:
+        value = js_get(self.reason, "value")
+        return value if isinstance(value, str) and value.strip() else None
 
     def _on_keydown(self, event: Any) -> None:
         if self._shown is None:
@@ -210,7 +230,10 @@ class DomDialogView:
         if key == "Escape":
             event.preventDefault()
             if self._escape is not None:
-                self._escape(trusted=bool(js_get(event, "isTrusted")), repeat=bool(js_get(event, "repeat")))
+                self._escape(
+                    trusted=bool(js_get(event, "isTrusted")), repeat=bool(js_get(event, "repeat")),
+                    reason=self._reason(),
+                )
         elif key == "Tab":
             event.preventDefault()
             self._cycle_focus(backwards=bool(js_get(event, "shiftKey")))
@@ -222,8 +245,9 @@ class DomDialogView:
         event.stopPropagation()
 
     def _cycle_focus(self, *, backwards: bool) -> None:
-        """Tab stays inside the dialog: the input, Deny and Approve (when enabled), in a ring."""
-        ring = [self.input] + [b for b in (self.deny, self.approve) if not b.disabled]
+        """Tab stays inside the dialog: the input, the reason, Deny and Approve (when enabled),
+        in a ring."""
+        ring = [self.input, self.reason] + [b for b in (self.deny, self.approve) if not b.disabled]
         active = js_or_none(self.document.activeElement)
         index = next(
             (i for i, element in enumerate(ring) if active is not None and element.isSameNode(active)), None
@@ -257,6 +281,7 @@ class DomDialogView:
             self.capability.textContent = view.capability
             self.input.textContent = view.input_text
             self.warning.textContent = ""
+            self.reason.value = ""  # words meant for another request never carry over
             for button in (self.deny, self.approve):
                 button.setAttribute("data-cid", cid)
                 button.disabled = view.locked
@@ -277,6 +302,7 @@ class DomDialogView:
         self._stop_ticking()
         self.root.hidden = True
         self.box.removeAttribute("data-cid")
+        self.reason.value = ""
         for button in (self.deny, self.approve):
             button.removeAttribute("data-cid")
             button.disabled = True

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import McpError
 from mcp.shared.message import SessionMessage
 
 from ..testing.webmcp_results import Tool
-from .errors import PageGone, page_gone
+from .errors import PageGone, page_gone, waited_too_long
 from .guard import guard
 from .options import WEBMCP_FEATURES, BridgeOptions
 from .page import PageLink
@@ -185,11 +185,41 @@ class Bridge:
                     message=f"unknown tool {_said(name)}: the page offers {sorted(self._tools)}{why}",
                 )
             )
+        context = self.server.request_context
+        token = context.meta.progressToken if context.meta is not None else None
+        ticking = None
+        if token is not None and self.options.progress_interval > 0:
+            ticking = asyncio.ensure_future(
+                _tell_progress(context.session, token, str(context.request_id), self.options.progress_interval)
+            )
         try:
-            outcome = await self.link.call(name, arguments)
+            # An MCP cancellation, or the bound, cancels the call in the page (its dialog closes).
+            outcome = await asyncio.wait_for(self.link.call(name, arguments), self.options.wait_timeout)
+        except TimeoutError:
+            return types.ServerResult(error_result(waited_too_long(self.options.wait_timeout)))
         except PageGone as gone:
             return types.ServerResult(error_result(page_gone(gone.reason)))
+        finally:
+            if ticking is not None:
+                ticking.cancel()
         return types.ServerResult(call_result(name, outcome))
+
+
+async def _tell_progress(session: ServerSession, token: str | int, request_id: str, interval: float) -> None:
+    """Every ``interval`` while the call runs: progress on the client's token (seconds waited so
+    far), so a client that resets its timeout on progress keeps waiting for the person."""
+    waited = 0.0
+    while True:
+        await asyncio.sleep(interval)
+        waited += interval
+        with contextlib.suppress(Exception):  # a session that went away: the call's end says so
+            await session.send_progress_notification(
+                token,
+                progress=waited,
+                message=f"waiting for the person: {waited:g} s so far (a consequential call waits until "
+                "they approve or deny it in the page)",
+                related_request_id=request_id,
+            )
 
 
 # What MCP allows in a tool name: such a name is repeated in an error (a typo is easy to see),

@@ -24,6 +24,18 @@ def page_gone(reason: str) -> dict[str, Any]:
     ).to_json()
 
 
+def waited_too_long(seconds: float) -> dict[str, Any]:
+    """The call ran past the bridge's bound (``--wait-timeout``): it was cancelled in the page."""
+    return error(
+        "TIMEOUT",
+        f"no answer within {seconds:g} s (a consequential call waits for the person's approval): the call "
+        "was cancelled in the page and its confirmation closed, so a later approval applies nothing",
+        "no",
+        timeoutMs=round(seconds * 1000),
+        handler="unknown",
+    ).to_json()
+
+
 def invalid_arguments(kind: str) -> dict[str, Any]:
     return error(
         "INVALID_INPUT",

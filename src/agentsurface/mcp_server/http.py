@@ -10,6 +10,10 @@ within ``max_body_bytes`` and parsed strictly (UTF-8, JSON, depth, no duplicate 
 SDK sees it: a malformed one gets a 4xx JSON-RPC error, never a 500. At most ``max_sessions`` MCP
 sessions are open at once (each holds its server task and streams); past that an ``initialize``
 gets 503 until one ends or expires (``session_idle_seconds`` without a request in flight).
+
+Streams are resumable: each SSE stream opens with a priming event (an id, and ``retry``: how
+long a client waits before it reconnects), every event has an id, and a client that reconnects
+with ``Last-Event-ID`` gets what it missed from a bounded event store (:mod:`.events`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import anyio
@@ -41,6 +45,7 @@ from ..server.config import ServerLimits
 from ..server.errors import Refusal, invalid_input
 from ..server.running import BODY_TIMEOUT, HEADER_TIMEOUT, server_config
 from .bridge import Bridge
+from .events import BoundedEventStore, EventLimits
 
 PATH = "/mcp"
 log = logging.getLogger("agentsurface.mcp_server.http")
@@ -64,6 +69,9 @@ class ListenerLimits:
     max_depth: int = ServerLimits().max_depth
     max_sessions: int = 100
     session_idle_seconds: float = 30 * 60.0
+    # Resumable streams: the SSE retry a client is told, and the event store's bounds.
+    retry_ms: int = 1000
+    events: EventLimits = field(default_factory=EventLimits)
 
 
 class BearerToken:
@@ -96,6 +104,28 @@ async def _unauthorized(send: Send) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+class _SessionManager(StreamableHTTPSessionManager):
+    """The SDK's manager, with every stream of a session primed when its client opened it on
+    2025-11-25 or later (the first version whose clients parse a priming event), whatever
+    version a later request's header names: the SDK decides per request, and a client of that
+    version (the official conformance suite's, for one) may send an older header."""
+
+    def _admit_session(self, requestor: Any) -> Any:
+        transport = super()._admit_session(requestor)
+        mint = getattr(transport, "_mint_priming_event", None)
+        if mint is None:
+            return transport  # another SDK: its own per-request rule applies
+        opened: list[str] = []
+
+        async def by_session(stream_id: str, protocol_version: str) -> Any:
+            if not opened:  # the session's opening request: initialize, with its client's version
+                opened.append(protocol_version)
+            return await mint(stream_id, max(protocol_version, opened[0]))
+
+        setattr(transport, "_mint_priming_event", by_session)  # noqa: B010 (a method of this instance)
+        return transport
 
 
 class _Endpoint:
@@ -196,12 +226,14 @@ def http_app(bridge: Bridge, port: int, token: str, limits: ListenerLimits | Non
         allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}"],
         allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"],
     )
-    manager = StreamableHTTPSessionManager(
+    manager = _SessionManager(
         app=bridge.server,
         security_settings=security,
         max_sessions=limits.max_sessions,
         max_request_body_size=limits.max_body_bytes,
         session_idle_timeout=limits.session_idle_seconds,
+        event_store=BoundedEventStore(limits.events),
+        retry_interval=limits.retry_ms,
     )
 
     @asynccontextmanager

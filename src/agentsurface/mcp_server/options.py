@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import shutil
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -14,6 +15,12 @@ from ..adapters.relay_protocol import DEFAULT_PORT as DEFAULT_RELAY_PORT
 # drives; without the flag, --polyfill injects the vendored polyfill instead.
 WEBMCP_FEATURES = "WebMCP,WebMCPTesting"
 DEFAULT_READY_TIMEOUT = 20.0
+
+# While a call runs (a consequential one waits for the person's approval), a client that sent a
+# progress token hears progress this often, which keeps clients that reset their timeout on
+# progress waiting; past the bound the call answers TIMEOUT and is cancelled in the page.
+PROGRESS_INTERVAL_S = 5.0
+WAIT_TIMEOUT_S = 300.0
 
 
 class OptionsError(AgentSurfaceError, ValueError):
@@ -37,6 +44,8 @@ class BridgeOptions:
     # How long a client's first tools/list (or a call of a tool not listed yet) waits for the
     # page to list its first tool: a page boots Pyodide for seconds first.
     ready_timeout: float = DEFAULT_READY_TIMEOUT
+    progress_interval: float = PROGRESS_INTERVAL_S  # 0: no progress notifications
+    wait_timeout: float = WAIT_TIMEOUT_S  # the longest a call may run, waiting for the person
 
     @property
     def origin(self) -> str:
@@ -99,6 +108,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the file of paired origins and their secrets (default: relay-pairings.json in your config folder)",
     )
     parser.add_argument(
+        "--progress-interval", metavar="SECONDS", type=float, default=PROGRESS_INTERVAL_S,
+        help="while a call runs (waiting for the person's approval), send MCP progress this often to a "
+        f"client that asked for it (default {PROGRESS_INTERVAL_S:g}; 0: never)",
+    )
+    parser.add_argument(
+        "--wait-timeout", metavar="SECONDS", type=float, default=WAIT_TIMEOUT_S,
+        help="a call still running after this long answers TIMEOUT and is cancelled in the page, its "
+        f"confirmation dialog closed (default {WAIT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
         "--http",
         metavar="PORT",
         type=int,
@@ -116,6 +135,7 @@ def from_namespace(args: argparse.Namespace) -> BridgeOptions:
     if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.netloc):
         raise OptionsError(f"URL must be an http(s) address such as http://127.0.0.1:8000/index.html, not {url!r}")
     allowed = _allowed_origins(args.allow_origin)
+    interval, timeout = _waiting(args)
     if args.http is not None and not 0 <= args.http <= 65535:
         raise OptionsError(f"--http takes a port number (0-65535), not {args.http}")
     ready_timeout = float(getattr(args, "ready_timeout", DEFAULT_READY_TIMEOUT))
@@ -138,7 +158,19 @@ def from_namespace(args: argparse.Namespace) -> BridgeOptions:
         allow_origins=tuple(allowed),
         http_port=args.http,
         ready_timeout=ready_timeout,
+        progress_interval=interval,
+        wait_timeout=timeout,
     )
+
+
+def _waiting(args: argparse.Namespace) -> tuple[float, float]:
+    interval = float(getattr(args, "progress_interval", PROGRESS_INTERVAL_S))
+    timeout = float(getattr(args, "wait_timeout", WAIT_TIMEOUT_S))
+    if not (math.isfinite(interval) and 0 <= interval <= 3600):
+        raise OptionsError(f"--progress-interval takes seconds between 0 (never) and 3600, not {interval:g}")
+    if not (math.isfinite(timeout) and 1 <= timeout <= 86400):
+        raise OptionsError(f"--wait-timeout takes seconds between 1 and 86400, not {timeout:g}")
+    return interval, timeout
 
 
 def _allowed_origins(given: list[str]) -> list[str]:
@@ -161,6 +193,7 @@ def _relay_options(args: argparse.Namespace) -> BridgeOptions:
         raise OptionsError(f"--relay-port takes a port number (0-65535), not {args.relay_port}")
     if args.http is not None and not 0 <= args.http <= 65535:
         raise OptionsError(f"--http takes a port number (0-65535), not {args.http}")
+    interval, timeout = _waiting(args)
     return BridgeOptions(
         url="",
         allow_origins=tuple(_allowed_origins(args.allow_origin)),
@@ -168,4 +201,6 @@ def _relay_options(args: argparse.Namespace) -> BridgeOptions:
         relay=True,
         relay_port=args.relay_port,
         pairings=args.relay_pairings,
+        progress_interval=interval,
+        wait_timeout=timeout,
     )

@@ -197,9 +197,13 @@ class ConfirmationDialog:
         ok = trusted and confirmation_id is not None and confirmation_id == self._shown and self.armed()
         self._pressed = confirmation_id if ok else None
 
-    def activate(self, decision: str, confirmation_id: str, *, trusted: bool, keyboard: bool) -> Verdict:
+    def activate(
+        self, decision: str, confirmation_id: str, *, trusted: bool, keyboard: bool, reason: str | None = None
+    ) -> Verdict:
         """A button was activated: by a pointer click (``keyboard`` False: the press must have
-        begun on this request) or by the keyboard or assistive technology (``keyboard`` True)."""
+        begun on this request) or by the keyboard or assistive technology (``keyboard`` True).
+        ``reason``: what the person typed in the dialog's "why" field (kept only for a denial,
+        sanitized by the registry, given to the agent as the person's words)."""
         pressed, self._pressed = self._pressed, None
         if decision not in ("approve", "deny"):
             return self._record("stale")
@@ -215,9 +219,9 @@ class ConfirmationDialog:
         if not keyboard and pressed != confirmation_id:
             self.view.warn("Ignored a click that began on another request.")
             return self._record("other-request")
-        return self._decide(confirmation_id, decision == "approve")
+        return self._decide(confirmation_id, decision == "approve", reason)
 
-    def escape(self, *, trusted: bool, repeat: bool = False) -> Verdict | None:
+    def escape(self, *, trusted: bool, repeat: bool = False, reason: str | None = None) -> Verdict | None:
         """Escape denies the shown request (not a held key, not during input protection)."""
         if self._shown is None:
             return None
@@ -225,11 +229,12 @@ class ConfirmationDialog:
             return self._record("untrusted")
         if repeat or not self.armed():
             return self._record("protected")
-        return self._decide(self._shown, False)
+        return self._decide(self._shown, False, reason)
 
-    def _decide(self, confirmation_id: str, approved: bool) -> Verdict:
+    def _decide(self, confirmation_id: str, approved: bool, reason: str | None = None) -> Verdict:
         pending = self.registry.confirmations.get(confirmation_id)
-        if not self.registry.confirmations.resolve(confirmation_id, approved=approved):
+        said = None if approved else reason
+        if not self.registry.confirmations.resolve(confirmation_id, approved=approved, reason=said):
             self.render()
             return self._record("stale")
         if pending is not None and self.on_decided is not None:
@@ -318,7 +323,12 @@ def install_confirmation_dialog(
 ) -> ConfirmationDialog:
     """Add the confirmation dialog to the page (under ``parent``, default ``document.body``) and
     keep it in step with ``registry.confirmations``. Browser only (Pyodide). Pass the result's
-    ``confirm`` to ``WebMCPAdapter(confirm=...)`` so the draft WebMCP shape prompts in it."""
+    ``confirm`` to ``WebMCPAdapter(confirm=...)`` so the draft WebMCP shape prompts in it.
+
+    Its optional "If you deny, why?" field gives a denial the person's words: the registry keeps
+    them sanitized (one line of plain text, at most 200 characters), the agent's
+    ``CONFIRMATION_INVALID`` carries them as ``details.personSaid``, and the audit's
+    ``confirmation-denied`` event as its ``detail``."""
     from ..browser.dialog_dom import DomDialogView
 
     css = _dialog_css()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,26 @@ from ..jsonvalue import JsonValue, canonical_json, digest
 log = logging.getLogger("agentsurface")
 
 Outcome = Literal["approved", "denied", "expired"]
+
+# The person's own words when they deny (the dialog's optional "why"): plain text on one line,
+# at most this many characters, given to the agent as the person's and kept by the audit.
+MAX_DENIAL_REASON = 200
+
+
+def denial_reason(text: object) -> str | None:
+    """``text`` as a denial reason: control and format characters (bidi overrides, zero-width
+    ones) dropped, whitespace runs made one space, at most ``MAX_DENIAL_REASON`` characters;
+    None when nothing is left (or it is not a string)."""
+    if not isinstance(text, str):
+        return None
+    kept = "".join(
+        " " if ch.isspace() else ch for ch in text[: MAX_DENIAL_REASON * 4]
+        if ch.isspace() or unicodedata.category(ch)[0] != "C"
+    )
+    said = " ".join(kept.split())
+    if len(said) > MAX_DENIAL_REASON:
+        said = said[: MAX_DENIAL_REASON - 1].rstrip() + "…"
+    return said or None
 RecordStatus = Literal["pending", "approved", "denied", "expired", "consumed"]
 
 # How many forgotten confirmation ids the store still recognises as expired (bounded memory).
@@ -124,7 +145,8 @@ class ConfirmationController:
         return None if record is None else record.pending
 
     def resolve(self, confirmation_id: str, *, approved: bool, reason: str | None = None) -> bool:
-        """Approve or deny a pending request. Returns False if it is not pending any more."""
+        """Approve or deny a pending request. Returns False if it is not pending any more.
+        ``reason``: the person's words for a denial (sanitized by :func:`denial_reason`)."""
         self._expire_due()
         record = self._records.get(confirmation_id)
         if record is None or record.status != "pending":
@@ -134,8 +156,26 @@ class ConfirmationController:
             record.approved_at = self._clock.now()
         else:
             record.status = "denied"
-            record.reason = reason
+            record.reason = denial_reason(reason)
         self._settle(record, "approved" if approved else "denied")
+        return True
+
+    def reason_of(self, confirmation_id: str) -> str | None:
+        """The person's words for a denied request (None: none given, or not denied)."""
+        record = self._records.get(confirmation_id)
+        return record.reason if record is not None and record.status == "denied" else None
+
+    def withdraw(self, confirmation_id: str) -> bool:
+        """The call that asked gave up (the agent cancelled it, or its bridge's bound passed):
+        the pending request expires now, so the host's dialog closes and a later approval applies
+        nothing (another call waiting for the very same request sees it expire, and asks again).
+        False when it is not pending."""
+        self._expire_due()
+        record = self._records.get(confirmation_id)
+        if record is None or record.status != "pending":
+            return False
+        record.status = "expired"
+        self._settle(record, "expired")
         return True
 
     async def wait_for(self, confirmation_id: str, *, signal: Any = None) -> Outcome:
@@ -301,6 +341,7 @@ class ConfirmationController:
             f"confirmation-{outcome}",
             capability_id=record.pending.capability_id,
             registration_id=record.pending.registration_id,
+            detail=record.reason if outcome == "denied" else None,
         )
         self._notify()
 

@@ -189,10 +189,11 @@ def confirmation_required(record: ConfirmationRecord) -> ErrorPayload:
     )
 
 
-def confirmation_invalid(status: str) -> ErrorPayload:
+def confirmation_invalid(status: str, person_said: str | None = None) -> ErrorPayload:
+    """``person_said``: a denial's reason, in the person's own words (``personSaid``)."""
     retry: Retry = "with-confirmation" if status == "expired" else "no"
     message = _CONFIRMATION_INVALID.get(status, _CONFIRMATION_INVALID["mismatch"])
-    return error("CONFIRMATION_INVALID", message, retry, reason=status)
+    return error("CONFIRMATION_INVALID", message, retry, reason=status, personSaid=person_said)
 
 
 def too_many_confirmations(ttl: float) -> ErrorPayload:

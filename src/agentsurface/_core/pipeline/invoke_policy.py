@@ -95,7 +95,8 @@ def _confirm(call: Call, escalating: list[Policy] | tuple[()]) -> None:
             return
         if status == "pending" and record is not None:
             raise PhaseRefusal(failures.confirmation_required(record))
-        raise PhaseRefusal(failures.confirmation_invalid(status))
+        said = record.reason if status == "denied" and record is not None else None  # the person's words
+        raise PhaseRefusal(failures.confirmation_invalid(status, said))
     record = store.find_pending(request)
     if record is None:
         record = store.create(request, _summary(call, escalating))
