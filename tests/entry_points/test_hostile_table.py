@@ -1,6 +1,8 @@
 """One table of hostile inputs, sent to every HTTP entry point that serves procedures: the
-library's own ``ProcedureServer`` and a FastAPI app's marked route (``AgentProcedures``). Each
-must answer the same typed code and status, apply nothing, and audit the refusal the same way.
+library's own ``ProcedureServer``, a FastAPI app's marked route (``AgentProcedures``) and a
+Django project's marked view (``AgentViews``, with the session's CSRF token as the page sends
+it). Each must answer the same typed code and status, apply nothing, and audit the refusal the
+same way.
 
 The procedure is the same on each: ``domain:notes.erase`` (destructive, needs the server's
 approval and the ``notes.write`` permission), input ``{"text": ...}``."""
@@ -34,6 +36,8 @@ from agentsurface.server import (
 )
 from tests.server.helpers import challenge_of
 
+from . import django_entry  # sets Django up (the example project's settings), at collection
+
 TOKENS = {
     "tok-alice": Caller("alice", "acme", frozenset({"notes.write"})),
     "tok-bob": Caller("bob", "acme", frozenset({"notes.write"})),
@@ -56,6 +60,7 @@ class EntryPoint:
     base: str
     applied: list[str] = field(default_factory=list)
     audited: list[tuple[str, str | None]] = field(default_factory=list)
+    urlconf: str | None = None  # Django: the URLconf the test runs with
 
     def audit(self, record: CallRecord, db: Any) -> None:
         self.audited.append((record.outcome, record.reason))
@@ -113,24 +118,41 @@ def fastapi_app(tmp_path: Path) -> EntryPoint:
     return entry
 
 
+def django_project(tmp_path: Path) -> EntryPoint:
+    from django.core.asgi import get_asgi_application
+
+    entry = EntryPoint(app=get_asgi_application(), base="/api/agent", applied=django_entry.APPLIED)
+    entry.urlconf = django_entry.django_urlconf(tmp_path, TOKENS, LIMITS, entry.audit)
+    return entry
+
+
 ENTRY_POINTS: dict[str, Callable[[Path], EntryPoint]] = {
     "ProcedureServer": procedure_server,
     "FastAPI": fastapi_app,
+    "Django": django_project,
 }
 
 
 @pytest.fixture(params=sorted(ENTRY_POINTS))
 async def entry(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[tuple[EntryPoint, httpx.AsyncClient]]:
     made = ENTRY_POINTS[request.param](tmp_path)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=made.app), base_url="http://app") as client:
-        yield made, client
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=made.app), base_url="http://localhost") as client:
+        if made.urlconf is None:
+            yield made, client
+            return
+        from django.test import override_settings
+
+        with override_settings(ROOT_URLCONF=made.urlconf):
+            await client.get("/")  # the page: the session's CSRF cookie, sent back as X-CSRFToken
+            client.headers["X-CSRFToken"] = client.cookies["csrftoken"]
+            yield made, client
 
 
 async def post(
     client: httpx.AsyncClient, entry: EntryPoint, body: bytes | dict[str, Any], *, token: str | None = "tok-alice",
     content_type: str = "application/json", procedure: str = ERASE.id,
 ) -> httpx.Response:
-    headers = {"Content-Type": content_type}
+    headers = {"Content-Type": content_type, **({"X-CSRFToken": client.headers["X-CSRFToken"]} if "X-CSRFToken" in client.headers else {})}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
