@@ -28,25 +28,18 @@ are never procedures.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from .. import DefinitionError, ProcedureContract
 from ..server.procedures import Approval
-from ..server.routes import RouteProcedure, mark, route_rules
+from ..server.routes import RouteProcedure, described, mark, route_rules
 from ._serving import AgentViews, user_caller
 from ._store import DjangoInvocationStore
 from ._views import METHODS, Method, ViewInputs, field_names, input_model
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-
-def _described(function: Callable[..., Any], description: str | None) -> str:
-    if description is not None:
-        return description
-    doc = inspect.getdoc(function) or ""
-    return doc.split("\n\n", 1)[0].replace("\n", " ").strip()
 
 
 def procedure(
@@ -94,7 +87,7 @@ def procedure(
         )
         contract = ProcedureContract(
             id=id,
-            description=_described(function, description),
+            description=described(function, description),
             effect=effect,  # type: ignore[arg-type]  # checked by the contract
             input=model,
             output=output,

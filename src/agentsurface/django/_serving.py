@@ -20,6 +20,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from io import BytesIO
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -36,7 +37,7 @@ from django.urls.resolvers import RegexPattern
 from django.utils.datastructures import MultiValueDict
 from pydantic import BaseModel
 from starlette.requests import Request
-from starlette.types import Message, Scope
+from starlette.types import Scope
 
 from .. import CapabilityFailure, DefinitionError
 from .._core.schemas.schema import Invalid, validate_output
@@ -47,7 +48,7 @@ from ..server.errors import Refusal, capability_error, invalid_input
 from ..server.evidence import VerifyConfirmation
 from ..server.procedures import Caller, ProcedureCall, ServedProcedure
 from ..server.ratelimit import RateLimit
-from ..server.routes import json_output, refusal_for_status
+from ..server.routes import json_output, refusal_for_status, run_asgi
 from ..server.stores import InvocationStore, Settlement
 from ._views import MarkedView, marked_views, url_text, view_path
 
@@ -168,7 +169,8 @@ class AgentViews(ProcedureServer):
             body = request.read(limit + 1) if request.method not in ("GET", "HEAD") else b""
         except OSError:
             body = b""
-        status, headers, payload = await _run(self, _scope(request, rest), body)
+        # The pipeline's own ASGI app (ProcedureServer's), not a subclass's entry point.
+        status, headers, payload = await run_asgi(partial(ProcedureServer.__call__, self), _scope(request, rest), body)
         response = HttpResponse(payload, status=status)
         for name, value in headers:
             if name.lower() != "content-length":
@@ -345,29 +347,6 @@ def _scope(request: HttpRequest, rest: str) -> Scope:
     }
 
 
-async def _run(app: ProcedureServer, scope: Scope, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
-    sent = False
-    status = 500
-    headers: list[tuple[str, str]] = []
-    chunks: list[bytes] = []
-
-    async def receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return {"type": "http.disconnect"}
-
-    async def send(message: Message) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = int(message["status"])
-            headers.extend((k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", []))
-        elif message["type"] == "http.response.body":
-            chunks.append(message.get("body", b""))
-
-    await ProcedureServer.__call__(app, scope, receive, send)
-    return status, headers, b"".join(chunks)
 
 
 def _inner_request(person: HttpRequest, view: MarkedView, match: Any, path_info: str, data: dict[str, Any]) -> HttpRequest:

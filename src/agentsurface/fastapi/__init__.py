@@ -22,25 +22,18 @@ approval, idempotency by invocation id, audit. Routes not marked are never proce
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from .. import DefinitionError, ProcedureContract
 from ..server.procedures import Approval
-from ..server.routes import RouteProcedure, mark, route_rules
+from ..server.routes import RouteProcedure, described, mark, route_rules
 from ._inputs import return_model, route_inputs
 from ._serving import AgentProcedures
 
 F = TypeVar("F", bound=Callable[..., Any])
 _UNSET: Any = object()
 
-
-def _described(function: Callable[..., Any], description: str | None) -> str:
-    if description is not None:
-        return description
-    doc = inspect.getdoc(function) or ""
-    return doc.split("\n\n", 1)[0].replace("\n", " ").strip()
 
 
 def procedure(
@@ -72,7 +65,7 @@ def procedure(
     def decorate(function: F) -> F:
         if not callable(function):
             raise DefinitionError("INVALID_DEFINITION", f"{function!r} is not a function", path=str(id))
-        text = _described(function, description)
+        text = described(function, description)
         inputs = route_inputs(function, str(id))
         out = return_model(function) if output is _UNSET else output
         perms, required, level = route_rules(

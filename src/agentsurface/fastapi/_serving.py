@@ -28,7 +28,7 @@ from pydantic import BaseModel, TypeAdapter
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Scope
+from starlette.types import Scope
 
 from .. import AgentSurfaceError, CapabilityFailure, DefinitionError
 from .._core.jsonvalue import thaw
@@ -39,7 +39,7 @@ from ..server.errors import Refusal, invalid_input
 from ..server.evidence import VerifyConfirmation
 from ..server.procedures import Caller, ProcedureCall, ServedProcedure
 from ..server.ratelimit import RateLimit
-from ..server.routes import declared_by, issues_from_errors, json_output, refusal_for_status
+from ..server.routes import declared_by, issues_from_errors, json_output, refusal_for_status, run_asgi
 from ..server.stores import InvocationStore
 from ._inputs import RouteInputs
 
@@ -140,7 +140,7 @@ class AgentProcedures(ProcedureServer):
     async def _caller_from_app(self, request: Request) -> Caller | None:
         scope = self._scope(request, "GET", "/", b"", [], {})
         try:
-            status, _, _ = await _run(self._who.app, scope, b"")
+            status, _, _ = await run_asgi(self._who.app, scope, b"")
         except _Answer as answer:
             status = answer.status
             if status in (401, 403):
@@ -185,7 +185,7 @@ class AgentProcedures(ProcedureServer):
         try:
             # Through the app's router, as a request to that URL would go: the route's prefix,
             # its router's dependencies and its own all apply (the middleware already ran).
-            status, headers, payload = await _run(self.fastapi_app.router, scope, raw)
+            status, sent, payload = await run_asgi(self.fastapi_app.router, scope, raw)
         except _Answer as answer:
             raise refusal_for_status(answer.status, answer.detail, answer.issues) from None
         if scope.get("endpoint") is not route.endpoint:
@@ -194,7 +194,8 @@ class AgentProcedures(ProcedureServer):
         if status >= 300:
             raise refusal_for_status(status, _detail(payload))
         try:
-            return json_output(payload, headers.get("content-type"))
+            media = next((value for name, value in sent if name.lower() == "content-type"), None)
+            return json_output(payload, media)
         except ValueError as exc:
             log.error("%s answered what is not JSON: %s", route.path_format, exc)
             raise refusal_for_status(500) from None
@@ -258,31 +259,6 @@ def _who_endpoint(caller: Callable[..., Any]) -> Callable[..., Any]:
     return who
 
 
-async def _run(app: ASGIApp, scope: Scope, body: bytes) -> tuple[int, dict[str, str], bytes]:
-    """Run an ASGI app on ``scope`` with ``body``; its status, headers and whole body."""
-    sent = False
-    status = 500
-    headers: dict[str, str] = {}
-    chunks: list[bytes] = []
-
-    async def receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return {"type": "http.disconnect"}
-
-    async def send(message: Message) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = int(message["status"])
-            for key, value in message.get("headers", []):
-                headers[key.decode("latin-1").lower()] = value.decode("latin-1")
-        elif message["type"] == "http.response.body":
-            chunks.append(message.get("body", b""))
-
-    await app(scope, receive, send)
-    return status, headers, b"".join(chunks)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,14 @@ server-minted approval, idempotency by invocation id, audit.
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from starlette.types import ASGIApp, Message, Scope
 
 from .. import CapabilityFailure, DefinitionError, ProcedureContract
 from .._core.contracts.procedures import ROUTE_MARKER, route_contract
@@ -79,6 +82,41 @@ def declared_by(function: object) -> RouteProcedure | None:
     """The procedure a route function declares, if any."""
     declared = getattr(function, ROUTE_MARKER, None) if callable(function) else None
     return declared if isinstance(declared, RouteProcedure) else None
+
+
+def described(function: Callable[..., Any], description: str | None) -> str:
+    """``description``, else the first paragraph of the function's docstring, on one line."""
+    if description is not None:
+        return description
+    doc = inspect.getdoc(function) or ""
+    return doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+
+
+async def run_asgi(app: ASGIApp, scope: Scope, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    """Run an ASGI app on ``scope`` with ``body`` in one message: its status, headers (in
+    order, as sent) and whole body."""
+    sent = False
+    status = 500
+    headers: list[tuple[str, str]] = []
+    chunks: list[bytes] = []
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+            headers.extend((k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", []))
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, headers, b"".join(chunks)
 
 
 def plain_detail(detail: object) -> str | None:
@@ -151,10 +189,12 @@ def issues_from_errors(errors: Iterable[Mapping[str, Any]], skip: tuple[str, ...
 __all__ = [
     "RouteProcedure",
     "declared_by",
+    "described",
     "issues_from_errors",
     "json_output",
     "mark",
     "plain_detail",
     "refusal_for_status",
     "route_rules",
+    "run_asgi",
 ]
