@@ -51,12 +51,14 @@ from typing import Any
 
 from playwright.sync_api import BrowserContext, Page, Playwright, sync_playwright
 
+from agentsurface.testing.chromium_flags import with_features
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scripts.serve import Handler, StaticServer, server_url, start_server  # noqa: E402
 
-FLAGS = [
+FLAGS = with_features([
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
@@ -65,7 +67,7 @@ FLAGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-]
+])
 WEBMCP = ["--enable-features=WebMCPTesting"]
 BOOT_TIMEOUT_MS = 180_000
 # How long each cold visit stays open (the docstring's startup): the warm visit after it then

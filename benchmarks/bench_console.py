@@ -23,10 +23,12 @@ from typing import Any
 
 from playwright.sync_api import sync_playwright
 
+from agentsurface.testing.chromium_flags import with_features
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-FLAGS = [
+FLAGS = with_features([
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
@@ -36,7 +38,7 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
     "--enable-features=WebMCPTesting",
-]
+])
 BOOT_TIMEOUT_MS = 180_000
 
 READ_CALLS = """async ([name, input, calls]) => {

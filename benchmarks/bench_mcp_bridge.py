@@ -31,6 +31,8 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from playwright.async_api import async_playwright
 
+from agentsurface.testing.chromium_flags import with_features
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -38,7 +40,10 @@ from demo.backend import start_demo_server  # noqa: E402
 
 READY = "view_devices__table__selectVisible"
 READ = "view_devices__filters__active"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+FLAGS = with_features(
+    ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+    enable=["WebMCPTesting"],
+)
 IN_PAGE = """async ([name, n]) => {
   const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
   const times = [];
@@ -90,7 +95,7 @@ async def startup(url: str, chromium: str) -> None:
 async def calls_and_changes(url: str, chromium: str, n: int, changes: int) -> None:
     with tempfile.TemporaryDirectory() as profile:
         process = subprocess.Popen(
-            [chromium, *FLAGS, "--enable-features=WebMCPTesting", "--remote-debugging-port=0",
+            [chromium, *FLAGS, "--remote-debugging-port=0",
              f"--user-data-dir={profile}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )

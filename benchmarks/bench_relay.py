@@ -33,10 +33,11 @@ from mcp.client.stdio import stdio_client
 from playwright.async_api import Browser, async_playwright
 
 from agentsurface.adapters.relay_protocol import new_secret
+from agentsurface.testing.chromium_flags import with_features
 
 ROOT = Path(__file__).resolve().parent.parent
 READ = "view_notes__board__listNotes"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+FLAGS = with_features(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
 
 
 def _serve_module() -> Any:

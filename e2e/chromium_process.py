@@ -18,9 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-# Where Debian's Chromium's crashpad writes its dumps (whatever --user-data-dir says), and where a
-# profile-local database would be.
-CRASH_DIRS = [Path.home() / ".config" / "chromium" / "Crash Reports" / "pending"]
+from crash_dumps import CRASH_DIRS, dumps_since, read_dump
+
 STDERR_TAIL = 25
 
 
@@ -63,9 +62,8 @@ class ChromiumProcess:
         return "    (unreadable)"
 
     def dumps_since(self, since: float) -> list[Path]:
-        dirs = [*CRASH_DIRS, self.profile / "Crash Reports" / "pending"]
-        found = [p for d in dirs if d.is_dir() for p in d.glob("*.dmp") if p.stat().st_mtime >= since - 1]
-        return sorted(found, key=lambda p: p.stat().st_mtime)
+        """Crash dumps written since ``since``: crashpad's folder, or a profile-local one."""
+        return dumps_since(since, [*CRASH_DIRS, self.profile / "Crash Reports" / "pending"])
 
     def crash_report(self, since: float) -> str | None:
         """Why the browser process is gone, if it exited (None while it runs)."""
@@ -78,7 +76,7 @@ class ChromiumProcess:
             with contextlib.suppress(ValueError):
                 how += f", {signal.Signals(-code).name}"
         dumps = self.dumps_since(since)
-        where = ", ".join(str(p) for p in dumps) if dumps else f"no new dump in {', '.join(map(str, CRASH_DIRS))}"
+        where = "; ".join(read_dump(p).describe() for p in dumps) or f"no new dump in {', '.join(map(str, CRASH_DIRS))}"
         return (
             f"{self.label} exited ({how}) during this test: a Chromium browser-process crash "
             f"(Chromium 156 CHECK-fails on getTools() from a page entering the back/forward cache; "

@@ -37,6 +37,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Route
 
 from agentsurface.testing import with_webmcp
+from agentsurface.testing.chromium_flags import with_features
+from crash_dumps import CRASH_DIRS, wait_for_dumps
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "e2e" / "artifacts"
@@ -77,9 +80,11 @@ CHROMIUM_FLAGS = [
     # renderers mid-test ("Target crashed") once a few Pyodide pages are open.
     "--disable-dev-shm-usage",
 ]
+# Every variant has Chromium's heap profiler off: it walks past the end of Pyodide's WebAssembly
+# stacks and kills a renderer now and then (agentsurface.testing.chromium_flags, test_chromium_crashes.py).
 VARIANTS = {
-    "webmcp": ["--enable-features=WebMCPTesting"],
-    "plain": [],
+    "webmcp": with_features([], enable=["WebMCPTesting"]),
+    "plain": with_features([]),
 }
 PAGE_TIMEOUT_MS = 120_000  # a cold Pyodide boot takes ~5 s here; leave room for slow machines
 
@@ -120,21 +125,28 @@ class PageErrorGuard:
     def __init__(self) -> None:
         self.problems: list[PageProblem] = []
         self._pages: list[Page] = []
+        # Crashes seen since the last drain: when, and the log of the Chromium they happened in.
+        self._crashes: list[tuple[float, Path | None]] = []
 
-    def watch_context(self, context: BrowserContext) -> None:
+    def watch_context(self, context: BrowserContext, log: Path | None = None) -> None:
         context.expose_binding(
             "__agentSurfaceE2EPyErrorBox",
             lambda source, text: self._record("pyscript-error-box", str(text), source["page"].url),
         )
         context.add_init_script(_PY_ERROR_BOX_OBSERVER)
-        context.on("page", self.watch_page)
+        context.on("page", lambda page: self.watch_page(page, log))
         for page in context.pages:
-            self.watch_page(page)
+            self.watch_page(page, log)
 
-    def watch_page(self, page: Page) -> None:
+    def watch_page(self, page: Page, log: Path | None = None) -> None:
         self._pages.append(page)
         page.on("pageerror", lambda error: self._record("pageerror", str(error), page.url))
-        page.on("crash", lambda crashed: self._record("crash", "the page crashed", crashed.url))
+
+        def on_crash(crashed: Page) -> None:
+            self._crashes.append((time.time(), log))
+            self._record("crash", "the page crashed", crashed.url)
+
+        page.on("crash", on_crash)
 
         def on_console(message: Any) -> None:
             if message.type in ("error", "assert"):
@@ -155,7 +167,28 @@ class PageErrorGuard:
             with contextlib.suppress(Exception):
                 page.wait_for_function("() => true", timeout=5_000)
         problems, self.problems = self.problems, []
+        crashes, self._crashes = self._crashes, []
+        if crashes:
+            problems.append(PageProblem("crash", crash_details(crashes), "the crashed pages' Chromium"))
         return problems
+
+
+def crash_details(crashes: list[tuple[float, Path | None]]) -> str:
+    """Why the pages crashed: crashpad's dumps (process, signal, address, switches) and the end of
+    each Chromium's log."""
+    dumps = wait_for_dumps(min(when for when, _ in crashes) - 2)
+    lines = [dump.describe() for dump in dumps] or [f"no crash dump in {', '.join(map(str, CRASH_DIRS))}"]
+    for log in sorted({log for _, log in crashes if log is not None}):
+        lines.append(f"the end of {log.name}:\n{log_tail(log)}")
+    return "\n    ".join(lines)
+
+
+def log_tail(path: Path, lines: int = 15) -> str:
+    """The last lines of a Chromium log, without its D-Bus complaints (no bus in a container)."""
+    with contextlib.suppress(OSError):
+        text = [line for line in path.read_text(errors="replace").splitlines() if "dbus" not in line.lower()]
+        return "\n".join("      " + line for line in text[-lines:]) or "      (nothing but D-Bus noise)"
+    return "      (unreadable)"
 
 
 _guard = PageErrorGuard()
@@ -182,12 +215,13 @@ def unexpected_problems(problems: list[PageProblem], allowed: tuple[str, ...], r
 class GuardedBrowser:
     """A Browser whose every new context (and page) is watched by the page-error guard."""
 
-    def __init__(self, browser: Browser) -> None:
+    def __init__(self, browser: Browser, log: Path | None = None) -> None:
         self._browser = browser
+        self.log = log
 
     def new_context(self, **options: Any) -> BrowserContext:
         context = self._browser.new_context(**options)
-        _guard.watch_context(context)
+        _guard.watch_context(context, self.log)
         return context
 
     def new_page(self, **options: Any) -> Page:
@@ -310,22 +344,32 @@ class Browsers:
         self._playwright = playwright
         self._executable = executable
         self._browsers: dict[str, GuardedBrowser] = {}
+        self._log_dir = tempfile.TemporaryDirectory(prefix="as-e2e-chromium-logs-")
+        self._logs = Path(self._log_dir.name)
 
     def get(self, variant: str) -> GuardedBrowser:
         if variant not in VARIANTS:
             raise ValueError(f"unknown browser variant {variant!r}; known: {sorted(VARIANTS)}")
         if variant not in self._browsers:
+            log = self._logs / f"chromium-{variant}.log"
             self._browsers[variant] = GuardedBrowser(
                 self._playwright.chromium.launch(
                     executable_path=self._executable,
-                    args=CHROMIUM_FLAGS + VARIANTS[variant],
-                )
+                    args=[*CHROMIUM_FLAGS, *VARIANTS[variant], *log_flags(log)],
+                ),
+                log,
             )
         return self._browsers[variant]
 
     def close(self) -> None:
         for browser in self._browsers.values():
             browser.close()
+        self._log_dir.cleanup()
+
+
+def log_flags(path: Path) -> list[str]:
+    """Chromium's own log into ``path`` (a crash's failure quotes its end)."""
+    return ["--enable-logging", f"--log-file={path}"]
 
 
 @pytest.fixture(scope="session")

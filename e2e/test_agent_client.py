@@ -215,10 +215,11 @@ def test_the_webmcp_agent_fixture_drives_pytest_playwrights_page(
 
 
 def test_with_webmcp_adds_the_feature_once() -> None:
-    assert with_webmcp({}) == {"args": ["--enable-features=WebMCPTesting"]}
+    off = "--disable-features=HeapProfilerReporting"
+    assert with_webmcp({}) == {"args": ["--enable-features=WebMCPTesting", off]}
     merged = with_webmcp({"args": ["--mute-audio", "--enable-features=Foo"], "headless": True}, executable_path="c")
     assert merged == {
-        "args": ["--mute-audio", "--enable-features=Foo,WebMCPTesting"],
+        "args": ["--mute-audio", "--enable-features=Foo,WebMCPTesting", off],
         "headless": True,
         "executable_path": "c",
     }

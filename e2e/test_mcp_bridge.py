@@ -30,6 +30,7 @@ from mcp.shared.exceptions import McpError
 from playwright.sync_api import BrowserContext, Page, Playwright
 
 from agentsurface.testing import WebMCPAgent
+from agentsurface.testing.chromium_flags import with_features
 from chromium_process import ChromiumCrashed, ChromiumProcess
 from conftest import CHROMIUM_FLAGS, _guard
 from mcp_client import McpClient
@@ -56,7 +57,7 @@ NO_BFCACHE = [] if os.environ.get("AGENTSURFACE_E2E_BFCACHE") == "1" else ["--di
 def chromium_flags(*features: str, bfcache: bool = False) -> list[str]:
     flags = [f for f in CHROMIUM_FLAGS if f != "--no-first-run"]
     no_bfcache = [] if bfcache else NO_BFCACHE
-    return [*flags, "--no-first-run", *no_bfcache, f"--enable-features={','.join(features)}"]
+    return with_features([*flags, "--no-first-run", *no_bfcache], enable=features)
 
 
 def start_chromium(chromium: str, profile: Path, *features: str) -> tuple[subprocess.Popen[bytes], str]:

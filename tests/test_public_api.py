@@ -116,6 +116,7 @@ PUBLIC: dict[str, list[str]] = {
         "create_test_surface",
         "render_semantic_snapshot",
         "semantic_snapshot",
+        "with_features",
         "with_webmcp",
     ],
     "agentsurface.toolset": [

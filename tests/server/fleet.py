@@ -108,10 +108,14 @@ def run_clients(
     clients: int,
     calls: int,
     progress: Callable[[int], None] | None = None,
-    max_attempts: int = 60,
+    patience_s: float = 90.0,
 ) -> Run:
     """``clients`` threads x ``calls`` renames; ``urls()`` is asked for the live workers on every
-    attempt; ``progress(done)`` is called after each acknowledged call (to inject faults)."""
+    attempt; ``progress(done)`` is called after each acknowledged call (to inject faults).
+
+    A client retries one call for up to ``patience_s`` seconds: a time budget, not a number of
+    attempts, so that a loaded machine (a database restart taking 20 s instead of 2) slows the
+    run down without failing it, while a service that never recovers still does."""
     run = Run()
     done = [0]
 
@@ -119,7 +123,10 @@ def run_clients(
         """The first 200 answer to ``body``, trying the live workers in turn from ``start``:
         through a killed worker (connection errors) and a database outage (typed transient
         refusals), as a client that retries with the same invocation id does. None if none came."""
-        for attempt in range(max_attempts):
+        give_up = time.monotonic() + patience_s
+        attempt = -1
+        while time.monotonic() < give_up:
+            attempt += 1
             live = urls()
             url = live[(start + attempt) % len(live)]
             try:

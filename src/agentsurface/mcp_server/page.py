@@ -19,6 +19,7 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+from ..testing.chromium_flags import with_features
 from ..testing.webmcp_agent import agent_runtime_function
 from ..testing.webmcp_results import Tool, parse_tool
 from .errors import PageGone
@@ -144,9 +145,11 @@ class PageLink:
             self._context = contexts[0] if contexts else await self._browser.new_context()
         else:
             # With --polyfill, a Chromium without WebMCP (the polyfill's shape); otherwise WebMCP on.
-            webmcp = [] if self.options.polyfill else [f"--enable-features={WEBMCP_FEATURES}"]
+            # Chromium's heap profiler off: it crashes Pyodide pages' renderers (chromium_flags).
+            webmcp = [] if self.options.polyfill else WEBMCP_FEATURES.split(",")
+            args = with_features(CHROMIUM_FLAGS, enable=webmcp)
             self._browser = await chromium.launch(
-                executable_path=self.options.browser, headless=self.options.headless, args=CHROMIUM_FLAGS + webmcp
+                executable_path=self.options.browser, headless=self.options.headless, args=args
             )
             self._launched = True
             self._context = await self._browser.new_context(no_viewport=True)

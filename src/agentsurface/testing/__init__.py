@@ -9,6 +9,7 @@ nothing here imports it.
 """
 
 from .._core.clock import ManualClock
+from .chromium_flags import with_features
 from .harness import CapturedRef, ImpureObservation, InvocationFailed, TestSurface, create_test_surface
 from .matchers import (
     assert_exposes,
@@ -45,5 +46,6 @@ __all__ = [
     "create_test_surface",
     "render_semantic_snapshot",
     "semantic_snapshot",
+    "with_features",
     "with_webmcp",
 ]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._core.errors import AgentSurfaceError
+from .chromium_flags import with_features
 from .webmcp_results import AgentClientError, Tool, ToolNotFound, ToolResult, parse_tool, result_from_outcome
 
 if TYPE_CHECKING:
@@ -143,18 +144,10 @@ class DialogSelectors:
 def with_webmcp(launch_args: Mapping[str, Any], *, executable_path: str | None = None) -> dict[str, Any]:
     """Chromium launch options with WebMCP's testing API on (``document.modelContext``), for
     pytest-playwright's ``browser_type_launch_args`` fixture. ``executable_path`` picks a
-    Chromium of your own (e.g. ``shutil.which("chromium")``)."""
+    Chromium of your own (e.g. ``shutil.which("chromium")``). Chromium's heap profiler is turned
+    off too: it crashes Pyodide pages' renderers at random (see :mod:`.chromium_flags`)."""
     out = dict(launch_args)
-    args = list(out.get("args") or [])
-    for index, arg in enumerate(args):
-        if arg.startswith("--enable-features="):
-            features = [f for f in arg.split("=", 1)[1].split(",") if f]
-            if WEBMCP_FEATURE not in features:
-                args[index] = "--enable-features=" + ",".join([*features, WEBMCP_FEATURE])
-            break
-    else:
-        args.append(f"--enable-features={WEBMCP_FEATURE}")
-    out["args"] = args
+    out["args"] = with_features(list(out.get("args") or []), enable=[WEBMCP_FEATURE])
     if executable_path is not None:
         out["executable_path"] = executable_path
     return out
