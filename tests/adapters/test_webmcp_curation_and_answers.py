@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from agentsurface._core.errors import surface_shut_down
+from agentsurface._core.pipeline.invocation import InvocationResult
 from agentsurface.adapters.model_context import Shape, ToolCall
 from agentsurface.toolset import AgentToolset
 
@@ -101,6 +102,7 @@ async def test_a_tool_kept_from_an_old_listing_reports_the_live_surface_version(
     app.mount_notes()
     await adapter.settled()
     assert SELECT not in adapter.tool_names
-    result = await adapter._run(SELECT, {"ids": ["d1"]}, ToolCall())
-    assert result.code == "CAPABILITY_NOT_FOUND"
-    assert result.surface_version == app.registry.version != "0"
+    outcome = adapter._start_call(SELECT, {"ids": ["d1"]}, ToolCall())  # what the tool's execute asks
+    assert isinstance(outcome, InvocationResult)  # answered at once, nothing to wait for
+    assert outcome.code == "CAPABILITY_NOT_FOUND"
+    assert outcome.surface_version == app.registry.version != "0"

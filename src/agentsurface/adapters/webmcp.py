@@ -272,11 +272,6 @@ class WebMCPAdapter:
     def _executor(self, name: str) -> ToolExecute:
         return _ToolExecutor(self, name)
 
-    async def _run(self, name: str, input: JsonValue, call: ToolCall) -> InvocationResult:
-        """The full result of one browser call (its tool content drops the envelope)."""
-        outcome = self._start_call(name, input, call)
-        return outcome if isinstance(outcome, InvocationResult) else await outcome
-
     def _start_call(
         self, name: str, input: JsonValue, call: ToolCall
     ) -> InvocationResult | Awaitable[InvocationResult]:
