@@ -141,10 +141,23 @@ async def _measure(url: str, cdp: str, n: int, changes: int) -> None:
                 t0 = time.perf_counter()
                 await page.evaluate(ONE_IN_PAGE, READ)
                 round_trip.append((time.perf_counter() - t0) * 1000)
+            # Where a call's time goes: the MCP hop alone (a ping answered by the bridge) and the
+            # CDP hop alone (an evaluate that does nothing).
+            ping: list[float] = []
+            empty: list[float] = []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                await session.send_ping()
+                ping.append((time.perf_counter() - t0) * 1000)
+                t0 = time.perf_counter()
+                await page.evaluate("() => 0")
+                empty.append((time.perf_counter() - t0) * 1000)
             print(f"calls ({READ})")
             row("in the page: executeTool (page clock)", page_clock)
             row("from Python: page.evaluate(executeTool)", round_trip)
             row("through the bridge: MCP tools/call over stdio", through)
+            row("  the MCP hop alone: ping over stdio", ping)
+            row("  the CDP hop alone: page.evaluate(() => 0)", empty)
             print(f"  bridge p50 / in-page p50: {statistics.median(through) / statistics.median(page_clock):.1f}x")
 
             opened: list[float] = []

@@ -1,4 +1,4 @@
-"""Availability that follows state (CPython, fake DOM): State assignments, settled invocations
+"""Availability that follows state (CPython, fake DOM): State assignments, settled actions
 and user events each lead to one coalesced re-evaluation; a changed describe() note is
 republished; the app never calls sync_availability()."""
 
@@ -50,17 +50,33 @@ async def test_state_assignments_in_one_turn_cost_one_re_evaluation() -> None:
     assert seen == [True, False]
 
 
-async def test_a_settled_invocation_re_evaluates_without_any_state_container() -> None:
+async def test_a_settled_action_re_evaluates_without_any_state_container() -> None:
     state = BoardState()
     surface, _dom = attached(state)
     seen = flips(surface)
     object.__setattr__(state, "strokes", ["quiet"])  # a change nobody announces
     await asyncio.sleep(0)
     assert seen == []
-    result = await surface.registry.invoke(Invocation("view:board.canvas.strokes", {}))
+    result = await surface.registry.invoke(Invocation("view:board.canvas.draw", {"label": "x"}))
     assert result.ok
     await asyncio.sleep(0)
     assert seen == [True]
+
+
+async def test_an_observation_reads_and_re_evaluates_nothing() -> None:
+    """An observation is a read: it does not change the app's state (the testing harness finds
+    one that does: ImpureObservation). A read costs no re-evaluation, so an agent polling a page
+    does not make it redo its checks."""
+    state = BoardState()
+    surface, _dom = attached(state)
+    seen = flips(surface)
+    await asyncio.sleep(0)
+    runs = surface.availability.runs
+    object.__setattr__(state, "strokes", ["quiet"])
+    for _ in range(3):
+        assert (await surface.registry.invoke(Invocation("view:board.canvas.strokes", {}))).ok
+        await asyncio.sleep(0)
+    assert seen == [] and surface.availability.runs == runs
 
 
 async def test_user_events_re_evaluate_once_per_animation_frame() -> None:

@@ -4,6 +4,9 @@ reason an app's ``when()`` check gives, and shows the page's start-up error."""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
@@ -12,6 +15,7 @@ from agentsurface import (
     action,
     compile_manifest,
     create_capability_authority,
+    observation,
 )
 from agentsurface.page.inspector import SurfaceInspector, startup_failed
 
@@ -101,3 +105,77 @@ def test_the_start_up_error_is_shown() -> None:
     inspector.close()
     startup_failed("later")  # a closed inspector is no longer told
     assert inspector.startup_error is not None and "later" not in inspector.startup_error
+
+
+class CountingDom(FakeDom):
+    """Counts the DOM work a render does (each create or write crosses into JavaScript)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.created: list[str] = []
+        self.replaced: list[FakeElement] = []
+        self.texts = 0
+
+    def create(self, tag: str, text: str | None = None, attributes: dict[str, str] | None = None) -> FakeElement:
+        self.created.append(tag)
+        return super().create(tag, text, attributes)
+
+    def replace_children(self, parent: Any, children: Any) -> None:
+        self.replaced.append(parent)
+        super().replace_children(parent, children)
+
+    def set_text(self, element: Any, text: str) -> None:
+        self.texts += 1
+        super().set_text(element, text)
+
+    def reset(self) -> None:
+        self.created, self.replaced, self.texts = [], [], 0
+
+
+class Counter(AgentComponent, type="board.counter", description="A counter"):
+    def __init__(self) -> None:
+        self.n = 0
+
+    @observation("The count")
+    def count(self) -> int:
+        return self.n
+
+
+COUNT = "view:board.counter.count"
+
+
+async def test_a_call_adds_one_row_and_leaves_the_tools_and_the_texts_alone() -> None:
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Board, Counter])))
+    registry.register(Board())
+    registry.register(Counter())
+    dom, root = CountingDom(), FakeElement()
+    inspector = SurfaceInspector(registry, root, dom=dom)
+    dom.run_frame()
+    tools, log = inspector._tools, inspector._log
+    assert len(tools.children) == 2
+    for n in range(3):
+        dom.reset()
+        assert (await registry.invoke(Invocation(COUNT, {}))).status == "ok"
+        assert dom.run_frame() == 1
+        assert dom.created == ["li"]  # the new row, nothing else made again
+        assert dom.replaced == [log] and dom.texts == 0
+        assert len(log.children) == n + 1
+    assert [child.text for child in log.children] == [inspector._call_item(e).text for e in inspector.calls]
+    dom.reset()
+    inspector._render()  # nothing changed: no DOM work at all
+    assert (dom.created, dom.replaced, dom.texts) == ([], [], 0)
+
+
+async def test_the_tools_are_rendered_again_when_the_surface_changes() -> None:
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Board, Counter])))
+    registry.register(Board())
+    handle = registry.register(Counter())
+    dom, root = CountingDom(), FakeElement()
+    inspector = SurfaceInspector(registry, root, dom=dom)
+    dom.run_frame()
+    dom.reset()
+    handle.unregister()
+    await asyncio.sleep(0)  # surface-changed comes once per turn of the loop
+    dom.run_frame()
+    assert inspector._tools in dom.replaced and len(inspector._tools.children) == 1
+    assert "v" in inspector._headline.text and dom.texts == 1  # the headline's surface version

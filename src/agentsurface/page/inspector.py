@@ -101,6 +101,11 @@ class SurfaceInspector:
         self._closed = False
         self.startup_error: str | None = None
         self._rounds: dict[str, str | None] = {}  # confirmation id -> the waiting call's invocation id
+        # What the DOM shows now (the render changes only what differs).
+        self._texts: dict[str, str] = {}
+        self._shown_rows: list[ToolRow] | None = None
+        self._shown_calls: list[CallEntry] = []
+        self._call_items: list[tuple[CallEntry, Any]] = []
         self._build(root)
         self._render_soon = Coalescer(self._render, self.dom.request_frame)
         self._unsubscribe: Cancel = registry.subscribe(self._on_event)
@@ -295,16 +300,33 @@ class SurfaceInspector:
         dom.replace_children(root, [section])
 
     def _render(self) -> None:
+        """Change only what changed since the last render: a call adds one row to the log and
+        leaves the tools alone, and every DOM node it touches crosses into JavaScript."""
         if self._closed or self.registry.closed:
             return
         self.renders += 1
-        dom = self.dom
-        dom.set_text(self._headline, self.headline())
         failed = self.startup_error
-        dom.set_text(self._error, "" if failed is None else f"The page failed to start: {failed}")
-        dom.set_text(self._warning, " ".join(f"Warning: {w}." for w in self.warnings()))
-        dom.replace_children(self._tools, [self._tool_item(row) for row in self.rows()])
-        dom.replace_children(self._log, [self._call_item(entry) for entry in self.calls])
+        self._set_text("headline", self._headline, self.headline())
+        self._set_text("error", self._error, "" if failed is None else f"The page failed to start: {failed}")
+        self._set_text("warning", self._warning, " ".join(f"Warning: {w}." for w in self.warnings()))
+        rows = self.rows()
+        if rows != self._shown_rows:
+            self._shown_rows = rows
+            self.dom.replace_children(self._tools, [self._tool_item(row) for row in rows])
+        entries = list(self.calls)
+        if len(entries) != len(self._shown_calls) or any(
+            a is not b for a, b in zip(entries, self._shown_calls, strict=True)
+        ):
+            # Rows already shown keep their elements (by entry identity); only new ones are made.
+            items = {id(entry): item for entry, item in self._call_items}
+            self._call_items = [(entry, items.get(id(entry)) or self._call_item(entry)) for entry in entries]
+            self._shown_calls = entries
+            self.dom.replace_children(self._log, [item for _, item in self._call_items])
+
+    def _set_text(self, key: str, element: Any, text: str) -> None:
+        if self._texts.get(key) != text:
+            self._texts[key] = text
+            self.dom.set_text(element, text)
 
     def _tool_item(self, row: ToolRow) -> Any:
         dom = self.dom

@@ -241,7 +241,8 @@ class PageSurface:
         return self.dom.attribute(attachment.element, self.instance_attribute) or None
 
     def _on_event(self, event: SurfaceEvent) -> None:
-        if event.type == "invocation-settled":  # a handler may have changed the app's state
+        # An action's handler may have changed the app's state; an observation's read nothing.
+        if event.type == "invocation-settled" and event.data.get("effect") != "read":
             self._soon.request()
 
     def _bump(self) -> bool:

@@ -103,6 +103,8 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
                 code=code,
                 durationMs=round((now - call.started) * 1000, 3),
                 confirmationId=_confirmation_of(call.request, err),
+                # "read" for an observation: nothing of the app's state can have changed.
+                effect=None if call.resolved is None else call.resolved.entry.effect,
             )
         )
     entry = None if call.resolved is None else call.resolved.entry
