@@ -15,6 +15,9 @@ from django.db import connection
 from django.test import Client, override_settings
 from expenses.models import Expense
 
+from agentsurface.django import DjangoInvocationStore
+from agentsurface.server.ratelimit import RateLimit
+
 from . import views_for_tests as v
 from .support import Person, error_of, new_id, sign_in
 
@@ -112,3 +115,15 @@ def test_concurrent_duplicates_apply_once() -> None:
     assert [a["status"] for a in answers] == [200] * 5
     assert sum(1 for a in answers if a.get("replayed")) == 4
     assert len({a["output"]["id"] for a in answers}) == 1 and owned(ann) == ["lunch"]
+
+
+def test_two_stores_on_one_database_spend_one_rate_budget() -> None:
+    """Two DjangoInvocationStore objects on the project's database stand for two workers: the
+    bucket is a row, so the second sees what the first spent."""
+    first, second = DjangoInvocationStore(), DjangoInvocationStore()
+    limit = RateLimit(burst=3, per_second=0.5)
+    answers = [store.take_token("bucket-sqlite", limit) for store in (first, second, first, second)]
+    assert answers[:3] == [None, None, None]
+    assert answers[3] is not None and 1000 <= answers[3] <= 2000  # one token back in 2 s at most
+    assert first.forget_idle_buckets(3600) == 0 and second.forget_idle_buckets(0) == 1
+    assert first.where == "Django's database 'default' (sqlite)"

@@ -18,6 +18,7 @@ from django.db import connections
 from agentsurface.django import DjangoInvocationStore
 from agentsurface.server import InvocationKey, Outcome
 from agentsurface.server.challenges import Challenge
+from agentsurface.server.ratelimit import RateLimit
 from tests.server.postgres import running_postgres
 
 ALIAS = "agentsurface_pg"
@@ -127,3 +128,30 @@ def test_an_approval_challenge_is_spent_once(store: DjangoInvocationStore) -> No
     assert store.run(lambda db: store.spend_challenge(db, "ch_pg", "inv-b", now)) is False
     assert store.run(lambda db: store.claim_challenge(db, "ch_missing")) is None
     assert store.forget_challenges_before(now + timedelta(hours=1)) == 1
+
+
+def test_one_rate_budget_for_every_worker_under_concurrency(store: DjangoInvocationStore) -> None:
+    """Threads on connections of their own stand for workers: a burst of 5 is 5 calls in all,
+    however the calls interleave; the rest hear when to retry."""
+    limit = RateLimit(burst=5, per_second=0.01)
+    answers: list[int | None] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        try:
+            for _ in range(4):
+                wait = store.take_token("bucket-pg", limit)
+                with lock:
+                    answers.append(wait)
+        finally:
+            connections[ALIAS].close()
+
+    threads = [threading.Thread(target=worker) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers.count(None) == 5 and len(answers) == 20
+    assert all(wait is not None and wait > 1000 for wait in answers if wait is not None)
+    assert store.forget_idle_buckets(0) == 1
+    assert store.where == f"Django's database {ALIAS!r} (postgresql)"

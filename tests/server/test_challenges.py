@@ -368,15 +368,20 @@ def test_approval_levels_are_checked_when_served() -> None:
     assert serve(ERASE, lambda c, v: None, require_confirmation=True).approval == "confirm"
 
 
-def test_a_store_without_challenges_cannot_serve_approval(clock: Clock) -> None:
+def test_an_incomplete_store_of_the_app_s_own_is_refused_at_start_naming_what_it_lacks(clock: Clock) -> None:
+    """The server calls every member of InvocationStore without probing: a store that lacks
+    some fails when the server is built (whatever it serves), not on the first call that needs them."""
+
     class Plain:
+        transient_errors = ()
+
         def execute_once(self, *args: Any) -> Any: ...
         def run(self, work: Any) -> Any: ...
 
-    with pytest.raises(DefinitionError, match="challenges"):
-        ProcedureServer(
-            [serve(ERASE, lambda c, v: None, require_confirmation=True)], authenticate=authenticate, store=Plain()
-        )
+    for served in ([serve(ERASE, lambda c, v: None, require_confirmation=True)], []):
+        with pytest.raises(DefinitionError, match=r"lacks where, check, close, forget_before, take_token") as info:
+            ProcedureServer(served, authenticate=authenticate, store=Plain())  # type: ignore[arg-type]
+        assert "save_challenge" in str(info.value) and "transient_errors" not in str(info.value)
 
 
 def test_the_challenges_table_arrives_by_migration(store: Any, dsn: str) -> None:

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transaction
 
 from ..server.challenges import Challenge
-from ..server.stores import InvocationKey, Outcome, Settlement, StoreMisuse
+from ..server.ratelimit import RateLimit
+from ..server.stores import InvocationKey, InvocationStore, Outcome, Settlement, StoreMisuse
 
 T = TypeVar("T")
 
@@ -35,6 +37,8 @@ _TABLES = (
         id TEXT PRIMARY KEY, scope TEXT NOT NULL, procedure_id TEXT NOT NULL, digest TEXT NOT NULL,
         level TEXT NOT NULL, nonce TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL,
         spent_at DOUBLE PRECISION, spent_by TEXT)""",
+    """CREATE TABLE IF NOT EXISTS agentsurface_rate_limits (
+        key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, at DOUBLE PRECISION NOT NULL)""",
 )
 
 
@@ -106,6 +110,11 @@ class DjangoInvocationStore:
             cur.execute(sql, params)
             return int(cur.rowcount)
 
+    @property
+    def where(self) -> str:
+        """The Django database alias and its vendor (never its settings)."""
+        return f"Django's database {self.using!r} ({self._connection.vendor})"
+
     def check(self) -> None:
         """Readiness: the database answers."""
         self._one(self._connection, "SELECT 1", [])
@@ -176,6 +185,37 @@ class DjangoInvocationStore:
         return self.run(
             lambda c: self._count(c, "DELETE FROM agentsurface_invocations WHERE recorded_at < %s", [cutoff])
         )
+
+    # ------------------------------------------------------------------ rate limits
+
+    def take_token(self, key: str, limit: RateLimit) -> int | None:
+        """Spend one call of ``key``'s bucket, shared by every process on this database: None if
+        allowed, else milliseconds until one is."""
+        burst, rate = float(limit.burst), float(limit.per_second)
+
+        def take(c: Any) -> tuple[bool, float]:
+            if c.vendor == "postgresql":  # two workers read the same bucket one after the other
+                self._one(c, "SELECT pg_advisory_xact_lock(hashtext(%s))", [f"agentsurface-rate\x1f{key}"])
+            now = time.time()
+            row = self._one(c, "SELECT tokens, at FROM agentsurface_rate_limits WHERE key = %s", [key])
+            tokens = burst if row is None else min(burst, float(row[0]) + max(0.0, now - float(row[1])) * rate)
+            allowed = tokens >= 1.0
+            left = tokens - 1.0 if allowed else tokens
+            self._count(
+                c,
+                "INSERT INTO agentsurface_rate_limits (key, tokens, at) VALUES (%s, %s, %s)"
+                " ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, at = excluded.at",
+                [key, left, now if row is None else max(now, float(row[1]))],
+            )
+            return allowed, left
+
+        allowed, tokens = self.run(take)
+        return None if allowed else max(1, math.ceil((1.0 - tokens) / rate * 1000))
+
+    def forget_idle_buckets(self, idle_seconds: float) -> int:
+        """Drop rate-limit buckets untouched for ``idle_seconds`` (they would be full again)."""
+        cutoff = time.time() - idle_seconds
+        return self.run(lambda c: self._count(c, "DELETE FROM agentsurface_rate_limits WHERE at < %s", [cutoff]))
 
     # ------------------------------------------------------------------ approval challenges
 
@@ -264,6 +304,11 @@ class DjangoInvocationStore:
 
 
 __all__ = ["DjangoInvocationStore"]
+
+if TYPE_CHECKING:  # mypy checks the store against the whole protocol the server uses
+
+    def _conforms(store: DjangoInvocationStore) -> InvocationStore:
+        return store
 
 
 def _challenge(row: tuple[Any, ...]) -> Challenge:

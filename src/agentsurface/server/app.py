@@ -73,7 +73,7 @@ from .errors import (
 from .evidence import VerifyConfirmation, check_evidence
 from .procedures import Caller, ConfirmationEvidence, ProcedureCall, ServedProcedure
 from .ratelimit import RateLimit, RateLimiter, SharedRateLimiter
-from .stores import InvocationKey, InvocationStore, Outcome, Settlement
+from .stores import InvocationKey, InvocationStore, Outcome, Settlement, missing_members
 from .throttle import RefusalSampler
 from .upkeep import Upkeep
 
@@ -135,37 +135,24 @@ class ProcedureServer:
         if not callable(authenticate):
             raise DefinitionError("INVALID_DEFINITION", "authenticate must be callable")
         self._authenticate_hook = authenticate
+        missing = missing_members(store)
+        if missing:
+            raise DefinitionError(
+                "INVALID_DEFINITION",
+                f"the store lacks {', '.join(missing)} of InvocationStore (agentsurface.server.stores)",
+            )
         self.store = store
         self.limits = limits or ServerLimits()
         self._limiter: RateLimiter | SharedRateLimiter | None = None
-        if rate_limit is not None:
-            # All workers on one store spend one budget when the store keeps the buckets.
-            shared = callable(getattr(store, "take_token", None))
-            self._limiter = SharedRateLimiter(rate_limit, store) if shared else RateLimiter(rate_limit)  # type: ignore[arg-type]
-        self._transient: tuple[type[BaseException], ...] = tuple(getattr(store, "transient_errors", ()))
+        if rate_limit is not None:  # all workers on one store spend one budget
+            self._limiter = SharedRateLimiter(rate_limit, store)
+        self._transient: tuple[type[BaseException], ...] = tuple(store.transient_errors)
         self._sampler = RefusalSampler()
         self._trail = AuditTrail(audit, store, self._sampler, clock)
         self._verify_confirmation = verify_confirmation
         self._verify_presence = verify_presence
-        if any(p.require_confirmation for p in self.procedures.values()) and not all(
-            callable(getattr(store, name, None))
-            for name in ("save_challenge", "claim_challenge", "spend_challenge")
-        ):
-            raise DefinitionError(
-                "INVALID_DEFINITION",
-                "a procedure requires approval but the store keeps no approval challenges "
-                "(save_challenge, claim_challenge, spend_challenge)",
-            )
         self._clock = clock
         self._apply_threads: anyio.CapacityLimiter | None = None
-        # A store of the app's own whose save_challenge() predates the cap keeps working, uncapped.
-        save = getattr(store, "save_challenge", None)
-        try:
-            self._store_caps_challenges = callable(save) and "cap" in inspect.signature(save).parameters
-        except (TypeError, ValueError):
-            self._store_caps_challenges = False
-        if callable(save) and not self._store_caps_challenges and self.limits.live_challenges is not None:
-            log.warning("the store's save_challenge() takes no cap: live approval challenges are not capped")
         self._upkeep = Upkeep(store, audit, self._sampler, self.limits, clock)
         self.manifest = manifest_json([p.info() for p in self.procedures.values()])
         calls = Route(PROCEDURES_PREFIX + "{path:path}", self._call, methods=["POST"])
@@ -214,10 +201,8 @@ class ProcedureServer:
 
     async def _ready(self, request: Request) -> Response:
         """Readiness for a load balancer: 200 when the store answers, else a transient 503."""
-        check = getattr(self.store, "check", None)
         try:
-            if callable(check):
-                await run_in_threadpool(check)
+            await run_in_threadpool(self.store.check)
         except Exception:
             log.warning("readiness: the store does not answer", exc_info=True)
             refusal = Refusal(execution_failed(transient=True), status=503)
@@ -366,17 +351,13 @@ class ProcedureServer:
     async def _mint(self, call: _Call, served: ServedProcedure) -> challenges.Challenge:
         caller = call.caller
         assert caller is not None and call.input is not None
-        store: Any = self.store
         now = self._clock()
-        cap = self.limits.live_challenges if self._store_caps_challenges else None
+        save = partial(self.store.save_challenge, cap=self.limits.live_challenges, now=now)
         try:
             # In a worker thread: the approval level may ask the app's database (does this person
             # have a passkey: agentsurface.server.passkeys).
             minted = await run_in_threadpool(challenges.mint, served, caller, call.input, now, self.limits.challenge_ttl)
-            if cap is None:
-                kept = await run_in_threadpool(store.save_challenge, minted)
-            else:
-                kept = await run_in_threadpool(partial(store.save_challenge, minted, cap=cap, now=now))
+            kept = await run_in_threadpool(save, minted)
         except self._transient:
             log.warning("could not mint or store an approval challenge: the store is busy", exc_info=True)
             raise Refusal(execution_failed(transient=True)) from None
@@ -386,9 +367,7 @@ class ProcedureServer:
         if isinstance(kept, datetime):  # the caller holds `cap` live ones: spend or let one expire
             wait_ms = max(1000, int((kept - now).total_seconds() * 1000) + 1)
             raise Refusal(rate_limited(wait_ms, reason="challenge-cap"))
-        # The same call asked again gets its live challenge back (a store without the cap
-        # keeps what it is given and answers nothing).
-        return kept if isinstance(kept, challenges.Challenge) else minted
+        return kept  # what was minted, or the live one of the same call asked again
 
     def _apply(self, call: _Call, served: ServedProcedure, value: Any) -> Settlement:
         """Step 7 (in a worker thread): run once, in one transaction with the record and audit."""
@@ -402,7 +381,7 @@ class ProcedureServer:
             if served.require_confirmation:
                 assert call.confirmation is not None and call.input is not None
                 refused = challenges.settle(
-                    self.store,  # type: ignore[arg-type]  # checked when the server was built
+                    self.store,
                     db,
                     call.confirmation,
                     caller,

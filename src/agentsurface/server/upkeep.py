@@ -77,15 +77,12 @@ class Upkeep:
     def _run(self, cutoff: datetime | None) -> None:
         try:
             self.flush_refusals()
-            forget = getattr(self.store, "forget_before", None)
-            if cutoff is not None and callable(forget):
-                dropped = forget(cutoff)
+            if cutoff is not None:
+                dropped = self.store.forget_before(cutoff)
                 if dropped:
                     log.info("dropped %d invocation records older than %s", dropped, cutoff.isoformat())
             self.forget_challenges()
-            idle = getattr(self.store, "forget_idle_buckets", None)
-            if callable(idle):
-                idle(3600.0)
+            self.store.forget_idle_buckets(3600.0)
         except Exception:
             log.warning("background upkeep failed (prune, refusal counts)", exc_info=True)
         finally:
@@ -93,10 +90,7 @@ class Upkeep:
 
     def forget_challenges(self) -> int:
         """Drop approval challenges past their expiry (they can never be spent any more)."""
-        forget = getattr(self.store, "forget_challenges_before", None)
-        if not callable(forget):
-            return 0
-        dropped = int(forget(self._clock()))
+        dropped = int(self.store.forget_challenges_before(self._clock()))
         if dropped:
             log.info("dropped %d expired approval challenges", dropped)
         return dropped
@@ -104,7 +98,6 @@ class Upkeep:
     def prune_now(self) -> int:
         """Drop the invocation records past the retention now (returns how many)."""
         retention = self._limits.retention
-        forget = getattr(self.store, "forget_before", None)
-        if retention is None or not callable(forget):
+        if retention is None:
             return 0
-        return int(forget(self._clock() - retention))
+        return int(self.store.forget_before(self._clock() - retention))

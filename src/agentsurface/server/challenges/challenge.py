@@ -64,7 +64,9 @@ counter: :meth:`agentsurface.server.passkeys.Passkeys.verify_presence`) commits 
 class ChallengeStore(Protocol):
     """What a store offers for challenges (both shipped stores implement it)."""
 
-    def save_challenge(self, challenge: Challenge) -> None: ...
+    def save_challenge(
+        self, challenge: Challenge, *, cap: int | None = None, now: datetime | None = None
+    ) -> Challenge | datetime: ...
 
     def claim_challenge(self, db: Any, challenge_id: str) -> tuple[Challenge, bool] | None:
         """Inside the call's transaction: the challenge and whether it was spent, locked

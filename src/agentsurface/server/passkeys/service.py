@@ -80,8 +80,7 @@ class Passkeys:
         self.store = store
         self.config = config
         self._clock = clock
-        where = getattr(store, "dsn_description", None) or getattr(store, "path", "the store")
-        store.run(lambda db: db_.migrate(db, str(where)))
+        store.run(lambda db: db_.migrate(db, store.where))
 
     # ------------------------------------------------------------------ queries
 

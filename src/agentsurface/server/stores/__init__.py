@@ -8,6 +8,8 @@ opening either by DSN (:mod:`.dsn`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .dsn import StoreConfigError, describe_dsn, open_store, sqlite_path, store_kind
 from .protocol import (
     SCHEMA_VERSION,
@@ -18,8 +20,15 @@ from .protocol import (
     StoreMisuse,
     StoreUnavailable,
     StoreVersionError,
+    missing_members,
 )
 from .sqlite import SqliteInvocationStore
+
+if TYPE_CHECKING:  # mypy checks each store against the whole protocol the server uses
+    from .postgres import PostgresInvocationStore
+
+    def _conforms(sqlite: SqliteInvocationStore, postgres: PostgresInvocationStore) -> list[InvocationStore]:
+        return [sqlite, postgres]
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -33,6 +42,7 @@ __all__ = [
     "StoreUnavailable",
     "StoreVersionError",
     "describe_dsn",
+    "missing_members",
     "open_store",
     "sqlite_path",
     "store_kind",

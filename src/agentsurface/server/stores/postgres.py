@@ -210,6 +210,11 @@ class PostgresInvocationStore:
             if setup is not None:
                 setup(db)
 
+    @property
+    def where(self) -> str:
+        """The database's DSN without its password."""
+        return self.dsn_description
+
     def schema_version(self) -> int:
         return self.run(
             lambda db: int(

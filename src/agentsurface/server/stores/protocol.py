@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 from ..._core.errors import AgentSurfaceError
+from ..challenges.challenge import Challenge
+from ..ratelimit import RateLimit
 
 T = TypeVar("T")
 
@@ -45,6 +48,19 @@ class InvocationKey:
 
 
 class InvocationStore(Protocol):
+    """Everything the server asks of a store: the calls applied once, readiness, retention,
+    the shared rate-limit buckets and the approval challenges. SQLite, PostgreSQL and Django's
+    database implement all of it (mypy checks each against this Protocol), and the server checks
+    a store of the app's own when it starts (:func:`missing_members`)."""
+
+    # Errors that mean "the database could not be reached": answered as a transient refusal.
+    transient_errors: tuple[type[BaseException], ...]
+
+    @property
+    def where(self) -> str:
+        """What the store is, for messages: a path, or a DSN without its password."""
+        ...
+
     def execute_once(
         self,
         key: InvocationKey,
@@ -60,6 +76,63 @@ class InvocationStore(Protocol):
     def run(self, work: Callable[[Any], T]) -> T:
         """Run ``work(db)`` in its own transaction (reads, audit of refused calls)."""
         ...
+
+    def check(self) -> None:
+        """Readiness: raises when the database does not answer."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's connections (idempotent)."""
+        ...
+
+    def forget_before(self, moment: datetime) -> int:
+        """Drop invocation records older than ``moment`` (retention); returns how many."""
+        ...
+
+    # ------------------------------------------------------------------ rate limits
+
+    def take_token(self, key: str, limit: RateLimit) -> int | None:
+        """Spend one call of ``key``'s bucket, shared by every process on this database: None
+        if allowed, else milliseconds until one is."""
+        ...
+
+    def forget_idle_buckets(self, idle_seconds: float) -> int:
+        """Drop rate-limit buckets untouched for ``idle_seconds`` (they would be full again)."""
+        ...
+
+    # ------------------------------------------------------------------ approval challenges
+
+    def save_challenge(self, challenge: Challenge, *, cap: int | None = None, now: datetime | None = None) -> Challenge | datetime:
+        """Keep ``challenge``, or the live one already issued for the same call; with ``cap``,
+        at most that many live challenges per caller and procedure: past it, the moment the
+        oldest expires (a datetime) instead."""
+        ...
+
+    def claim_challenge(self, db: Any, challenge_id: str) -> tuple[Challenge, bool] | None:
+        """In the call's transaction: the challenge and whether it was spent (locked until the
+        transaction ends), or None."""
+        ...
+
+    def spend_challenge(self, db: Any, challenge_id: str, invocation_id: str, at: datetime) -> bool:
+        """In the call's transaction: mark it spent by ``invocation_id`` (False if it was)."""
+        ...
+
+    def forget_challenges_before(self, moment: datetime) -> int:
+        """Drop challenges that expired before ``moment``; returns how many."""
+        ...
+
+
+_MEMBERS = (
+    "transient_errors", "where", "execute_once", "run", "check", "close", "forget_before",
+    "take_token", "forget_idle_buckets",
+    "save_challenge", "claim_challenge", "spend_challenge", "forget_challenges_before",
+)
+
+
+def missing_members(store: object) -> list[str]:
+    """What a store of the app's own lacks of :class:`InvocationStore` (the server refuses to
+    start with an incomplete one rather than fail on the first call that needs the rest)."""
+    return [name for name in _MEMBERS if not hasattr(store, name)]
 
 
 class StoreMisuse(AgentSurfaceError, RuntimeError):
@@ -88,4 +161,5 @@ __all__ = [
     "StoreMisuse",
     "StoreUnavailable",
     "StoreVersionError",
+    "missing_members",
 ]

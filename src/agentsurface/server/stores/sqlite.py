@@ -141,6 +141,11 @@ class SqliteInvocationStore:
                 db.execute("ROLLBACK")
             raise
 
+    @property
+    def where(self) -> str:
+        """The database file (or ``:memory:``)."""
+        return self.path
+
     def schema_version(self) -> int:
         return self.run(
             lambda db: int(
