@@ -170,3 +170,18 @@ def test_bad_input_to_public_constructors_raises_typed_errors_naming_the_part(
     with pytest.raises(error_type) as info:
         build()
     assert fragment in str(info.value), what
+
+
+def test_the_wire_s_codes_and_statuses_come_from_the_error_matrix() -> None:
+    """One table: what a procedure server may answer, and with which HTTP status, is the
+    matrix's ``http_status``; the page-only codes have none."""
+    from agentsurface._core.errors import ERROR_MATRIX as MATRIX
+    from agentsurface.bridge.wire import HTTP_STATUS, SERVER_CODES
+
+    assert {code for code, spec in MATRIX.items() if spec.http_status is not None} == SERVER_CODES
+    assert dict(HTTP_STATUS) == {code: MATRIX[code].http_status for code in SERVER_CODES}
+    assert {code for code in MATRIX if code not in SERVER_CODES} == {
+        "CAPABILITY_NOT_AVAILABLE", "AMBIGUOUS_INSTANCE", "COMPONENT_UNMOUNTED", "STALE_CAPABILITY", "CANCELLED",
+    }
+    assert HTTP_STATUS["CONFIRMATION_REQUIRED"] == 428 and HTTP_STATUS["RATE_LIMITED"] == 429
+    assert all(400 <= status < 600 for status in HTTP_STATUS.values())

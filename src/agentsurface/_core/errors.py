@@ -71,6 +71,9 @@ class ErrorSpec:
     cacheable: bool
     details: tuple[str, ...]  # every agent-safe details key: the reference's, then ``extensions``
     extensions: tuple[str, ...] = ()  # keys this library adds beyond the reference matrix
+    # The HTTP status a procedure server answers it with; None: a code about the page's live
+    # surface that no server may send (the page's bridge sanitizes one that arrives).
+    http_status: int | None = None
 
     @property
     def reference_details(self) -> tuple[str, ...]:
@@ -78,34 +81,37 @@ class ErrorSpec:
 
 
 ERROR_MATRIX: dict[ErrorCode, ErrorSpec] = {
-    "CAPABILITY_NOT_FOUND": ErrorSpec((2, 4), ("after-refresh",), True, ()),
+    "CAPABILITY_NOT_FOUND": ErrorSpec((2, 4), ("after-refresh",), True, (), http_status=404),
     "CAPABILITY_NOT_AVAILABLE": ErrorSpec((3, 4), ("after-refresh",), True, ("reason",)),
     "AMBIGUOUS_INSTANCE": ErrorSpec((2,), ("with-changes",), True, ("instances",)),
     "COMPONENT_UNMOUNTED": ErrorSpec((2, 9), ("after-refresh",), True, ("phase",)),
     "STALE_CAPABILITY": ErrorSpec((2,), ("after-refresh",), True, ("reason", "liveRegistrationId")),
-    "INVOCATION_CONFLICT": ErrorSpec((1,), ("with-changes",), False, ("reason",)),
-    "INVALID_INPUT": ErrorSpec((5,), ("with-changes",), True, ("issues", "lockedFields")),
-    "NOT_AUTHENTICATED": ErrorSpec((4,), ("no",), True, ()),
-    "NOT_AUTHORIZED": ErrorSpec((4, 9), ("no",), True, ("origin",)),
-    "PRECONDITION_FAILED": ErrorSpec((5, 7), ("with-changes", "after-refresh"), True, ("reason",)),
+    "INVOCATION_CONFLICT": ErrorSpec((1,), ("with-changes",), False, ("reason",), http_status=409),
+    "INVALID_INPUT": ErrorSpec((5,), ("with-changes",), True, ("issues", "lockedFields"), http_status=400),
+    "NOT_AUTHENTICATED": ErrorSpec((4,), ("no",), True, (), http_status=401),
+    "NOT_AUTHORIZED": ErrorSpec((4, 9), ("no",), True, ("origin",), http_status=403),
+    "PRECONDITION_FAILED": ErrorSpec((5, 7), ("with-changes", "after-refresh"), True, ("reason",), http_status=409),
     "CONFIRMATION_REQUIRED": ErrorSpec(
         (6,),
         ("with-confirmation",),
         False,
         ("confirmationId", "summary", "expiresAt", "effect", "origin"),
+        http_status=428,
     ),
     # "personSaid": why the person denied, in their own words (the dialog's optional field:
     # plain text, one line, at most 200 characters); only with reason "denied".
     "CONFIRMATION_INVALID": ErrorSpec(
-        (6,), ("no", "with-confirmation"), True, ("reason", "personSaid"), ("personSaid",)
+        (6,), ("no", "with-confirmation"), True, ("reason", "personSaid"), ("personSaid",), http_status=403
     ),
-    "RATE_LIMITED": ErrorSpec((4, 6, 8), ("after-delay",), False, ("reason", "retryAfterMs")),
+    "RATE_LIMITED": ErrorSpec((4, 6, 8), ("after-delay",), False, ("reason", "retryAfterMs"), http_status=429),
     # "handler": whether the timed-out handler was stopped ("stopped") or may still be running
     # ("unknown"); the agent needs it to know whether an effect can still land.
-    "TIMEOUT": ErrorSpec((9,), ("no", "yes"), True, ("timeoutMs", "idempotent", "handler"), ("handler",)),
+    "TIMEOUT": ErrorSpec(
+        (9,), ("no", "yes"), True, ("timeoutMs", "idempotent", "handler"), ("handler",), http_status=504
+    ),
     "CANCELLED": ErrorSpec((8, 9), ("yes", "no"), True, ()),
     "EXECUTION_FAILED": ErrorSpec(
-        (9, 10), ("no", "after-delay"), True, ("reason", "transient", "retryAfterMs")
+        (9, 10), ("no", "after-delay"), True, ("reason", "transient", "retryAfterMs"), http_status=500
     ),
 }
 

@@ -39,37 +39,13 @@ DOMAIN_PREFIX: Final = "domain:"
 MAX_INVOCATION_ID = 256
 MAX_CONFIRMATION_ID = 256
 
-# Codes a server may answer with. The others (AMBIGUOUS_INSTANCE, STALE_CAPABILITY, ...) are
-# about the page's live surface: a server sending one is misbehaving, and the bridge sanitizes it.
-SERVER_CODES: Final[frozenset[ErrorCode]] = frozenset(
-    {
-        "CAPABILITY_NOT_FOUND",
-        "INVOCATION_CONFLICT",
-        "INVALID_INPUT",
-        "NOT_AUTHENTICATED",
-        "NOT_AUTHORIZED",
-        "PRECONDITION_FAILED",
-        "CONFIRMATION_REQUIRED",
-        "CONFIRMATION_INVALID",
-        "RATE_LIMITED",
-        "TIMEOUT",
-        "EXECUTION_FAILED",
-    }
-)
-
-HTTP_STATUS: Final[dict[ErrorCode, int]] = {
-    "CAPABILITY_NOT_FOUND": 404,
-    "INVOCATION_CONFLICT": 409,
-    "INVALID_INPUT": 400,
-    "NOT_AUTHENTICATED": 401,
-    "NOT_AUTHORIZED": 403,
-    "PRECONDITION_FAILED": 409,
-    "CONFIRMATION_REQUIRED": 428,
-    "CONFIRMATION_INVALID": 403,
-    "RATE_LIMITED": 429,
-    "TIMEOUT": 504,
-    "EXECUTION_FAILED": 500,
+# Codes a server may answer with, and their HTTP statuses: ERROR_MATRIX's ``http_status``. The
+# others (AMBIGUOUS_INSTANCE, STALE_CAPABILITY, ...) are about the page's live surface: a server
+# sending one is misbehaving, and the bridge sanitizes it.
+HTTP_STATUS: Final[Mapping[ErrorCode, int]] = {
+    code: spec.http_status for code, spec in ERROR_MATRIX.items() if spec.http_status is not None
 }
+SERVER_CODES: Final[frozenset[ErrorCode]] = frozenset(HTTP_STATUS)
 
 CHANNEL_HEADER = "X-AgentSurface-Channel"
 """The header a page's bridge may send to say who is acting (``agent`` for the page's agent, the
