@@ -19,17 +19,38 @@ NAMES = {
 }
 PAGES = {"webmcp": "/e2e/pages/page-lifecycle.html", "plain": "/e2e/pages/page-lifecycle-polyfill.html"}
 # Insert (or remove) an element, wait one animation frame, and list the tools the browser has.
+# Counts the frames from a DOM change until the library asks the browser (a registerTool call,
+# or the abort of a registration's signal), and until the browser's listing shows it. The first
+# is the library's own latency (one frame period: the registry's coalesced surface-changed,
+# then the adapter); the second adds the browser process's round trips, which a loaded machine stretches.
 AFTER_ONE_FRAME = """async ([change, names, expected]) => {
+    const context = document.modelContext ?? navigator.modelContext;
+    const asked = [];
+    const wrapped = ["registerTool", "unregisterTool", "provideContext"].filter((m) => typeof context[m] === "function");
+    for (const method of wrapped) {
+        const original = context[method];
+        context[method] = function (first, ...rest) {
+            asked.push(method === "registerTool" ? first.name : method);
+            return original.call(this, first, ...rest);
+        };
+    }
+    const abort = AbortController.prototype.abort;
+    AbortController.prototype.abort = function (...args) { asked.push("abort"); return abort.apply(this, args); };
     const started = performance.now();
-    (0, eval)(change)();
-    let frames = 0;
-    let latest = null;
-    do {
-        await new Promise((resolve) => requestAnimationFrame(resolve));
-        frames += 1;
-        latest = await (0, eval)(names)();
-    } while (frames < 30 && (0, eval)(expected)(latest) !== true);
-    return {latest, frames, ms: performance.now() - started};
+    let frames = 0, askedAt = null, latest = null;
+    try {
+        (0, eval)(change)();
+        do {
+            await new Promise((resolve) => requestAnimationFrame(resolve));
+            frames += 1;
+            if (askedAt === null && asked.length > 0) askedAt = frames;
+            latest = await (0, eval)(names)();
+        } while (frames < 60 && (0, eval)(expected)(latest) !== true);
+    } finally {
+        for (const method of wrapped) delete context[method];
+        AbortController.prototype.abort = abort;
+    }
+    return {latest, frames, askedAt, asked, ms: performance.now() - started};
 }"""
 # Find the tool the way an agent does (list, then call), retrying over a few frames: a tool whose
 # description changed is withdrawn and registered again, and a listing can fall in between.
@@ -91,11 +112,13 @@ def test_tools_follow_their_element_within_one_frame(lifecycle: PageRun, record_
             "(names) => names.filter((n) => n.includes('palette')).length === 2",
         ],
     )
-    # Registration reaches the browser through the registry's coalesced surface-changed (the
-    # next event-loop turn) and an awaited registerTool: measured, one to three frames here.
+    # The library asks the browser within one frame (the registry's coalesced surface-changed,
+    # the next event-loop turn, then the adapter); the browser lists the tools a few frames
+    # later, more on a loaded machine (its process's round trips), so that is not bounded here.
     palette = sorted(set(added["latest"]) - set(board))
     assert len(palette) == 2 and all("palette" in name for name in palette)
-    assert added["frames"] <= 3
+    # By the second animation frame at most (the first can come right after the change).
+    assert added["askedAt"] <= 2 and sorted(added["asked"]) == palette
     removed = page.evaluate(
         AFTER_ONE_FRAME,
         [
@@ -104,11 +127,14 @@ def test_tools_follow_their_element_within_one_frame(lifecycle: PageRun, record_
             "(names) => !names.some((n) => n.includes('palette'))",
         ],
     )
-    assert removed["latest"] == board and removed["frames"] <= 3
+    assert removed["latest"] == board
+    assert removed["askedAt"] <= 2 and removed["asked"]
     record_timing(
         {
+            "addAskedAtFrame": added["askedAt"],
             "addFrames": added["frames"],
             "addMs": round(added["ms"], 1),
+            "removeAskedAtFrame": removed["askedAt"],
             "removeFrames": removed["frames"],
             "removeMs": round(removed["ms"], 1),
         },
