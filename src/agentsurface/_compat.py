@@ -6,9 +6,11 @@ Internal: the library imports jsonschema through ``import_jsonschema`` wherever 
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -78,3 +80,31 @@ def use_compiled_dataclass_code() -> bool:
 
     dataclasses.exec = exec_compiled
     return True
+
+
+# ---------------------------------------------------------------------------- asyncio's private calls
+
+
+def _running_loop_or_none() -> Any:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+# The running event loop, or None outside one, without raising: asyncio's own private
+# ``_get_running_loop`` (one C call: the registry asks on every mount), or the public call where a
+# Python lacks it. Bound once, here, so the call path never looks it up.
+running_loop_or_none: Callable[[], asyncio.AbstractEventLoop | None] = (
+    getattr(asyncio, "_get_running_loop", None) or _running_loop_or_none
+)
+
+
+def set_running_loop(loop: asyncio.AbstractEventLoop | None) -> None:
+    """Make ``loop`` the thread's running loop (None: none), as a test runner that drives a
+    coroutine step by step must. asyncio has no public call for it; without the private one,
+    this raises NotImplementedError rather than pretend."""
+    setter = getattr(asyncio, "_set_running_loop", None)
+    if setter is None:
+        raise NotImplementedError("this Python's asyncio cannot set the running loop")
+    setter(loop)

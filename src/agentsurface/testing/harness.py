@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from .._compat import running_loop_or_none
 from .._core.audit import AuditEvent, MemoryAuditSink
 from .._core.clock import ManualClock
 from .._core.consumer import Consumer
@@ -265,7 +266,7 @@ class TestSurface:
         async def run() -> T:
             return await make()
 
-        if asyncio._get_running_loop() is None:
+        if running_loop_or_none() is None:
             return loop.run_until_complete(run())
         # A loop is set on this thread (Playwright's sync API keeps one there between its calls,
         # and so does an async test): run ours beside it, one call at a time.

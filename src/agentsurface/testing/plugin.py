@@ -23,7 +23,6 @@ pytest imports every installed plugin at start-up, so this module stays import-l
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -175,15 +174,17 @@ def _async_test(item: pytest.Item) -> bool:
 def _without_playwright_loop(item: pytest.Item) -> Generator[None, Any, Any]:
     """Unset the event loop Playwright's sync API leaves on the thread, for an async test's
     phase, then set it back (if it is still open)."""
-    previous = asyncio._get_running_loop() if _async_test(item) else None
+    from agentsurface._compat import running_loop_or_none, set_running_loop  # only when a test runs
+
+    previous = running_loop_or_none() if _async_test(item) else None
     if previous is None:
         return (yield)
-    asyncio._set_running_loop(None)
+    set_running_loop(None)
     try:
         return (yield)
     finally:
         if not previous.is_closed():
-            asyncio._set_running_loop(previous)
+            set_running_loop(previous)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

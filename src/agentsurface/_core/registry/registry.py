@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from ..._compat import running_loop_or_none
 from ..audit import AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink, record_lifecycle
 from ..clock import Clock, as_clock, iso
 from ..consumer import ANONYMOUS, Consumer
@@ -161,7 +162,7 @@ class AgentSurfaceRegistry:
         behind the events that caused it.
         """
         self._version += 1
-        loop = asyncio._get_running_loop()  # None outside a loop, without raising
+        loop = running_loop_or_none()
         if loop is None:
             if self._events.active:  # nobody listening: skip building the event
                 self._emit(*events, make_event("surface-changed", surfaceVersion=str(self._version)))
