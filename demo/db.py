@@ -389,7 +389,7 @@ class Store:
         return self.run(lambda tx: tx.execute(sql, params).fetchall())
 
     def close(self) -> None:
-        self.invocations.close()  # type: ignore[attr-defined]
+        self.invocations.close()
 
 
 def open_store(path: str | Path = DEFAULT_DB_PATH, *, reset: bool = False, pool_size: int | None = None) -> Store:
