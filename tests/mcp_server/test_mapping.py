@@ -174,3 +174,16 @@ async def test_the_http_listener_refuses_requests_without_the_token() -> None:
         refused = await client.post("/mcp", headers={"Authorization": "Bearer s3cre"})
         assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
         assert (await client.post("/mcp", headers={"Authorization": "Bearer s3cret"})).text == "in"
+
+
+def test_arguments_past_the_bound_are_refused_before_any_page_sees_them() -> None:
+    """Every transport to every page has the bound a procedure server has for a body: a tab on
+    the relay or over CDP never parses megabytes an agent sent."""
+    from agentsurface.mcp_server.guard import MAX_ARGUMENT_BYTES
+
+    assert MAX_ARGUMENT_BYTES == 65_536
+    assert refusal(_call({"text": "x" * (MAX_ARGUMENT_BYTES - 20)})) is None
+    answer = refusal(_call({"text": "é" * MAX_ARGUMENT_BYTES}))  # two bytes each in UTF-8
+    assert answer is not None
+    payload = answer.message.root.result["structuredContent"]  # type: ignore[union-attr]
+    assert payload["code"] == "INVALID_INPUT" and f"at most {MAX_ARGUMENT_BYTES}" in payload["message"]

@@ -44,6 +44,14 @@ def invalid_arguments(kind: str) -> dict[str, Any]:
     ).to_json()
 
 
+def arguments_too_large(size: int, limit: int) -> dict[str, Any]:
+    return error(
+        "INVALID_INPUT",
+        f"the tool's arguments are {size} bytes of JSON; at most {limit} are accepted",
+        issues=[{"path": "", "message": f"at most {limit} bytes"}],
+    ).to_json()
+
+
 def rejected(name: str, message: str) -> dict[str, Any]:
     """The browser's client rejected the call (no tool result came back)."""
     if name == "AbortError":

@@ -1,11 +1,14 @@
 """Arguments that are not a JSON object never reach the SDK's request parsing (which would
-answer a bare JSON-RPC error): the bridge answers them as a tool result with agentsurface's
-INVALID_INPUT, like any other input the tool refuses. The bridge's server runs every session
-behind this guard, over stdio and over HTTP alike."""
+answer a bare JSON-RPC error), and arguments larger than ``MAX_ARGUMENT_BYTES`` never reach the
+page (a tab on the relay, or one over CDP, would parse and validate all of it first): the bridge
+answers both as a tool result with agentsurface's INVALID_INPUT, like any other input the tool
+refuses. The bridge's server runs every session behind this guard, over stdio and over HTTP
+alike, whichever way it reaches the page."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 from typing import Any
 
 import anyio
@@ -13,10 +16,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp import types
 from mcp.shared.message import SessionMessage
 
-from .errors import invalid_arguments
+from ..server.config import ServerLimits
+from .errors import arguments_too_large, invalid_arguments
 from .results import error_result
 
 _KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+# As much as a procedure server takes in one request body (ServerLimits.max_body_bytes): every way
+# to a page or a server has the same bound.
+MAX_ARGUMENT_BYTES = ServerLimits().max_body_bytes
 
 
 def refusal(message: SessionMessage) -> SessionMessage | None:
@@ -28,10 +35,16 @@ def refusal(message: SessionMessage) -> SessionMessage | None:
     if not isinstance(params, dict) or "arguments" not in params:
         return None
     arguments = params["arguments"]
-    if arguments is None or isinstance(arguments, dict):
+    if arguments is None:
         return None
-    kind = _KINDS.get(type(arguments), type(arguments).__name__)
-    result = error_result(invalid_arguments(kind)).model_dump(by_alias=True, mode="json", exclude_none=True)
+    if isinstance(arguments, dict):
+        size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode())
+        if size <= MAX_ARGUMENT_BYTES:
+            return None
+        refused = arguments_too_large(size, MAX_ARGUMENT_BYTES)
+    else:
+        refused = invalid_arguments(_KINDS.get(type(arguments), type(arguments).__name__))
+    result = error_result(refused).model_dump(by_alias=True, mode="json", exclude_none=True)
     response = types.JSONRPCResponse(jsonrpc="2.0", id=root.id, result=result)
     return SessionMessage(types.JSONRPCMessage(response))
 
