@@ -263,8 +263,11 @@ class Passkeys:
                 resident_key=ResidentKeyRequirement.PREFERRED,
                 user_verification=UserVerificationRequirement(config.user_verification),
             ),
+            # The one being replaced is not excluded: the same authenticator may make its successor.
             exclude_credentials=[
-                PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.credential_id)) for p in existing
+                PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.credential_id))
+                for p in existing
+                if p.credential_id != replaces
             ],
         )
         return dict(options_to_json_dict(options))
