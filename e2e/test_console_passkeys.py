@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from a11y import axe_violations, describe_violations
 from agentsurface.bridge import CHANNEL_HEADER
 from test_console import statuses
 from test_server_challenges import approve_milan, challenges, open_shape
@@ -234,6 +235,8 @@ def test_the_person_manages_their_passkeys_in_the_console(
     assert sorted(n for _, n in console_passkeys(server)) == ["Security key 2", "Work laptop"]
     assert page.locator("#passkeys").get_attribute("open") is not None  # stays open across steps
     page.screenshot(path=str(tmp_path / "console-passkeys.png"))
+    violations = axe_violations(page, include="#passkey-slot", impacts=None)
+    assert not violations, describe_violations(violations)
 
     # Remove the key's: a fresh assertion first, then it is gone.
     page.get_by_role("button", name="Remove Security key 2").click()
