@@ -33,8 +33,9 @@ from agentsurface.server.passkeys import (
     PasskeyConfig,
     Passkeys,
     clean_name,
+    manage,
+    tables,
 )
-from agentsurface.server.passkeys import manage, tables
 from agentsurface.server.passkeys.tables import PASSKEY_SCHEMA_VERSION, schema_version
 
 from .helpers import challenge_of, error_of, new_id, post_raw
