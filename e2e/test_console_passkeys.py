@@ -253,3 +253,39 @@ def test_the_person_manages_their_passkeys_in_the_console(
     assert replaced != first
     page.wait_for_selector("#passkey-list li")
     assert page.locator("#passkey-list li").count() == 1
+
+
+# Chrome logs the server's typed refusal of a registration without the administrator's code (409).
+@pytest.mark.allow_page_errors(r"status of 409 \(Conflict\)")
+def test_a_reenrolled_person_registers_with_the_administrators_code(
+    open_page: Any, console: tuple[Any, str]
+) -> None:
+    """The person's device is lost: an administrator re-enrols them (the library's
+    ``passkeys.reenrol``, run here by the server's own code: no demo role holds its permission),
+    and the console takes the code they were handed."""
+    from demo.db import Principal
+    from demo.passkeys import demo_passkeys
+    from demo.procedures import Session
+
+    from agentsurface.server import Caller
+
+    server, base = console
+    run = open_console(open_page, base)
+    register_from_console(run)
+    [(lost, _name)] = console_passkeys(server)
+    principal = Principal("u-acme-admin", "Alice Moretti", "acme", "Acme", "admin")
+    admin = Caller("u-acme-admin", "acme", frozenset({"passkeys.admin"}), Session(principal, "person"))
+    grant = demo_passkeys(server.store.invocations).reenrol(admin, "u-acme-operator")
+    assert grant.removed == 1 and console_passkeys(server) == []
+
+    run.page.reload()
+    run.page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    run.page.locator("#passkey-register").click()  # without the code: the console asks for it
+    code = run.page.get_by_label("Enrolment code")
+    code.wait_for()
+    wait_notice(run, "code they gave you")
+    code.fill(grant.code)
+    run.page.get_by_role("button", name="Register with code").click()
+    run.page.wait_for_selector("#passkey-registered")
+    [(enrolled, _name)] = console_passkeys(server)
+    assert enrolled != lost
