@@ -437,7 +437,7 @@ def _drop_postgres_tables(dsn: str) -> None:
         conn.execute(
             "DROP TABLE IF EXISTS audit, meta, devices, users, tenants, agentsurface_invocations,"
             " agentsurface_rate_limits, agentsurface_challenges, agentsurface_passkeys,"
-            " agentsurface_passkey_ceremonies, agentsurface_schema_version CASCADE"
+            " agentsurface_passkey_ceremonies, agentsurface_passkey_grants, agentsurface_schema_version CASCADE"
         )
 
 

@@ -1,6 +1,8 @@
-"""The demo's passkeys (the server side): each person of the demo may register one passkey, from
-the console's "Register a passkey" button; their agent uses the person's passkeys, never
-registers one. Once a person has one, the destructive ``devices.disable`` needs it: every
+"""The demo's passkeys (the server side): each person of the demo may register a passkey from the
+console's "Register a passkey" button, then manage theirs in the top bar's "Passkeys" list (up
+to three; adding, replacing or removing one asks a current one first); their agent uses the
+person's passkeys, never registers or manages one. Re-enrolling a person who lost theirs
+(``passkeys.reenrol``) needs the ``passkeys.admin`` permission, which no demo role holds. Once a person has one, the destructive ``devices.disable`` needs it: every
 approval of it (the person's or their agent's call) is an assertion of that passkey. WebAuthn needs a domain as relying party id, so passkeys work when the page is
 opened at ``http://localhost:PORT`` (any port), not at ``http://127.0.0.1:PORT``.
 """
@@ -51,6 +53,8 @@ def demo_passkeys(store: InvocationStore) -> Passkeys:
             person=person_of,
             user_name=display_name,
             may_register=person_only,
+            may_manage=person_only,
+            max_per_person=3,
         ),
     )
 

@@ -36,6 +36,7 @@ from starlette.types import Scope
 from agentsurface import ProcedureContract
 from agentsurface.server import (
     Caller,
+    CallRecord,
     ProcedureCall,
     ProcedureServer,
     open_store,
@@ -50,6 +51,7 @@ TOKENS = {
     "tok-alice": Caller("alice", "acme", frozenset({"approve"})),
     "tok-alice-agent": Caller("alice~agent", "acme", frozenset({"approve"})),
     "tok-bob": Caller("bob", "acme", frozenset({"approve"})),
+    "tok-admin": Caller("root", "acme", frozenset({"passkeys.admin"})),
 }
 
 APPROVAL_OPTIONS = ProcedureContract(
@@ -107,7 +109,7 @@ class Minted:
 
 
 class PasskeyApp:
-    def __init__(self, folder: Path, *, user_verification: str = "preferred") -> None:
+    def __init__(self, folder: Path, *, user_verification: str = "preferred", max_per_person: int = 1) -> None:
         self._socket = socket.create_server(("127.0.0.1", 0))
         self.port = int(self._socket.getsockname()[1])
         self.url = f"http://localhost:{self.port}"
@@ -122,9 +124,12 @@ class PasskeyApp:
             user_verification=user_verification,  # type: ignore[arg-type]
             person=person,
             may_register=lambda caller: not caller.id.endswith("~agent"),
+            may_manage=lambda caller: not caller.id.endswith("~agent"),
+            max_per_person=max_per_person,
         )
         self.passkeys = Passkeys(self.store, self.config)
         self.minted: dict[str, Minted] = {}
+        self.audited: list[CallRecord] = []
         self._lock = threading.Lock()
         procedures = ProcedureServer(
             [
@@ -136,6 +141,7 @@ class PasskeyApp:
             authenticate=self._authenticate,
             store=self.store,
             verify_presence=self.passkeys.verify_presence,
+            audit=lambda record, _db: self.audited.append(record),
         )
         app = Starlette(routes=[procedures.mount("/api/agent"), Mount("/", Files(directory=ROOT))])
         self._server = uvicorn.Server(server_config(app, log_level="warning", access_log=False, lifespan="off"))

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from a11y import axe_violations, describe_violations
 from agentsurface.bridge import CHANNEL_HEADER
 from test_console import statuses
 from test_server_challenges import approve_milan, challenges, open_shape
@@ -177,3 +178,114 @@ def test_the_agents_disable_is_approved_with_the_persons_passkey(
         "passkey-challenge-mismatch"
     )
     assert statuses(base) == after  # nothing applied
+
+
+def console_passkeys(server: Any) -> list[tuple[str, str]]:
+    """The person's passkeys as the server keeps them: (credential id, name), oldest first."""
+    return [
+        (str(r[0]), str(r[1]))
+        for r in server.store.invocations.run(
+            lambda db: db.execute(
+                "SELECT credential_id, name FROM agentsurface_passkeys ORDER BY created_at, credential_id"
+            ).fetchall()
+        )
+    ]
+
+
+def wait_notice(run: Any, text: str) -> None:
+    run.page.wait_for_function("(t) => document.getElementById('notice').textContent.includes(t)", arg=text)
+
+
+# Chrome logs the server's typed refusal of removing the last passkey (409).
+@pytest.mark.allow_page_errors(r"status of 409 \(Conflict\)")
+def test_the_person_manages_their_passkeys_in_the_console(
+    open_page: Any, console: tuple[Any, str], tmp_path: Path
+) -> None:
+    """List, rename (keyboard only), add on a security key, remove and replace: each step a real
+    click or key press, the risky ones answered by the authenticator first."""
+    server, base = console
+    run = open_console(open_page, base)
+    cdp, _platform = register_from_console(run)
+    page = run.page
+    summary = page.locator("#passkey-registered")
+    assert summary.inner_text() == "Passkeys (1)"
+    summary.focus()
+    page.keyboard.press("Enter")  # a <details> disclosure: opens from the keyboard
+    items = page.locator("#passkey-list li")
+    assert items.count() == 1
+    assert "last used never" in items.first.locator(".passkey-meta").inner_text()
+
+    # Rename from the keyboard: the field has its label, Enter saves.
+    field = page.get_by_label("Name of passkey This device's passkey 1")
+    field.fill("Work laptop\u202e")
+    field.press("Enter")
+    wait_notice(run, "Passkey renamed.")
+    [(first, name)] = console_passkeys(server)
+    assert name == "Work laptop"
+
+    # Add one on a security key: the console asks the platform passkey, then the key makes it.
+    cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {"options": {"protocol": "ctap2", "transport": "usb", "hasResidentKey": True, "hasUserVerification": True,
+                     "isUserVerified": True, "automaticPresenceSimulation": True}},
+    )
+    page.locator("#passkey-add").click()
+    wait_notice(run, "Passkey added.")
+    page.wait_for_function("() => document.getElementById('passkey-registered').textContent === 'Passkeys (2)'")
+    assert sorted(n for _, n in console_passkeys(server)) == ["Security key 2", "Work laptop"]
+    assert page.locator("#passkeys").get_attribute("open") is not None  # stays open across steps
+    page.screenshot(path=str(tmp_path / "console-passkeys.png"))
+    violations = axe_violations(page, include="#passkey-slot", impacts=None)
+    assert not violations, describe_violations(violations)
+
+    # Remove the key's: a fresh assertion first, then it is gone.
+    page.get_by_role("button", name="Remove Security key 2").click()
+    wait_notice(run, "Passkey removed.")
+    assert [c for c, _ in console_passkeys(server)] == [first]
+    # The last one cannot be removed: the console says why.
+    page.get_by_role("button", name="Remove Work laptop").click()
+    wait_notice(run, "only passkey")
+    assert [c for c, _ in console_passkeys(server)] == [first]
+    # Replace it: one passkey still, a new one.
+    page.get_by_role("button", name="Replace Work laptop").click()
+    wait_notice(run, "Passkey replaced.")
+    [(replaced, _name)] = console_passkeys(server)
+    assert replaced != first
+    page.wait_for_selector("#passkey-list li")
+    assert page.locator("#passkey-list li").count() == 1
+
+
+# Chrome logs the server's typed refusal of a registration without the administrator's code (409).
+@pytest.mark.allow_page_errors(r"status of 409 \(Conflict\)")
+def test_a_reenrolled_person_registers_with_the_administrators_code(
+    open_page: Any, console: tuple[Any, str]
+) -> None:
+    """The person's device is lost: an administrator re-enrols them (the library's
+    ``passkeys.reenrol``, run here by the server's own code: no demo role holds its permission),
+    and the console takes the code they were handed."""
+    from demo.db import Principal
+    from demo.passkeys import demo_passkeys
+    from demo.procedures import Session
+
+    from agentsurface.server import Caller
+
+    server, base = console
+    run = open_console(open_page, base)
+    register_from_console(run)
+    [(lost, _name)] = console_passkeys(server)
+    principal = Principal("u-acme-admin", "Alice Moretti", "acme", "Acme", "admin")
+    admin = Caller("u-acme-admin", "acme", frozenset({"passkeys.admin"}), Session(principal, "person"))
+    grant = demo_passkeys(server.store.invocations).reenrol(admin, "u-acme-operator")
+    assert grant.removed == 1 and console_passkeys(server) == []
+
+    run.page.reload()
+    run.page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    run.page.locator("#passkey-register").click()  # without the code: the console asks for it
+    code = run.page.get_by_label("Enrolment code")
+    code.wait_for()
+    wait_notice(run, "code they gave you")
+    code.fill(grant.code)
+    run.page.get_by_role("button", name="Register with code").click()
+    run.page.wait_for_selector("#passkey-registered")
+    [(enrolled, _name)] = console_passkeys(server)
+    assert enrolled != lost

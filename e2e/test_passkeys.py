@@ -122,9 +122,10 @@ def test_register_from_the_page_then_approve_a_server_challenge_once(passkey_pag
     assert len(held) == 1 and held[0]["rpId"] == "localhost" and held[0]["isResidentCredential"] is True
     assert app.passkeys.has_passkey(AGENT)  # the agent acting for alice asks alice's passkey
 
-    # A second registration for alice is refused by the server (one passkey per person).
+    # A second registration for alice is refused by the server: another passkey needs an
+    # assertion of hers (e2e/test_passkey_management.py).
     again = passkey_page.register("tok-alice")
-    assert again == {**again, "ok": False, "name": "PRECONDITION_FAILED", "reason": "passkey-limit"}
+    assert again == {**again, "ok": False, "name": "PRECONDITION_FAILED", "reason": "passkey-assertion-required"}
     # The agent never registers one.
     assert passkey_page.register("tok-alice-agent")["name"] == "NOT_AUTHORIZED"
 

@@ -34,7 +34,7 @@ RUNNABLE_BLOCKS_PER_PAGE = {
     "README.md": 1,
     "docs/guides/page-api.md": 1,
     "docs/guides/capabilities.md": 2,
-    "docs/guides/passkeys.md": 1,
+    "docs/guides/passkeys.md": 2,
     "docs/guides/fastapi.md": 1,
     "docs/guides/django.md": 1,
 }

@@ -163,8 +163,8 @@ async def main() -> None:
     )
     await adapter.settled()  # ready means the attached components' tools are in the browser
     ui.render()  # then the rows drawn (the first render: ConsoleUI asks for none before)
-    # Once per person: the offer to register a passkey (destructive approvals then ask for it).
-    await offer_passkey(js_or_none(js.document.getElementById("passkey-slot")), person_bridge, PROCEDURES_URL, bearer, state)
+    # The person's passkeys, or the offer of one (destructive approvals then ask for it).
+    await offer_passkey(js_or_none(js.document.getElementById("passkey-slot")), PROCEDURES_URL, bearer, state)
     # What the compiled check cannot prove valid goes to jsonschema or the server's pydantic
     # contracts (~0.7 s to import in the page): import them once the page is idle and the loader's
     # background load is done, not during the agent's first call that needs them.

@@ -19,6 +19,10 @@ def test_the_page_names_the_servers_procedures() -> None:
     assert page.PROCEDURE_OPTIONS == server.PROCEDURE_OPTIONS == server.REGISTRATION_OPTIONS.id
     assert page.PROCEDURE_REGISTER == server.PROCEDURE_REGISTER == server.REGISTER.id
     assert page.PROCEDURE_ASSERTION_OPTIONS == server.PROCEDURE_ASSERTION_OPTIONS == server.ASSERTION_OPTIONS.id
+    assert page.PROCEDURE_LIST == server.PROCEDURE_LIST == server.LIST.id
+    assert page.PROCEDURE_RENAME == server.PROCEDURE_RENAME == server.RENAME.id
+    assert page.PROCEDURE_REMOVE == server.PROCEDURE_REMOVE == server.REMOVE.id
+    assert page.PROCEDURE_ADD_OPTIONS == server.PROCEDURE_ADD_OPTIONS == server.ADD_OPTIONS.id
 
 
 @pytest.mark.parametrize("raw", [b"", b"\x00", b"\xfb\xff", bytes(range(256)), b"passkey"])

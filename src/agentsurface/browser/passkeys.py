@@ -11,6 +11,12 @@ and turns the browser's refusals (the person cancelled, no authenticator, timeou
 
     await register_passkey("/api/agent", headers={"Authorization": f"Bearer {token}"})
     assertion = await assert_presence(options)   # options from the server's challenge
+
+The person manages their passkeys with :func:`list_passkeys`, :func:`rename_passkey`, and, each
+after a fresh assertion of a current passkey of theirs, :func:`remove_passkey`,
+:func:`add_passkey` and :func:`replace_passkey`. Each raises :class:`PasskeyError` when the
+browser, the person or the server says no (``reason``: the server's ``details.reason``, e.g.
+``passkey-last-passkey``).
 """
 
 from __future__ import annotations
@@ -20,33 +26,47 @@ import base64
 import json
 import os
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from .. import CapabilityFailure
 from .._core.errors import AgentSurfaceError, error
 from ..bridge.transport import TransportError
-from ..bridge.wire import call_url
+from ..bridge.wire import call_url, challenge_url
 from .jsvalues import is_nullish, js_get, js_or_none
 
 # The page's modules (js, pyodide) load on first use: this module imports under CPython too,
 # where only its names and the base64url helpers are usable.
 
 __all__ = [
+    "PROCEDURE_ADD_OPTIONS",
     "PROCEDURE_ASSERTION_OPTIONS",
+    "PROCEDURE_LIST",
     "PROCEDURE_OPTIONS",
     "PROCEDURE_REGISTER",
+    "PROCEDURE_REMOVE",
+    "PROCEDURE_RENAME",
     "PasskeyError",
+    "add_passkey",
     "assert_presence",
     "create_credential",
+    "list_passkeys",
     "passkey_presence",
     "passkeys_supported",
     "register_passkey",
+    "remove_passkey",
+    "rename_passkey",
+    "replace_passkey",
 ]
 
 # The server's registration procedures (agentsurface.server.passkeys; the page never imports it).
 PROCEDURE_OPTIONS = "domain:passkeys.registrationOptions"
 PROCEDURE_REGISTER = "domain:passkeys.register"
 PROCEDURE_ASSERTION_OPTIONS = "domain:passkeys.assertionOptions"
+PROCEDURE_LIST = "domain:passkeys.list"
+PROCEDURE_RENAME = "domain:passkeys.rename"
+PROCEDURE_REMOVE = "domain:passkeys.remove"
+PROCEDURE_ADD_OPTIONS = "domain:passkeys.addOptions"
 MAX_ANSWER_BYTES = 65_536
 
 
@@ -236,15 +256,14 @@ async def assert_presence(options: Mapping[str, Any], *, signal: Any = None) -> 
     return assertion_to_json(credential)
 
 
-async def _procedure(base_url: str, procedure: str, value: Any, headers: Mapping[str, str]) -> Any:
+async def post_envelope(url: str, envelope: Mapping[str, Any], headers: Mapping[str, str]) -> dict[str, Any]:
+    """POST one call's envelope; the server's JSON answer, whatever it says (a refusal too)."""
     from .fetch import PyfetchTransport
 
-    # secrets.token_hex(12) is os.urandom(12).hex(); the page need not compile secrets (and hmac).
-    envelope = {"invocationId": f"passkey-{os.urandom(12).hex()}", "input": value}
     try:
         answer = await PyfetchTransport().request(
             "POST",
-            call_url(base_url, procedure),
+            url,
             headers={**headers, "Content-Type": "application/json"},
             body=json.dumps(envelope).encode(),
             max_response_bytes=MAX_ANSWER_BYTES,
@@ -254,6 +273,21 @@ async def _procedure(base_url: str, procedure: str, value: Any, headers: Mapping
         raise PasskeyError("NetworkError", f"the server did not answer: {exc}") from None
     if not isinstance(body, dict):
         raise PasskeyError("NetworkError", "the server's answer is not a JSON object")
+    return body
+
+
+def new_envelope(value: Any) -> dict[str, Any]:
+    # secrets.token_hex(12) is os.urandom(12).hex(); the page need not compile secrets (and hmac).
+    return {"invocationId": f"passkey-{os.urandom(12).hex()}", "input": value}
+
+
+async def _procedure(base_url: str, procedure: str, value: Any, headers: Mapping[str, str]) -> Any:
+    return output_of(await post_envelope(call_url(base_url, procedure), new_envelope(value), headers))
+
+
+def output_of(body: Mapping[str, Any]) -> Any:
+    """The output of an accepted call; a refusal raised as :class:`PasskeyError` (its code, and
+    ``details.reason`` as ``reason``)."""
     if body.get("ok") is not True:
         raw_error = body.get("error")
         error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
@@ -269,20 +303,27 @@ async def _procedure(base_url: str, procedure: str, value: Any, headers: Mapping
 
 
 async def register_passkey(
-    base_url: str, *, headers: Mapping[str, str] | None = None, signal: Any = None
+    base_url: str, *, headers: Mapping[str, str] | None = None, signal: Any = None, grant: str | None = None
 ) -> dict[str, Any]:
-    """Register a passkey for the signed-in person with the procedure server at ``base_url``
+    """Register the signed-in person's first passkey with the procedure server at ``base_url``
     (``/api/agent``): asks ``passkeys.registrationOptions``, runs ``navigator.credentials.create()``
     and sends the result to ``passkeys.register``. ``headers``: the page's credentials for the
-    server (``Authorization``). Returns ``{"credentialId", "createdAt"}``; raises
-    :class:`PasskeyError` when the browser, the person or the server says no."""
+    server (``Authorization``); ``grant``: the enrolment code an administrator gave a person
+    they re-enrolled. Returns ``{"credentialId", "createdAt", "name"}``; raises
+    :class:`PasskeyError` when the browser, the person or the server says no (a person who
+    holds a passkey adds another with :func:`add_passkey`: reason ``passkey-assertion-required``)."""
     sent = dict(headers or {})
-    options = await _procedure(base_url, PROCEDURE_OPTIONS, {}, sent)
+    options = await _procedure(base_url, PROCEDURE_OPTIONS, {} if grant is None else {"grant": grant}, sent)
+    return await finish_registration(base_url, options, sent, signal)
+
+
+async def finish_registration(base_url: str, options: Any, headers: Mapping[str, str], signal: Any) -> dict[str, Any]:
+    """``navigator.credentials.create()`` for the server's options, then ``passkeys.register``."""
     public_key = options.get("publicKey") if isinstance(options, dict) else None
     if not isinstance(public_key, dict):
         raise PasskeyError("NetworkError", "the server sent no registration options")
     credential = await create_credential(public_key, signal=signal)
-    registered = await _procedure(base_url, PROCEDURE_REGISTER, {"credential": credential}, sent)
+    registered = await _procedure(base_url, PROCEDURE_REGISTER, {"credential": credential}, headers)
     return dict(registered) if isinstance(registered, dict) else {}
 
 
@@ -334,3 +375,84 @@ def passkey_presence(
             ) from refused
 
     return presence
+
+
+
+# ------------------------------------------------------------------------------ the person's passkeys
+# Listing and renaming are plain calls; removing, adding and replacing carry a fresh assertion of
+# a current passkey of the person's, over a challenge the server minted for exactly that call
+# (the procedure and the credential id), spent once in the call's own transaction.
+
+
+async def list_passkeys(base_url: str, *, headers: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The signed-in person's passkeys: ``credentialId``, ``name``, ``createdAt``,
+    ``lastUsedAt`` (``None`` until first used) and ``transports``, oldest first."""
+    output = await _procedure(base_url, PROCEDURE_LIST, {}, dict(headers or {}))
+    listed = output.get("passkeys") if isinstance(output, dict) else None
+    if not isinstance(listed, list):
+        raise PasskeyError("NetworkError", "the server sent no list of passkeys")
+    return [dict(p) for p in listed if isinstance(p, dict)]
+
+
+async def rename_passkey(
+    base_url: str, credential_id: str, name: str, *, headers: Mapping[str, str] | None = None
+) -> str:
+    """Rename one of the person's passkeys; returns the name as the server kept it (control
+    and bidirectional characters dropped, whitespace collapsed)."""
+    output = await _procedure(base_url, PROCEDURE_RENAME, {"credentialId": credential_id, "name": name}, dict(headers or {}))
+    kept = output.get("name") if isinstance(output, dict) else None
+    return kept if isinstance(kept, str) else name
+
+
+async def remove_passkey(
+    base_url: str, credential_id: str, *, headers: Mapping[str, str] | None = None, signal: Any = None
+) -> dict[str, Any]:
+    """Remove one of the person's passkeys (never the last: reason ``passkey-last-passkey``)
+    after the person asserts with a current one. Returns ``{"removed", "remaining"}``."""
+    output = await _asserted(base_url, PROCEDURE_REMOVE, {"credentialId": credential_id}, dict(headers or {}), signal)
+    return dict(output) if isinstance(output, dict) else {}
+
+
+async def add_passkey(
+    base_url: str, *, headers: Mapping[str, str] | None = None, signal: Any = None
+) -> dict[str, Any]:
+    """Register one more passkey beside the person's (up to the server's ``max_per_person``):
+    an assertion of a current one, then ``navigator.credentials.create()`` for the new one."""
+    sent = dict(headers or {})
+    options = await _asserted(base_url, PROCEDURE_ADD_OPTIONS, {}, sent, signal)
+    return await finish_registration(base_url, options, sent, signal)
+
+
+async def replace_passkey(
+    base_url: str, credential_id: str, *, headers: Mapping[str, str] | None = None, signal: Any = None
+) -> dict[str, Any]:
+    """Replace one of the person's passkeys with a new one: an assertion of a current one, a
+    new credential, and the server stores the new one and removes the old in one transaction."""
+    sent = dict(headers or {})
+    options = await _asserted(base_url, PROCEDURE_ADD_OPTIONS, {"replaces": credential_id}, sent, signal)
+    return await finish_registration(base_url, options, sent, signal)
+
+
+async def _asserted(base_url: str, procedure: str, value: Any, headers: Mapping[str, str], signal: Any) -> Any:
+    """The call with a fresh assertion: the server mints a challenge for exactly this call
+    (``<base>/challenges/...``), the person answers its nonce, the call carries the answer."""
+    envelope = new_envelope(value)
+    asked = await post_envelope(challenge_url(base_url, procedure), envelope, headers)
+    output_of({**asked, "output": None})  # a refusal before any challenge (auth, input): raised
+    challenge = asked.get("challenge")
+    if isinstance(challenge, dict):
+        evidence: dict[str, Any] = {
+            "challenge": str(challenge.get("id", "")),
+            "approvedAt": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }
+        if challenge.get("level") == "webauthn":
+            options = await _procedure(base_url, PROCEDURE_ASSERTION_OPTIONS, {}, headers)
+            public_key = options.get("publicKey") if isinstance(options, dict) else None
+            if not isinstance(public_key, dict):
+                raise PasskeyError("NetworkError", "the server sent no passkey options")
+            evidence["webauthn"] = await assert_presence(
+                {**public_key, "challenge": str(challenge.get("nonce", ""))}, signal=signal
+            )
+        envelope["confirmation"] = evidence
+    return output_of(await post_envelope(call_url(base_url, procedure), envelope, headers))
+

@@ -48,6 +48,19 @@ RegistrationReason: TypeAlias = Literal[
     "limit",                # the person holds max_per_person passkeys already
     "not-allowed",          # may_register refused this caller
     "rejected",             # the library refused the attestation for another reason
+    "assertion-required",   # the person has a passkey: another one needs an assertion of it
+    "grant-required",       # an administrator reset the person's passkeys: enrol with their grant
+    "grant-invalid",        # no grant of this person has this code
+    "grant-expired",        # the grant's time is over: the administrator issues another
+    "unknown-passkey",      # the passkey to replace is not (or no longer) one of the person's
+]
+ManagementReason: TypeAlias = Literal[
+    "not-allowed",          # may_manage refused this caller
+    "unknown-passkey",      # no passkey of the person has this id (another person's looks the same)
+    "last-passkey",         # removing it would leave the person without a passkey: replace it
+    "bad-name",             # empty once cleaned, or longer than MAX_NAME
+    "unknown-person",       # the administrator's name for the person resolves to nobody they manage
+    "self-reenrol",         # an administrator re-enrolling themselves: another administrator does it
 ]
 
 MAX_CREDENTIAL_ID = 1023  # bytes of a credential id (WebAuthn: at most 1023)
@@ -57,6 +70,14 @@ class RegistrationRefused(AgentSurfaceError, ValueError):
     def __init__(self, reason: RegistrationReason, message: str) -> None:
         super().__init__(message)
         self.reason: RegistrationReason = reason
+
+
+class ManagementRefused(AgentSurfaceError, ValueError):
+    """A passkey management step refused (listing, renaming, removal, re-enrolment)."""
+
+    def __init__(self, reason: ManagementReason, message: str) -> None:
+        super().__init__(message)
+        self.reason: ManagementReason = reason
 
 
 def credential_id_bytes(text: Any) -> bytes | None:
@@ -145,6 +166,8 @@ def registration_precheck(parsed: Any, challenge: bytes, config: PasskeyConfig) 
 __all__ = [
     "MAX_CREDENTIAL_ID",
     "AssertionReason",
+    "ManagementReason",
+    "ManagementRefused",
     "RegistrationReason",
     "RegistrationRefused",
     "assertion_precheck",

@@ -29,6 +29,12 @@ def _anyone(_caller: Caller) -> bool:
     return True
 
 
+def _same_tenant(admin: Caller, name: str) -> str | None:
+    """The default person an administrator names: ``name`` as a caller id of their own tenant
+    (the default ``person`` is the caller's scope)."""
+    return f"{admin.tenant or ''}\x1f{name}"
+
+
 @dataclass(frozen=True, slots=True)
 class PasskeyConfig:
     """The relying party: ``rp_id`` (the site's registrable domain, ``localhost`` in development),
@@ -40,6 +46,14 @@ class PasskeyConfig:
     only a touch); ``"preferred"`` asks for it without requiring it. ``person(caller)`` names whose
     passkeys a caller uses (default: the caller's scope; an app whose agent is its own caller maps
     it to its person); ``user_name(caller)`` is what the authenticator shows.
+
+    Managing them: ``may_register(caller)`` and ``may_manage(caller)`` (list, rename, remove,
+    replace) say who may (an app's agent should not: pass a function that says no to it).
+    ``admin_permission`` is the permission the administrator's re-enrolment
+    (``passkeys.reenrol``) requires; ``person_named(admin, name)`` turns the name the
+    administrator gives into a person (``None``: nobody this administrator manages; default:
+    ``name`` as a caller id in the administrator's tenant); ``grant_seconds`` is how long the
+    enrolment grant it issues stays good.
     """
 
     rp_id: str
@@ -52,6 +66,10 @@ class PasskeyConfig:
     max_per_person: int = 1
     ceremony_seconds: float = 300.0
     timeout_ms: int = 120_000
+    may_manage: Callable[[Caller], bool] = _anyone
+    admin_permission: str = "passkeys.admin"
+    person_named: Callable[[Caller, str], str | None] = _same_tenant
+    grant_seconds: float = 900.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.rp_id, str) or not self.rp_id or "/" in self.rp_id or ":" in self.rp_id:
@@ -70,6 +88,10 @@ class PasskeyConfig:
             raise PasskeyError("user_verification is 'required', 'preferred' or 'discouraged'")
         if not isinstance(self.max_per_person, int) or self.max_per_person < 1:
             raise PasskeyError("max_per_person is a positive integer")
+        if not isinstance(self.admin_permission, str) or not self.admin_permission:
+            raise PasskeyError("admin_permission is the permission the administrator's re-enrolment requires")
+        if not isinstance(self.grant_seconds, int | float) or not 0 < self.grant_seconds <= 86_400:
+            raise PasskeyError("grant_seconds is how long an enrolment grant stays good: more than 0, at most a day")
 
 
 def origin_allowed(config: PasskeyConfig, origin: str) -> bool:

@@ -37,9 +37,11 @@ from webauthn.helpers.structs import (
 
 from ..procedures import Caller, ServedProcedure
 from ..stores.protocol import InvocationStore
+from . import enrolment, manage
 from . import tables as db_
 from .checks import (
     AssertionReason,
+    RegistrationReason,
     RegistrationRefused,
     assertion_precheck,
     credential_id_bytes,
@@ -47,6 +49,9 @@ from .checks import (
     registration_precheck,
 )
 from .config import PasskeyConfig, PasskeyError
+from .enrolment import Reenrolment, grant_check
+from .manage import PasskeyListing
+from .names import default_name
 from .procedures import passkey_procedures
 
 log = logging.getLogger("agentsurface.server.passkeys")
@@ -57,6 +62,20 @@ class RegisteredPasskey:
     credential_id: str
     created_at: str
     transports: tuple[str, ...] = field(default_factory=tuple)
+    name: str = ""
+    last_used_at: str | None = None
+
+
+_GRANT_MESSAGES: dict[RegistrationReason, str] = {
+    "grant-required": "An administrator reset your passkeys: register a new one with the code they gave you.",
+    "grant-invalid": "This is not the enrolment code an administrator issued for you.",
+    "grant-expired": "This enrolment code has expired: ask an administrator for a new one.",
+}
+
+
+def _attachment(credential: Mapping[str, Any] | str) -> str | None:
+    found = credential.get("authenticatorAttachment") if isinstance(credential, Mapping) else None
+    return found if isinstance(found, str) else None
 
 
 def _now_iso(now: datetime) -> str:
@@ -96,12 +115,43 @@ class Passkeys:
     def passkeys(self, caller: Caller, db: Any = None) -> list[RegisteredPasskey]:
         person = self.person(caller)
         found = self._in(db, lambda conn: db_.passkeys_of(conn, person))
-        return [RegisteredPasskey(p.credential_id, p.created_at, p.transports) for p in found]
+        return [
+            RegisteredPasskey(p.credential_id, p.created_at, p.transports, p.name, p.last_used_at) for p in found
+        ]
+
+    def listing(self, caller: Caller, db: Any = None) -> list[PasskeyListing]:
+        """What the person sees of their passkeys: name, created, last used, transports."""
+        person = self.person(caller)
+        return list(self._in(db, lambda conn: manage.listing(conn, person)))
+
+    def rename(self, caller: Caller, credential_id: str, name: str, db: Any = None) -> str:
+        """Rename one of the person's passkeys; returns the name as kept (cleaned). Raises
+        :class:`ManagementRefused` (``bad-name``, ``unknown-passkey``)."""
+        person = self.person(caller)
+        return str(self._in(db, lambda conn: manage.rename(conn, person, credential_id, name)))
+
+    def remove_own(self, caller: Caller, credential_id: str, db: Any = None) -> int:
+        """The person's removal of one of their passkeys, never the last (``last-passkey``);
+        its procedure needs a fresh assertion. Returns how many they keep."""
+        person = self.person(caller)
+        return int(self._in(db, lambda conn: manage.remove(conn, person, credential_id)))
 
     def remove(self, caller: Caller, credential_id: str, db: Any = None) -> bool:
-        """Drop one of the person's passkeys (an app's account settings, an admin's reset)."""
+        """Drop one of the person's passkeys with no check at all: the app's own code (a
+        person's removal goes through ``passkeys.remove``, a lost device through
+        ``passkeys.reenrol``)."""
         person = self.person(caller)
         return bool(self._in(db, lambda conn: db_.delete_passkey(conn, person, credential_id)))
+
+    def reenrol(self, admin: Caller, name: str, db: Any = None) -> Reenrolment:
+        """The administrator's re-enrolment of the person they call ``name``: their passkeys
+        revoked, an enrolment grant issued (:mod:`.enrolment`). Its procedure requires
+        ``config.admin_permission`` and the administrator's own approval."""
+        admin_person = self.person(admin)
+        found: Reenrolment = self._in(
+            db, lambda conn: enrolment.reenrol(conn, self.config, admin, admin_person, name, self._clock)
+        )
+        return found
 
     def level(self, caller: Caller) -> Literal["webauthn", "confirm"]:
         """``"webauthn"`` when the caller's person has a passkey, else ``"confirm"``: pass as
@@ -109,8 +159,12 @@ class Passkeys:
         return "webauthn" if self.has_passkey(caller) else "confirm"
 
     def procedures(self) -> list[ServedProcedure]:
-        """The passkey procedures (``passkeys.registrationOptions``, ``passkeys.register``,
-        ``passkeys.assertionOptions``) to serve beside the app's own."""
+        """The passkey procedures to serve beside the app's own: registration
+        (``passkeys.registrationOptions``, ``passkeys.register``), the person's request options
+        (``passkeys.assertionOptions``), their management (``passkeys.list``,
+        ``passkeys.rename``, ``passkeys.remove``, ``passkeys.addOptions``) and the
+        administrator's ``passkeys.reenrol``. The server must be given
+        ``verify_presence=passkeys.verify_presence``: removal and additions need an assertion."""
         return passkey_procedures(self)
 
     def _in(self, db: Any, work: Callable[[Any], Any]) -> Any:
@@ -118,53 +172,112 @@ class Passkeys:
 
     # ------------------------------------------------------------------ registration
 
-    def registration_options(self, caller: Caller, db: Any = None) -> dict[str, Any]:
-        """Options (JSON) for ``navigator.credentials.create()``; the challenge is kept for the
-        person until :meth:`register` uses it or it expires (one pending ceremony per person)."""
-        if not self.config.may_register(caller):
-            raise RegistrationRefused("not-allowed", "This caller may not register a passkey.")
+    def registration_options(
+        self, caller: Caller, db: Any = None, *, grant: str | None = None
+    ) -> dict[str, Any]:
+        """Options (JSON) for ``navigator.credentials.create()`` of the person's first passkey;
+        the challenge is kept for the person until :meth:`register` uses it or it expires (one
+        pending ceremony per person). A person who holds a passkey adds or replaces one only
+        through :meth:`addition_options`, after a fresh assertion (reason
+        ``assertion-required``); a person an administrator re-enrolled only with the ``grant``
+        code they were given (reasons ``grant-required``, ``grant-invalid``, ``grant-expired``)."""
+        self._may_register(caller)
+        person = self.person(caller)
+
+        def start(conn: Any) -> dict[str, Any]:
+            db_.lock_person(conn, person)
+            existing = db_.passkeys_of(conn, person)
+            if existing:
+                raise RegistrationRefused(
+                    "assertion-required", "You have a passkey: adding another needs an assertion of it."
+                )
+            reason, digest = grant_check(conn, person, grant, self._clock())
+            if reason is not None:
+                raise RegistrationRefused(reason, _GRANT_MESSAGES[reason])
+            return self._start(conn, caller, person, existing, "grant" if digest else "first", None, digest)
+
+        return dict(self._in(db, start))
+
+    def addition_options(self, caller: Caller, replaces: str | None = None, db: Any = None) -> dict[str, Any]:
+        """Options for one more passkey of a person who holds one, or for a replacement of
+        ``replaces`` (one of theirs, removed when the new one is registered, in the same
+        transaction). Its procedure (``passkeys.addOptions``) is served with
+        ``approval="webauthn"``: the server has checked a fresh assertion of a current passkey
+        of the same person, for this call, before this runs."""
+        self._may_register(caller)
         person = self.person(caller)
         config = self.config
 
         def start(conn: Any) -> dict[str, Any]:
+            db_.lock_person(conn, person)
             existing = db_.passkeys_of(conn, person)
-            if len(existing) >= config.max_per_person:
-                raise RegistrationRefused("limit", "A passkey is already registered for this person.")
-            handle = existing[0].user_handle if existing else bytes_to_base64url(secrets.token_bytes(32))
-            challenge = secrets.token_bytes(32)
-            db_.forget_expired_ceremonies(conn, self._clock())
-            db_.save_pending(
-                conn,
-                db_.PendingRegistration(
-                    person, bytes_to_base64url(challenge), handle, self._clock() + config.ceremony_seconds
-                ),
-            )
-            options = generate_registration_options(
-                rp_id=config.rp_id,
-                rp_name=config.rp_name,
-                user_name=config.user_name(caller),
-                user_id=base64url_to_bytes(handle),
-                challenge=challenge,
-                timeout=config.timeout_ms,
-                authenticator_selection=AuthenticatorSelectionCriteria(
-                    resident_key=ResidentKeyRequirement.PREFERRED,
-                    user_verification=UserVerificationRequirement(config.user_verification),
-                ),
-                exclude_credentials=[
-                    PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.credential_id)) for p in existing
-                ],
-            )
-            return dict(options_to_json_dict(options))
+            if not existing:
+                raise RegistrationRefused("unknown-passkey", "You have no passkey to add to or replace.")
+            if replaces is not None and replaces not in {p.credential_id for p in existing}:
+                raise RegistrationRefused("unknown-passkey", "You have no passkey with this id.")
+            if replaces is None and len(existing) >= config.max_per_person:
+                raise RegistrationRefused("limit", f"You hold {config.max_per_person} passkeys, the most allowed.")
+            purpose: db_.Purpose = "add" if replaces is None else "replace"
+            return self._start(conn, caller, person, existing, purpose, replaces, None)
 
         return dict(self._in(db, start))
+
+    def _may_register(self, caller: Caller) -> None:
+        if not self.config.may_register(caller):
+            raise RegistrationRefused("not-allowed", "This caller may not register a passkey.")
+
+    def _start(
+        self,
+        conn: Any,
+        caller: Caller,
+        person: str,
+        existing: list[db_.StoredPasskey],
+        purpose: db_.Purpose,
+        replaces: str | None,
+        grant_digest: str | None,
+    ) -> dict[str, Any]:
+        config = self.config
+        handle = existing[0].user_handle if existing else bytes_to_base64url(secrets.token_bytes(32))
+        challenge = secrets.token_bytes(32)
+        db_.forget_expired_ceremonies(conn, self._clock())
+        db_.save_pending(
+            conn,
+            db_.PendingRegistration(
+                person,
+                bytes_to_base64url(challenge),
+                handle,
+                self._clock() + config.ceremony_seconds,
+                purpose,
+                replaces,
+                grant_digest,
+            ),
+        )
+        options = generate_registration_options(
+            rp_id=config.rp_id,
+            rp_name=config.rp_name,
+            user_name=config.user_name(caller),
+            user_id=base64url_to_bytes(handle),
+            challenge=challenge,
+            timeout=config.timeout_ms,
+            authenticator_selection=AuthenticatorSelectionCriteria(
+                resident_key=ResidentKeyRequirement.PREFERRED,
+                user_verification=UserVerificationRequirement(config.user_verification),
+            ),
+            # The one being replaced is not excluded: the same authenticator may make its successor.
+            exclude_credentials=[
+                PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.credential_id))
+                for p in existing
+                if p.credential_id != replaces
+            ],
+        )
+        return dict(options_to_json_dict(options))
 
     def register(self, caller: Caller, credential: Mapping[str, Any] | str, db: Any = None) -> RegisteredPasskey:
         """Verify the authenticator's answer to the person's pending ceremony and store the
         credential. Raises :class:`RegistrationRefused` (``.reason``) when it is not acceptable.
         In a transaction of its own, a refusal uses the pending challenge up too; in ``db`` (a
         procedure's), the caller's transaction decides."""
-        if not self.config.may_register(caller):
-            raise RegistrationRefused("not-allowed", "This caller may not register a passkey.")
+        self._may_register(caller)
         person = self.person(caller)
         config = self.config
         try:
@@ -178,8 +291,9 @@ class Passkeys:
                 raise RegistrationRefused("no-ceremony", "No passkey registration is pending; start again.")
             if pending.expires_at < self._clock():
                 raise RegistrationRefused("expired", "The passkey registration expired; start again.")
-            if db_.count_passkeys(conn, person) >= config.max_per_person:
-                raise RegistrationRefused("limit", "A passkey is already registered for this person.")
+            db_.lock_person(conn, person)
+            held = [p.credential_id for p in db_.passkeys_of(conn, person)]
+            self._still_allowed(conn, pending, held)
             reason = registration_precheck(parsed, base64url_to_bytes(pending.challenge), config)
             if reason is not None:
                 raise RegistrationRefused(reason, f"The passkey registration was refused ({reason}).")
@@ -206,9 +320,14 @@ class Passkeys:
                 transports=transports,
                 user_handle=pending.user_handle,
                 created_at=_now_iso(datetime.fromtimestamp(self._clock(), UTC)),
+                name=default_name(transports, _attachment(credential), len(held) + (pending.replaces is None)),
             )
+            if pending.purpose == "grant" and not db_.spend_grant(conn, person, pending.grant_digest or ""):
+                raise RegistrationRefused("grant-invalid", "This enrolment grant was used or replaced.")
             db_.insert_passkey(conn, stored)
-            return RegisteredPasskey(stored.credential_id, stored.created_at, stored.transports)
+            if pending.replaces is not None:
+                db_.delete_passkey(conn, person, pending.replaces)
+            return RegisteredPasskey(stored.credential_id, stored.created_at, stored.transports, stored.name)
 
         if db is not None:
             return finish(db)
@@ -225,6 +344,29 @@ class Passkeys:
         if isinstance(outcome[0], RegistrationRefused):
             raise outcome[0]
         return outcome[0]
+
+    def _still_allowed(self, conn: Any, pending: db_.PendingRegistration, held: list[str]) -> None:
+        """What the ceremony's start allowed still holds at its end (an administrator may have
+        reset the person, another tab may have registered or removed one meanwhile)."""
+        person, purpose = pending.person, pending.purpose
+        if purpose in ("first", "grant"):
+            if held:
+                raise RegistrationRefused("assertion-required", "You have a passkey: adding another needs an assertion of it.")
+            grant = db_.grant_of(conn, person)
+            if purpose == "first" and grant is not None:
+                raise RegistrationRefused("grant-required", _GRANT_MESSAGES["grant-required"])
+            if purpose == "grant":
+                if grant is None or grant.digest != pending.grant_digest:
+                    raise RegistrationRefused("grant-invalid", "This enrolment grant was used or replaced.")
+                if grant.expires_at <= self._clock():
+                    raise RegistrationRefused("grant-expired", _GRANT_MESSAGES["grant-expired"])
+        elif purpose == "add":
+            if not held:
+                raise RegistrationRefused("unknown-passkey", "You have no passkey to add to any more.")
+            if len(held) >= self.config.max_per_person:
+                raise RegistrationRefused("limit", f"You hold {self.config.max_per_person} passkeys, the most allowed.")
+        elif pending.replaces not in held:
+            raise RegistrationRefused("unknown-passkey", "The passkey to replace is gone.")
 
     # ------------------------------------------------------------------ assertions
 
