@@ -127,3 +127,9 @@ def test_two_stores_on_one_database_spend_one_rate_budget() -> None:
     assert answers[3] is not None and 1000 <= answers[3] <= 2000  # one token back in 2 s at most
     assert first.forget_idle_buckets(3600) == 0 and second.forget_idle_buckets(0) == 1
     assert first.where == "Django's database 'default' (sqlite)"
+
+
+def test_passkeys_live_in_the_projects_database_too() -> None:
+    from .passkeys_on_django import a_persons_passkeys
+
+    a_persons_passkeys(DjangoInvocationStore())

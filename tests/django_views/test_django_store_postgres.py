@@ -155,3 +155,9 @@ def test_one_rate_budget_for_every_worker_under_concurrency(store: DjangoInvocat
     assert all(wait is not None and wait > 1000 for wait in answers if wait is not None)
     assert store.forget_idle_buckets(0) == 1
     assert store.where == f"Django's database {ALIAS!r} (postgresql)"
+
+
+def test_passkeys_live_in_the_projects_postgres_database_too(store: DjangoInvocationStore) -> None:
+    from .passkeys_on_django import a_persons_passkeys
+
+    a_persons_passkeys(store)

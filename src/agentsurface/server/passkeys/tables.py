@@ -110,12 +110,27 @@ class EnrolmentGrant:
 
 
 def is_sqlite(db: Any) -> bool:
+    """SQLite's own connection (``?`` placeholders, ``db.execute``)."""
     return isinstance(db, sqlite3.Connection)
+
+
+def _is_django(db: Any) -> bool:
+    """Django's connection (DjangoInvocationStore): a cursor that takes ``%s`` on any backend."""
+    return hasattr(db, "vendor") and hasattr(db, "in_atomic_block")
+
+
+def _serialized_already(db: Any) -> bool:
+    """SQLite, whichever way it is reached: its write transactions take turns already."""
+    return is_sqlite(db) or (_is_django(db) and db.vendor == "sqlite")
 
 
 def _rows(db: Any, statement: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     if is_sqlite(db):
         return [tuple(row) for row in db.execute(statement.replace("%s", "?"), tuple(params)).fetchall()]
+    if _is_django(db):
+        with db.cursor() as cur:
+            cur.execute(statement, tuple(params))
+            return [tuple(row) for row in cur.fetchall()] if cur.description is not None else []
     from psycopg.rows import tuple_row
 
     with db.cursor(row_factory=tuple_row) as cur:
@@ -127,14 +142,14 @@ def _execute(db: Any, statement: str, params: Sequence[Any] = ()) -> int:
     """Run one statement; returns the number of rows it changed."""
     if is_sqlite(db):
         return int(db.execute(statement.replace("%s", "?"), tuple(params)).rowcount)
-    with db.cursor() as cur:
+    with db.cursor() as cur:  # psycopg's and Django's alike
         cur.execute(statement, tuple(params))
         return int(cur.rowcount)
 
 
 def migrate(db: Any, where: str = "the store") -> None:
     """Create or migrate the passkey tables (idempotent; serialized between PostgreSQL workers)."""
-    if not is_sqlite(db):
+    if not _serialized_already(db):
         _execute(db, "SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
     _execute(
         db,
@@ -247,7 +262,7 @@ def lock_person(db: Any, person: str) -> None:
     """Serialize the changes to one person's passkeys until this transaction ends (two removals
     of their last two passkeys, a registration beside a re-enrolment). SQLite's write
     transactions are serialized already; PostgreSQL takes a transaction-scoped advisory lock."""
-    if is_sqlite(db):
+    if _serialized_already(db):
         return
     key = int.from_bytes(hashlib.sha256(b"agentsurface-passkeys\x1f" + person.encode("utf-8")).digest()[:8], "big", signed=True)
     _execute(db, "SELECT pg_advisory_xact_lock(%s)", (key,))
