@@ -32,6 +32,7 @@ INTEGRATION_PATHS = (
     "django_views/test_example_project.py",  # the example project's own runner and `agentsurface check`
     "django_views/test_django_store_postgres.py",  # a real PostgreSQL
     "mcp_server/test_relay_listener.py",  # real loopback sockets
+    "mcp_server/test_relay_hostile_table.py",  # real loopback sockets
     "mcp_server/test_http_listener.py",  # real loopback sockets
     "compiler/test_page_imports.py",
     "compiler/test_procedures_from_contract.py",  # the page side in a fresh interpreter
