@@ -61,6 +61,7 @@ from ._core.limits import Limits
 from ._core.pipeline import ProcedureExecutor
 from ._core.pipeline.confirmation import PendingConfirmation
 from ._core.pipeline.invocation import Invocation, InvocationResult, PreconditionFailure
+from ._core.preview import Change, Preview
 from ._core.policies.base import Decision, Policy, PolicyContext
 from ._core.policies.builtin import (
     audit,
@@ -103,6 +104,7 @@ __all__ = [
     "CancelSignal",
     "CapabilityAuthority",
     "CapabilityFailure",
+    "Change",
     "Clock",
     "ComponentBinding",
     "ComponentContract",
@@ -128,6 +130,7 @@ __all__ = [
     "Policy",
     "PolicyContext",
     "PreconditionFailure",
+    "Preview",
     "ProcedureContract",
     "ProcedureDescriptor",
     "ProcedureExecutor",

@@ -16,7 +16,7 @@ from ..clock import iso
 from ..contracts.context import ActionContext, ReadContext
 from ..errors import AgentSurfaceError, CapabilityFailure, ErrorPayload
 from ..registrations.entries import ActionEntry, ObservationEntry, ProcedureEntry
-from . import failures
+from . import failures, previews
 from .call import Call
 from .failures import PhaseRefusal
 
@@ -42,6 +42,10 @@ def execute(call: Call) -> Awaitable[None] | None:
     try:
         if call.signal.aborted:
             raise PhaseRefusal(abort_error(call, call.signal.reason or "cancelled", during_execution=False))
+        if call.confirmation is not None:
+            # An approved preview is checked in the same step as the handler's start: nothing
+            # can change the state between the check and the write.
+            previews.verify(call)
         try:
             outcome = _start(call)
         except PhaseRefusal:
