@@ -61,7 +61,6 @@ from ._core.limits import Limits
 from ._core.pipeline import ProcedureExecutor
 from ._core.pipeline.confirmation import PendingConfirmation
 from ._core.pipeline.invocation import Invocation, InvocationResult, PreconditionFailure
-from ._core.preview import Change, Preview
 from ._core.policies.base import Decision, Policy, PolicyContext
 from ._core.policies.builtin import (
     audit,
@@ -72,6 +71,7 @@ from ._core.policies.builtin import (
     require_confirmation,
     tenant_boundary,
 )
+from ._core.preview import Change, Preview
 from ._core.registry.descriptors import (
     ActionDescriptor,
     Budget,

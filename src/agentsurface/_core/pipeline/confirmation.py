@@ -179,7 +179,8 @@ class ConfirmationController:
             return False
         if approved and record.freshness is not None and record.freshness() != "fresh":
             self.spoil(record)
-        elif approved:
+            return True
+        if approved:
             record.status = "approved"
             record.approved_at = self._clock.now()
         else:
