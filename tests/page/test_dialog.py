@@ -313,6 +313,7 @@ async def test_the_preview_is_shown_as_rows_of_plain_text() -> None:
     assert shown.preview[0] == PreviewRow("r0", "power", "on", "off")
     assert shown.preview[1].before == "on\\u202e ffo"
     assert len(shown.preview) == 50 and shown.preview_note == "and 10 more changes not shown"
+    assert shown.preview_caption == "What will change (60 changes)"
 
 
 def test_cell_text_is_plain_bounded_and_shows_hidden_characters() -> None:

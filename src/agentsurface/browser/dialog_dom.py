@@ -54,6 +54,8 @@ class Shown(Protocol):
     def preview(self) -> tuple[Row, ...]: ...
     @property
     def preview_note(self) -> str: ...
+    @property
+    def preview_caption(self) -> str: ...
 
 
 class Pending(Protocol):
@@ -117,8 +119,7 @@ class DomDialogView:
             },
         )
         table = self._el("table", {"class": f"{PREFIX}-preview-table"})
-        caption = self._el("caption", {"id": f"{PREFIX}-preview-caption"})
-        caption.textContent = "What will change"
+        self.preview_caption = self._el("caption", {"id": f"{PREFIX}-preview-caption"})
         head_row = self._el("tr", {})
         for text in ("Row", "Field", "Before", "After"):
             cell = self._el("th", {"scope": "col"})
@@ -127,7 +128,7 @@ class DomDialogView:
         head = self._el("thead", {})
         head.append(head_row)
         self.preview_rows = self._el("tbody", {"id": f"{PREFIX}-preview-rows"})
-        table.append(caption, head, self.preview_rows)
+        table.append(self.preview_caption, head, self.preview_rows)
         self.preview_note = self._el("p", {"id": f"{PREFIX}-preview-note", "class": f"{PREFIX}-preview-note"})
         self.preview.append(table, self.preview_note)
         label = self._el("p", {"id": f"{PREFIX}-input-label", "class": f"{PREFIX}-label"})
@@ -348,6 +349,7 @@ class DomDialogView:
             rows.append(tr)
         self.preview_rows.replaceChildren(*rows)
         self.preview_note.textContent = view.preview_note
+        self.preview_caption.textContent = view.preview_caption
         self.preview.hidden = not rows
 
     def unlock(self, confirmation_id: str) -> None:

@@ -143,6 +143,7 @@ class ShownRequest:
     expires_in: str
     preview: tuple[PreviewRow, ...] = ()  # what the call will change (empty: no preview)
     preview_note: str = ""  # e.g. "and 12 more changes not shown"
+    preview_caption: str = ""  # e.g. "What will change (7 changes)"
 
     @classmethod
     def of(cls, item: PendingConfirmation, waiting: int, locked: bool, expires_in: str) -> ShownRequest:
@@ -158,6 +159,7 @@ class ShownRequest:
             expires_in=expires_in,
             preview=rows,
             preview_note=note,
+            preview_caption=preview_caption(item.preview),
         )
 
 
@@ -172,6 +174,13 @@ def preview_rows(preview: Preview | None) -> tuple[tuple[PreviewRow, ...], str]:
     hidden = preview.not_shown
     note = f"and {hidden} more change{'s' if hidden != 1 else ''} not shown" if hidden else ""
     return rows, note
+
+
+def preview_caption(preview: Preview | None) -> str:
+    """The preview table's caption, with how many changes there are in all."""
+    if preview is None:
+        return ""
+    return f"What will change ({preview.total} change{'s' if preview.total != 1 else ''})"
 
 
 def cell_text(value: JsonValue) -> str:
