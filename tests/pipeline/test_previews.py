@@ -23,6 +23,7 @@ from agentsurface import (
     Preview,
     action,
     error,
+    require_confirmation,
 )
 from agentsurface._core.pipeline.confirmation import request_material
 from agentsurface._core.preview import MAX_PREVIEW_BYTES, PREVIEW_ROWS_KEPT, PreviewRefused, make_preview
@@ -447,6 +448,55 @@ async def test_a_changed_selection_after_approval_stays_a_mismatch() -> None:
     t.state.selected = ["d1"]
     retry = await t.ask(invocationId="inv-1", confirmationId=cid)
     assert details_of(retry) == {"reason": "mismatch"} and t.sent == []
+
+
+async def test_an_executor_that_waits_asks_again_before_it_writes() -> None:
+    """``ctx.still_approved()``: what the bridge asks after the server's challenge (and a
+    passkey) took time, before the write leaves the page."""
+    t = Toolbar()
+    gate = asyncio.Event()
+    answers: list[bool] = []
+
+    async def executor(cid: str, value: Any, ctx: Any) -> Any:
+        assert ctx.still_approved is not None and ctx.still_approved() is True
+        await gate.wait()  # the challenge round trip, the passkey ceremony
+        answers.append(ctx.still_approved())
+        if not answers[-1]:
+            raise CapabilityFailure(error("CONFIRMATION_INVALID", "stale", "with-confirmation", reason="stale"))
+        t.sent.append(value)
+        return {"disabled": len(value["deviceIds"])}
+
+    t.registry.set_procedure_executor(executor)
+    first = await t.ask(invocationId="inv-1")
+    cid = details_of(first)["confirmationId"]
+    t.registry.confirmations.resolve(cid, approved=True)
+    running = asyncio.ensure_future(t.ask(invocationId="inv-1", confirmationId=cid))
+    await spin()
+    t.status["d1"] = "offline"
+    gate.set()
+    result = await running
+    assert answers == [False] and details_of(result) == {"reason": "stale"} and t.sent == []
+    assert t.registry.confirmations.status(cid) == "stale"
+
+
+async def test_an_approval_without_a_preview_has_no_still_approved_check() -> None:
+    t = Toolbar()
+    seen: list[Any] = []
+    t.registry.set_procedure_executor(lambda cid, value, ctx: seen.append(ctx.still_approved) or {"disabled": 1})
+    t.registry.register(
+        bind_toolbar(t.tb, t.state, t.proc, instance_id="plain", policies=[require_confirmation()])
+    )
+    first = await t.registry.invoke(
+        {"capabilityId": "domain:devices.disable", "input": {}, "instanceId": "plain", "invocationId": "p1"}
+    )
+    cid = details_of(first)["confirmationId"]
+    assert t.registry.confirmations.get(cid) is not None and t.registry.confirmations.get(cid).preview is None  # type: ignore[union-attr]
+    t.registry.confirmations.resolve(cid, approved=True)
+    done = await t.registry.invoke(
+        {"capabilityId": "domain:devices.disable", "input": {}, "instanceId": "plain", "invocationId": "p1",
+         "confirmationId": cid}
+    )
+    assert done.ok and seen == [None]
 
 
 def test_a_non_callable_preview_is_refused_at_definition() -> None:

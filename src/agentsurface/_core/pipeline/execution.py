@@ -92,8 +92,16 @@ def _start(call: Call) -> Any:
     record = call.confirmation
     if record is not None and record.approved_at is not None:
         confirmation = {"id": record.id, "approvedAt": iso(record.approved_at)}
+    still = None if record is None or record.freshness is None else (lambda: previews.still_approved(call))
     ctx = ActionContext(
-        entry.capability_id, reg.registration_id, call.consumer, call.invocation_id, call.signal, call.host, confirmation
+        entry.capability_id,
+        reg.registration_id,
+        call.consumer,
+        call.invocation_id,
+        call.signal,
+        call.host,
+        confirmation,
+        still,
     )
     match entry:
         case ActionEntry():

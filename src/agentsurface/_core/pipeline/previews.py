@@ -80,18 +80,29 @@ def freshness(call: Call, preview: Preview) -> Callable[[], Freshness]:
 def verify(call: Call) -> None:
     """Phase 9, just before the handler starts (nothing runs in between): refuse an approved
     call whose preview no longer holds."""
+    state = _recheck(call)
+    if state == "error":
+        raise PhaseRefusal(failures.preview_error())
+    if state == "stale":
+        raise PhaseRefusal(failures.confirmation_invalid("stale"))
+
+
+def still_approved(call: Call) -> bool:
+    """``ActionContext.still_approved``: the same check, for a handler or executor that waits
+    before it writes (False spoils the approval, as :func:`verify` does)."""
+    return _recheck(call) == "fresh"
+
+
+def _recheck(call: Call) -> Freshness:
     record = call.confirmation
     if record is None or record.freshness is None:
-        return
+        return "fresh"
     state = record.freshness()
-    if state == "fresh":
-        return
-    store = call.pipeline.confirmations
-    store.spoil(record, call.invocation_id)
-    if state == "error":
-        _audit_failure(call, "preview-error")
-        raise PhaseRefusal(failures.preview_error())
-    raise PhaseRefusal(failures.confirmation_invalid("stale"))
+    if state != "fresh":
+        call.pipeline.confirmations.spoil(record, call.invocation_id)
+        if state == "error":
+            _audit_failure(call, "preview-error")
+    return state
 
 
 def _preview(target: CallTarget, consumer: Any, host: Any, value: Any, effective: Any) -> Preview:
