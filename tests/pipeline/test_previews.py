@@ -194,6 +194,20 @@ async def test_an_agent_polling_with_the_id_after_a_change_closes_the_pending_re
     assert fleet.applied == []
 
 
+async def test_a_denied_or_used_request_stays_so_in_another_state(surface: TestSurface, fleet: Fleet) -> None:
+    denied = await pending_id(surface, ["d1"])
+    surface.confirmations.deny(denied, reason="not now")
+    fleet.status["d1"] = "offline"
+    again = await ask(surface, ["d1"], invocation_id="inv-1", confirmation_id=denied)
+    assert details_of(again) == {"reason": "denied", "personSaid": "not now"}
+    used = await pending_id(surface, ["d3"], invocation_id="inv-2")
+    surface.confirmations.approve(used)
+    assert (await ask(surface, ["d3"], invocation_id="inv-2", confirmation_id=used)).ok
+    fleet.status["d3"] = "online"  # disabled by the call; set back by someone else
+    replay = await ask(surface, ["d3"], invocation_id="inv-3", confirmation_id=used)
+    assert details_of(replay) == {"reason": "consumed"} and fleet.applied == [["d3"]]
+
+
 async def test_another_input_with_the_approval_is_still_a_mismatch(surface: TestSurface, fleet: Fleet) -> None:
     cid = await pending_id(surface, ["d1"])
     surface.confirmations.approve(cid)

@@ -335,10 +335,13 @@ class ConfirmationController:
         if record.status == "expired":
             return "expired", record  # expired wins: a late approval is late, whatever it covers
         if record.digest != digest(request) or not _same(record.request, request):
-            if _only_preview_differs(record.request, request) and record.status in ("pending", "approved", "stale"):
-                log.info("confirmation %s: the state it was previewed from changed", confirmation_id)
-                self.spoil(record)
-                return "stale", record
+            if _only_preview_differs(record.request, request):
+                # The very request, in another state: a live approval is spoiled; a denied or
+                # used one stays what it was.
+                if record.status in ("pending", "approved"):
+                    log.info("confirmation %s: the state it was previewed from changed", confirmation_id)
+                    self.spoil(record)
+                return record.status, record
             log.info("confirmation %s does not match the request it is used with", confirmation_id)
             return "mismatch", record
         return record.status, record
