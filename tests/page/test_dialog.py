@@ -345,3 +345,18 @@ async def test_approve_on_an_outdated_preview_approves_nothing_and_says_so() -> 
     retry = await surface.invoke("view:dc.racks.powerOff", {"racks": ["r0", "r1"]}, confirmation_id=cid)
     assert retry.error is not None and retry.error.details == {"reason": "stale"}
     assert racks.switched == []
+
+
+async def test_an_outdated_approve_with_another_request_waiting_announces_both() -> None:
+    racks = Racks()
+    surface, first = await racks_request(racks, ["r0"])
+    second_result = await surface.invoke("view:dc.racks.powerOff", {"racks": ["r1"]})
+    assert second_result.error is not None
+    view = RecordingView()
+    dialog = ConfirmationDialog(surface.registry, view)
+    view.advance(INPUT_PROTECTION_MS)
+    racks.power["r0"] = "off"
+    assert dialog.activate("approve", first, trusted=True, keyboard=True) == "outdated"
+    assert dialog.shown != first and dialog.shown is not None
+    assert view.announced[-1].startswith("Not applied: ")
+    assert "Another request replaced the previous one: " in view.announced[-1]

@@ -237,6 +237,7 @@ class ConfirmationDialog:
         self._shown: str | None = None  # the confirmation id on screen
         self._armed_at = 0.0  # view.now_ms() from which the shown request accepts input
         self._pressed: str | None = None  # the request a pointer press began on
+        self._announced = ""  # what render() last told assistive technology
         self._unsubscribe: Callable[[], None] | None = registry.confirmations.subscribe(
             lambda _pending: self.render()
         )
@@ -310,8 +311,9 @@ class ConfirmationDialog:
             self.render()
             return self._record("stale")
         if approved and confirmations.status(confirmation_id) == "stale":
-            # The preview no longer held: nothing was approved (the store closed the request).
-            self.view.announce(OUTDATED_TEXT)
+            # The preview no longer held: nothing was approved (the store closed the request);
+            # one announcement says so and names the request shown next, if any.
+            self.view.announce(f"{OUTDATED_TEXT} {self._announced}" if self._shown is not None else OUTDATED_TEXT)
             if pending is not None and self.on_outdated is not None:
                 self.on_outdated(pending)
             return self._record("outdated")
@@ -344,7 +346,8 @@ class ConfirmationDialog:
             lead = (
                 "Another request replaced the previous one" if previous else "An agent asks for your approval"
             )
-            self.view.announce(f"{lead}: {item.summary}")
+            self._announced = f"{lead}: {item.summary}"
+            self.view.announce(self._announced)
         self.view.show(item, ShownRequest.of(item, len(pending) - 1, not self.armed(), self._time_left(item)))
 
     def _unlock(self, confirmation_id: str) -> None:
