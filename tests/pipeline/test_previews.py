@@ -304,6 +304,7 @@ async def test_a_preview_that_raises_just_before_the_write_refuses_it(surface: T
         (None, "preview-invalid"),
         (42, "preview-invalid"),
         ([("d1", "status", "online", "disabled")], "preview-invalid"),
+        ({Change("d1", "status", "online", "disabled")}, "preview-invalid"),  # unordered
         ([{"row": "d1", "field": "status", "before": "a"}], "preview-invalid"),
         ([{"row": "d1", "field": "status", "before": "a", "after": "b", "html": "<b>"}], "preview-invalid"),
         ([Change("", "status", "a", "b")], "preview-invalid"),

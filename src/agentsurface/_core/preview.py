@@ -10,7 +10,7 @@ An app's preview function returns changes (:class:`Change`, or mappings with exa
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -87,6 +87,8 @@ def make_preview(raw: object) -> Preview:
         )
     if raw is None or isinstance(raw, (str, bytes, bytearray, Mapping)) or not isinstance(raw, Iterable):
         raise PreviewRefused("preview-invalid", f"expected a list of changes, got {type(raw).__name__}")
+    if isinstance(raw, Set):  # its order may differ between two computations of the same state
+        raise PreviewRefused("preview-invalid", "a preview must be ordered (a list), not a set")
     changes: list[dict[str, JsonValue]] = []
     size = 2
     for index, item in enumerate(raw):
