@@ -112,6 +112,12 @@ def start_disable(agent: WebMCPAgent) -> Any:
     return pending
 
 
+def preview_rows(run: Any) -> list[list[str]]:
+    """The dialog's preview table as the person reads it: row, field, before, after."""
+    return run.page.evaluate("""() => [...document.querySelectorAll('#agentsurface-confirm-preview-rows tr')]
+        .map((tr) => [...tr.cells].map((td) => td.textContent))""")
+
+
 def test_AS_EXAMPLE_001_agent_disables_offline_milan_devices_after_approval(open_page: Any, console_server: str) -> None:
     run = open_console(open_page, console_server)
     agent = agent_for(run)
@@ -123,6 +129,15 @@ def test_AS_EXAMPLE_001_agent_disables_offline_milan_devices_after_approval(open
     shot(run, "2-selected")
     pending = start_disable(agent)
     shot(run, "3-confirmation")
+    # The preview: each selected device, its status before → after, in an accessible table.
+    rows = preview_rows(run)
+    assert [r[0].split(" · ")[0] for r in rows] == MILAN_OFFLINE
+    assert {tuple(r[1:]) for r in rows} == {("status", "offline", "disabled")}
+    assert run.page.is_visible("#agentsurface-confirm-preview")
+    assert run.page.inner_text("#agentsurface-confirm-preview caption") == "What will change (7 changes)"
+    assert run.page.locator("#agentsurface-confirm-preview th[scope=col]").all_inner_texts() == [
+        "Row", "Field", "Before", "After"
+    ]
     assert statuses(console_server) == before  # nothing happens before the person decides
 
     # A script (or an agent driving the DOM with scripts) cannot approve: untrusted clicks are ignored.
@@ -171,6 +186,42 @@ def test_AS_EXAMPLE_001_denial_leaves_the_database_unchanged(open_page: Any, con
     assert run.page.locator("#rows tr").count() == 7  # still offline, still selected
     assert run.page.inner_text("#notice").startswith("You denied: Disable 7 device(s)")
     shot(run, "5-denied")
+
+
+def test_a_selection_changed_under_the_dialog_is_refused_as_stale(open_page: Any, console_server: str) -> None:
+    """Issue 39.3: the person approves what the preview showed; the rows it was computed from
+    changed before Approve (here the agent deselects one while the dialog is open), so the call
+    is refused as stale and nothing is disabled, then or later."""
+    run = open_console(open_page, console_server)
+    agent = agent_for(run)
+    before = statuses(console_server)
+    select_offline_in_milan(agent)
+    pending = start_disable(agent)
+    assert len(preview_rows(run)) == 7
+    moved = agent.call("view_devices__table__selectRows", {"ids": ["dev-0112"], "mode": "remove"})
+    assert "dev-0112" not in moved.expect_ok()
+    run.page.wait_for_function("() => document.querySelectorAll('#rows tr.selected').length === 6")
+    assert len(preview_rows(run)) == 7  # the dialog still shows what the person was asked
+    shot(run, "6-stale-before-approve")
+    agent.approve()  # a real click, on a preview that no longer holds
+
+    result = pending.result()
+    error = result.expect_error("CONFIRMATION_INVALID")
+    assert error.details == {"reason": "stale"} and error.retry == "with-confirmation"
+    assert statuses(console_server) == before  # nothing applied
+    run.page.wait_for_selector("#agentsurface-confirm", state="hidden")
+    run.page.wait_for_function("() => document.getElementById('notice').textContent.startsWith('Not applied')")
+    assert "nothing was done" in run.page.inner_text("#notice")
+    assert run.page.inner_text("#agentsurface-confirm-live").startswith("Not applied")
+    shot(run, "7-stale-refused")
+    # Asking again shows the person the current rows: six.
+    again = agent.start("domain_devices__disable", {"reason": "maintenance"})
+    assert "Disable 6 device(s)" in agent.wait_for_dialog()
+    assert len(preview_rows(run)) == 6
+    agent.deny()
+    assert again.result().expect_error("CONFIRMATION_INVALID").details == {"reason": "denied"}
+    assert statuses(console_server) == before
+    assert run.console_errors == []
 
 
 # The forged calls below are refused on purpose; the browser logs each refused fetch.

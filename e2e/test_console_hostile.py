@@ -105,7 +105,9 @@ def test_a_double_click_on_approve_never_approves_the_next_request(open_page: An
     time.sleep(1.0)
     assert page.is_visible("#agentsurface-confirm-approve")  # B still waits for its own decision
     assert statuses(console_server)["dev-0017"] == "offline"
-    assert page.inner_text("#notice").startswith("Approved: Disable 1 device(s): dev-0003.")  # A only
+    # A's rows changed under it (B's selection), so its Approve applied nothing and said so.
+    assert page.inner_text("#notice").startswith("Not applied")
+    assert statuses(console_server)["dev-0003"] == "offline"
     page.click("#agentsurface-confirm-deny")
     assert statuses(console_server)["dev-0017"] == "offline"
     assert_quiet(run)

@@ -22,6 +22,7 @@ NATIVE = "/e2e/pages/page-dialog.html"
 POLYFILL = "/e2e/pages/page-dialog-polyfill.html"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 TOOL = "view_bank__vault__openDrawer"
+EMPTY = "view_bank__vault__emptyDrawer"
 DIALOG = "#agentsurface-confirm-dialog"
 APPROVE = "#agentsurface-confirm-approve"
 DENY = "#agentsurface-confirm-deny"
@@ -63,10 +64,10 @@ class DialogPage:
     def state(self) -> dict[str, Any]:
         return json.loads(self.page.evaluate("() => window.dialogPage.state()"))
 
-    def ask(self, drawer: str, key: str) -> None:
+    def ask(self, drawer: str, key: str, tool: str = TOOL) -> None:
         """The agent calls openDrawer; returns once the request is pending in the registry."""
         waiting = len(self.state()["pending"])
-        self.page.evaluate(self.start, [TOOL, {"drawer": drawer}, key])
+        self.page.evaluate(self.start, [tool, {"drawer": drawer}, key])
         self.page.wait_for_function(
             f"() => JSON.parse(window.dialogPage.state()).pending.length === {waiting + 1}"
         )
@@ -280,6 +281,40 @@ class TestNativeShape:
         assert not violations, describe_violations(violations)
         page.click(DENY)
         assert native.outcome("axe")["isError"] is True
+
+
+    def test_a_preview_is_a_table_of_text_and_a_stale_one_is_refused(self, native: DialogPage) -> None:
+        """Issue 39.3: the preview (what the call will change) is an accessible table of plain
+        text; if the state it was computed from changes before Approve, nothing applies."""
+        page = native.page
+        page.wait_for_timeout(800)  # the previous test's close shield drops
+        native.ask("gold", "empty", tool=EMPTY)
+        page.wait_for_selector(ARMED)
+        cells = page.evaluate(
+            "() => [...document.querySelectorAll('#agentsurface-confirm-preview-rows td')].map((td) => td.textContent)"
+        )
+        assert cells == ["gold", "contents", '["<img src=x onerror=window.pwned=1>","ingot\\u202egnp.exe"]', "[]"]
+        assert page.query_selector("#agentsurface-confirm-preview img") is None
+        assert page.evaluate("() => window.pwned") is None
+        assert page.text_content("#agentsurface-confirm-preview-caption") == "What will change (1 change)"
+        violations = axe_violations(page)
+        assert not violations, describe_violations(violations)
+        page.keyboard.press("Tab")  # the preview is first in the dialog's Tab ring
+        assert native.active_id() == "agentsurface-confirm-preview"
+        page.screenshot(path=str(ARTIFACTS / "page-dialog-preview.png"))
+
+        page.evaluate("() => window.dialogPage.restock('gold', 'silver')")  # changed under the dialog
+        page.click(APPROVE)
+        result = native.outcome("empty")
+        assert result["isError"] is True
+        error = payload(result)
+        assert error["code"] == "CONFIRMATION_INVALID" and error["details"] == {"reason": "stale"}
+        state = native.state()
+        assert state["verdicts"][-1] == "outdated" and state["pending"] == []
+        assert state["contents"]["gold"][-1] == "silver" and len(state["contents"]["gold"]) == 3  # not emptied
+        assert page.is_hidden(DIALOG)
+        assert (page.text_content("#agentsurface-confirm-live") or "").startswith("Not applied")
+        assert page.is_hidden("#agentsurface-confirm-preview") or page.is_hidden(DIALOG)
 
 
 class TestPolyfillShape:

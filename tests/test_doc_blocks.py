@@ -33,7 +33,7 @@ RUNS = located_blocks("readme")
 RUNNABLE_BLOCKS_PER_PAGE = {
     "README.md": 1,
     "docs/guides/page-api.md": 1,
-    "docs/guides/capabilities.md": 2,
+    "docs/guides/capabilities.md": 3,
     "docs/guides/passkeys.md": 2,
     "docs/guides/fastapi.md": 1,
     "docs/guides/django.md": 1,

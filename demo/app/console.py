@@ -150,8 +150,12 @@ async def main() -> None:
         if ui is not None:
             ui.on_decided(approved, pending)
 
+    def outdated(pending: PendingConfirmation) -> None:
+        if ui is not None:
+            ui.on_outdated(pending)
+
     # One dialog for both paths: the host's own wait, and the draft shape's requestUserInteraction.
-    dialog = install_confirmation_dialog(surface.registry, on_decided=decided)
+    dialog = install_confirmation_dialog(surface.registry, on_decided=decided, on_outdated=outdated)
     adapter = WebMCPAdapter(confirm=dialog.confirm)
     await adapter.start(registry=surface.registry, consumer=Consumer("browser-agent", "webmcp"))
     ui = ConsoleUI(

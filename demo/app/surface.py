@@ -21,6 +21,7 @@ from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
     CapabilityAuthority,
+    Change,
     JsonValue,
     PreconditionFailure,
     ProcedureContract,
@@ -110,6 +111,19 @@ def _disable_summary(effective: Any) -> str:
     return f"Disable {len(ids)} device(s): {shown}." + (f" Reason: {reason}" if reason else "")
 
 
+def _disable_preview(state: ConsoleState, effective: Any) -> list[Change]:
+    """What disable will change, from what the page shows: each selected device, its status
+    before → after. The dialog shows it; if it differs when the person approves (or just before
+    the call leaves the page), the call is refused as stale."""
+    ids = effective.get("deviceIds", []) if isinstance(effective, dict) else []
+    changes = []
+    for device_id in ids:
+        device = state.device(device_id)
+        row = device_id if device is None else f"{device_id} · {device.name}"
+        changes.append(Change(row, "status", None if device is None else device.status, "disabled"))
+    return changes
+
+
 # ---------------------------------------------------------------- view components
 
 
@@ -179,6 +193,7 @@ class DevicesTable(
                 unavailable_reason="Select at least one device first.",
                 describe=lambda: f"Bound to the {len(state.selected)} selected device(s).",
                 policies=[may(disable), require_confirmation(summary=_disable_summary)],
+                preview=lambda effective: _disable_preview(state, effective),
             ),
             query.reference(policies=[may(query)]),
         ]

@@ -128,6 +128,13 @@ class ConsoleUI:
         verdict = "Approved" if approved else "You denied"
         self.state.tell(f"{verdict}: {pending.summary}", "ok" if approved else "info")
 
+    def on_outdated(self, pending: PendingConfirmation) -> None:
+        """Approve was pressed on a preview that no longer held: nothing was applied."""
+        self.state.tell(
+            f"Not applied: the devices changed after you were asked, so nothing was done. ({pending.summary})",
+            "error",
+        )
+
     # ------------------------------------------------------------------ skeleton (built once)
 
     def _build(self) -> None:

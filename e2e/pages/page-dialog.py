@@ -18,6 +18,7 @@ from pyodide.ffi import create_proxy, to_js
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    Change,
     Consumer,
     PendingConfirmation,
     action,
@@ -33,6 +34,8 @@ from agentsurface.page.dialog import install_confirmation_dialog
 class Vault(AgentComponent, type="bank.vault", description="The bank vault."):
     def __init__(self) -> None:
         self.opened: list[str] = []
+        # What the drawers hold (hostile text included: the dialog shows it as text).
+        self.contents: dict[str, list[str]] = {"gold": ["<img src=x onerror=window.pwned=1>", "ingot\u202egnp.exe"]}
 
     @observation("The drawers opened so far, oldest first.")
     def opened_drawers(self) -> list[str]:
@@ -42,6 +45,16 @@ class Vault(AgentComponent, type="bank.vault", description="The bank vault."):
     def open_drawer(self, drawer: str) -> str:
         self.opened.append(drawer)
         return drawer
+
+    @action("Empty one drawer of the vault.", confirmation="required")
+    def empty_drawer(self, drawer: str) -> int:
+        emptied = len(self.contents.get(drawer, []))
+        self.contents[drawer] = []
+        return emptied
+
+    @empty_drawer.preview
+    def what_emptying_changes(self, drawer: str) -> list[Change]:
+        return [Change(drawer, "contents", list(self.contents.get(drawer, [])), [])]
 
 
 vault = Vault()
@@ -64,6 +77,7 @@ def state() -> str:
         {
             "shape": adapter.shape,
             "opened": vault.opened,
+            "contents": vault.contents,
             "decided": decided,
             "verdicts": dialog.verdicts,
             "prompts": dialog.prompts,
@@ -75,7 +89,13 @@ def state() -> str:
     )
 
 
-proxies = [create_proxy(state)]
+def restock(drawer: str, item: str) -> None:
+    """The page's own change (a live update): the drawer holds one more item."""
+    vault.contents[drawer] = [*vault.contents.get(drawer, []), item]
+
+
+proxies = [create_proxy(state), create_proxy(restock)]
 page_api = to_js({"shape": adapter.shape}, dict_converter=js.Object.fromEntries)
 page_api.state = proxies[0]
+page_api.restock = proxies[1]
 js.window.dialogPage = page_api

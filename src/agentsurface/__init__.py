@@ -71,6 +71,7 @@ from ._core.policies.builtin import (
     require_confirmation,
     tenant_boundary,
 )
+from ._core.preview import Change, Preview
 from ._core.registry.descriptors import (
     ActionDescriptor,
     Budget,
@@ -103,6 +104,7 @@ __all__ = [
     "CancelSignal",
     "CapabilityAuthority",
     "CapabilityFailure",
+    "Change",
     "Clock",
     "ComponentBinding",
     "ComponentContract",
@@ -128,6 +130,7 @@ __all__ = [
     "Policy",
     "PolicyContext",
     "PreconditionFailure",
+    "Preview",
     "ProcedureContract",
     "ProcedureDescriptor",
     "ProcedureExecutor",

@@ -130,6 +130,7 @@ class App:
         *,
         procedures: tuple[str, ...] = ("domain:devices.disable", "domain:devices.purge"),
         bound: tuple[str, ...] = (),
+        wipe_preview: Callable[..., Any] | None = None,
     ) -> RegistrationHandle:
         refs = [
             PROCEDURES[pid].reference(
@@ -175,7 +176,7 @@ class App:
                 "clearSelection": ActionBinding(
                     clear, when=lambda: bool(self.selected), unavailable_reason="No rows are selected"
                 ),
-                "wipeFilters": record("wipeFilters", {"wiped": True}),
+                "wipeFilters": ActionBinding(record("wipeFilters", {"wiped": True}), preview=wipe_preview),
                 "openDevice": record("openDevice"),
                 "wait": wait,
             },

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentsurface import CancelSignal, PendingConfirmation
+from agentsurface import CancelSignal, Change, PendingConfirmation
 from agentsurface.adapters.model_context import Shape
 from agentsurface.adapters.webmcp import WebMCPAdapter
 
@@ -95,6 +95,24 @@ async def test_a_denial_gives_the_agent_the_persons_words_sanitized_and_audits_t
     call = await begin(fake)
     app.registry.confirmations.resolve(only_pending(app).confirmation_id, approved=False, reason=" \u200b ")
     assert (await finish(call)).payload["details"] == {"reason": "denied"}
+
+
+async def test_approve_on_an_outdated_preview_answers_stale_without_a_retry(app: App, start: Start) -> None:
+    filters = {"city": "Milan"}
+    app.mount_table(wipe_preview=lambda value, ctx: [Change("filters", "city", filters["city"], None)])
+    _adapter, fake = await start("abortable")
+    call = await begin(fake)
+    pending = only_pending(app)
+    assert pending.preview is not None and pending.preview.changes[0].before == "Milan"
+    filters["city"] = "Rome"  # the state the preview was computed from changed
+    assert app.registry.confirmations.resolve(pending.confirmation_id, approved=True)
+    result = await finish(call)
+    assert result.is_error and result.payload["code"] == "CONFIRMATION_INVALID"
+    assert result.payload["details"] == {"reason": "stale"} and result.payload["retry"] == "with-confirmation"
+    assert app.calls["wipeFilters"] == 0
+    assert len(wipe_invocations(app)) == 1  # answered from the outcome: not retried
+    stale = [e for e in app.registry.audit_sink.events() if e.type == "confirmation-stale"]  # type: ignore[attr-defined]
+    assert len(stale) == 1
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from agentsurface import (
@@ -16,9 +17,12 @@ from ..server.domain import DISABLE, NOTE, QUERY, RENAME
 
 
 class DevicesPage(AgentComponent, type="devices.page", description="The devices list and its selection."):
-    def __init__(self, selected: list[str], *, confirm_disable: bool = True) -> None:
+    def __init__(
+        self, selected: list[str], *, confirm_disable: bool = True, preview: Callable[[Any], Any] | None = None
+    ) -> None:
         self.selected = selected
         self.confirm_disable = confirm_disable
+        self.preview = preview
 
     @observation("Ids of the selected devices")
     def selection(self) -> list[str]:
@@ -28,7 +32,10 @@ class DevicesPage(AgentComponent, type="devices.page", description="The devices 
         policies = [require_confirmation()] if self.confirm_disable else []
         return [
             DISABLE.reference(
-                bind=lambda: {"deviceIds": list(self.selected)}, bound_fields=["deviceIds"], policies=policies
+                bind=lambda: {"deviceIds": list(self.selected)},
+                bound_fields=["deviceIds"],
+                policies=policies,
+                preview=self.preview,
             ),
             RENAME.reference(),
             NOTE.reference(),

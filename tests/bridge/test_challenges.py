@@ -97,6 +97,46 @@ async def test_a_webauthn_challenge_goes_to_the_pages_presence_hook(tmp_path: Pa
     assert rows(db_path, "SELECT status FROM devices WHERE id IN ('acme-1', 'acme-2')") == [("disabled",)] * 2
 
 
+async def test_a_preview_gone_stale_during_the_passkey_ceremony_never_reaches_the_server(tmp_path: Path) -> None:
+    """Issue 39.3: the bridge asks the page again after the server's challenge and the person's
+    passkey took their time; the page's state changed meanwhile, so the write never leaves."""
+    from agentsurface import AgentSurfaceRegistry, Change, create_capability_authority
+    from agentsurface.server import ProcedureServer, SqliteInvocationStore, serve
+
+    from ..server.domain import audit, authenticate, setup
+    from .page import PAGE_CONTRACTS, DevicesPage
+
+    status = {"acme-1": "online", "acme-2": "online"}
+
+    async def presence(procedure_id: str, input: Any, challenge: ServerChallenge) -> dict[str, Any]:
+        status["acme-2"] = "offline"  # while the person touches their key, the row changes
+        return {"signed": challenge.nonce}
+
+    def verify(caller: Any, challenge: Any, payload: Any) -> str | None:
+        return None
+
+    procedures = [serve(p.contract, p.implementation, permissions=p.permissions, approval="webauthn")
+                  if p.id == DISABLE.id else p for p in served_procedures()]
+    db_path = tmp_path / "stale.sqlite3"
+    server = ProcedureServer(procedures, authenticate=authenticate, store=SqliteInvocationStore(db_path, setup=setup),
+                             audit=audit, verify_presence=verify)
+    with serving(server) as base:
+        transport = Recording()
+        bridge = BackendBridge(base, headers={"Authorization": "Bearer tok-alice"}, presence=presence,
+                               transport=transport)
+        registry = AgentSurfaceRegistry(authority=create_capability_authority(await bridge.connect(PAGE_CONTRACTS)))
+        registry.set_procedure_executor(bridge)
+        registry.register(DevicesPage(["acme-1", "acme-2"], preview=lambda effective: [
+            Change(i, "status", status[i], "disabled") for i in effective["deviceIds"]]))
+        result = await approved_disable(registry)
+        await bridge.aclose()
+    assert result.code == "CONFIRMATION_INVALID" and result.error is not None
+    assert result.error.details == {"reason": "stale"}
+    posted = [url for url, body in transport.sent if body is not None]
+    assert posted == [challenge_url(base, DISABLE.id)]  # the write itself was never sent
+    assert rows(db_path, "SELECT status FROM devices WHERE id IN ('acme-1', 'acme-2')") == [("online",)] * 2
+
+
 async def approved_disable(registry: Any) -> Any:
     asked = await invoke(registry, DISABLE.id)
     confirmation_id = str(asked.error.details["confirmationId"])

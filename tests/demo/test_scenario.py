@@ -5,6 +5,7 @@ calls go through the library's BackendBridge (httpx here, pyfetch in the page)."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import urllib.error
@@ -166,6 +167,33 @@ async def test_AS_EXAMPLE_001_disable_offline_devices_in_milan(backend: str) -> 
         confirmation_id=first.error.details["confirmationId"],
     )
     assert replay.code in ("CONFIRMATION_INVALID", "CAPABILITY_NOT_AVAILABLE")
+
+
+async def test_disable_previews_each_device_and_a_changed_row_refuses_it_as_stale(backend: str) -> None:
+    """Issue 39.3: the dialog shows each selected device's status before → after; a selected
+    row that changes before Approve (here a refresh shows one already disabled by someone
+    else) refuses the call as stale: the backend is never called."""
+    surface, state, results = await console(backend)
+    ids = await select_offline_in_milan(surface)
+    first = await surface.invoke("domain:devices.disable", {"reason": "maintenance"})
+    (pending,) = surface.confirmations.pending()
+    assert pending.preview is not None and pending.preview.total == len(ids)
+    assert [(c.row.split(" · ")[0], c.field, c.before, c.after) for c in pending.preview.changes] == [
+        (i, "status", "offline", "disabled") for i in ids
+    ]
+    changed = state.device(ids[0])
+    assert changed is not None
+    state.devices = [dataclasses.replace(d, status="disabled") if d.id == changed.id else d for d in state.devices]
+    surface.confirmations.approve()
+    assert first.error is not None and first.error.details is not None
+    retry = await surface.invoke(
+        "domain:devices.disable",
+        {"reason": "maintenance"},
+        invocation_id=first.invocation_id,
+        confirmation_id=first.error.details["confirmationId"],
+    )
+    assert_fails_with(retry, "CONFIRMATION_INVALID", reason="stale")
+    assert results == [] and statuses(backend, ids) == dict.fromkeys(ids, "offline")
 
 
 async def test_AS_EXAMPLE_001_denial_leaves_the_database_unchanged(backend: str) -> None:

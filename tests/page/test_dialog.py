@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 
-from agentsurface import AgentComponent, PendingConfirmation, action
+from agentsurface import AgentComponent, Change, PendingConfirmation, action
 from agentsurface.page.dialog import (
     INPUT_PROTECTION_MS,
     ConfirmationDialog,
+    PreviewRow,
     ShownRequest,
+    cell_text,
     format_input,
 )
 from agentsurface.testing import create_test_surface
@@ -272,3 +274,89 @@ def test_input_text_is_the_exact_value_not_markup() -> None:
     value: Any = {"name": "<img src=x onerror=alert(1)>", "n": 1.5, "ok": None, "list": ["é"]}
     text = format_input(value)
     assert "<img src=x onerror=alert(1)>" in text and '"é"' in text
+
+
+# --------------------------------------------------------------------------- previews (issue 39.3)
+
+
+class Racks(AgentComponent, type="dc.racks", description="Server racks"):
+    def __init__(self, count: int = 2) -> None:
+        self.power = {f"r{i}": "on" for i in range(count)}
+        self.switched: list[list[str]] = []
+
+    @action("Power racks off", confirmation="required")
+    def power_off(self, racks: list[str]) -> None:
+        self.switched.append(racks)
+
+    @power_off.preview
+    def what_power_off_changes(self, racks: list[str]) -> list[Change]:
+        return [Change(r, "power", self.power[r], "off") for r in racks]
+
+
+async def racks_request(racks: Racks, names: list[str]) -> tuple[TestSurface, str]:
+    surface = create_test_surface(contracts=[Racks])
+    surface.mount(racks)
+    result = await surface.invoke("view:dc.racks.powerOff", {"racks": names})
+    assert result.error is not None and result.error.details is not None
+    cid = result.error.details["confirmationId"]
+    assert isinstance(cid, str)
+    return surface, cid
+
+
+async def test_the_preview_is_shown_as_rows_of_plain_text() -> None:
+    racks = Racks(60)
+    racks.power["r1"] = "on\u202e ffo"  # a bidi override cannot disguise a value
+    surface, _cid = await racks_request(racks, [f"r{i}" for i in range(60)])
+    view = RecordingView()
+    ConfirmationDialog(surface.registry, view)
+    _, shown = view.shown[-1]
+    assert shown.preview[0] == PreviewRow("r0", "power", "on", "off")
+    assert shown.preview[1].before == "on\\u202e ffo"
+    assert len(shown.preview) == 50 and shown.preview_note == "and 10 more changes not shown"
+    assert shown.preview_caption == "What will change (60 changes)"
+
+
+def test_cell_text_is_plain_bounded_and_shows_hidden_characters() -> None:
+    assert cell_text("online") == "online"
+    assert cell_text(None) == "null" and cell_text(3) == "3" and cell_text({"a": [1, "é"]}) == '{"a": [1,"é"]}'
+    assert cell_text("a\u200bb\x07") == "a\\u200bb\\u0007"
+    long = cell_text("x" * 10_000)
+    assert len(long) == 120 and long.endswith("…")
+    assert cell_text("<b>bold</b>") == "<b>bold</b>"  # text, never parsed (the DOM sets textContent)
+
+
+async def test_approve_on_an_outdated_preview_approves_nothing_and_says_so() -> None:
+    racks = Racks()
+    surface, cid = await racks_request(racks, ["r0", "r1"])
+    view = RecordingView()
+    decided: list[bool] = []
+    outdated: list[PendingConfirmation] = []
+    dialog = ConfirmationDialog(
+        surface.registry, view, on_decided=lambda ok, p: decided.append(ok), on_outdated=outdated.append
+    )
+    view.advance(INPUT_PROTECTION_MS)
+    racks.power["r1"] = "off"  # changed while the person reads the dialog
+    dialog.press(cid, trusted=True)
+    assert dialog.activate("approve", cid, trusted=True, keyboard=False) == "outdated"
+    assert surface.registry.confirmations.status(cid) == "stale"
+    assert view.hidden == 1 and dialog.shown is None
+    assert view.announced[-1].startswith("Not applied: what this request would change has changed")
+    assert decided == [] and [p.confirmation_id for p in outdated] == [cid]
+    retry = await surface.invoke("view:dc.racks.powerOff", {"racks": ["r0", "r1"]}, confirmation_id=cid)
+    assert retry.error is not None and retry.error.details == {"reason": "stale"}
+    assert racks.switched == []
+
+
+async def test_an_outdated_approve_with_another_request_waiting_announces_both() -> None:
+    racks = Racks()
+    surface, first = await racks_request(racks, ["r0"])
+    second_result = await surface.invoke("view:dc.racks.powerOff", {"racks": ["r1"]})
+    assert second_result.error is not None
+    view = RecordingView()
+    dialog = ConfirmationDialog(surface.registry, view)
+    view.advance(INPUT_PROTECTION_MS)
+    racks.power["r0"] = "off"
+    assert dialog.activate("approve", first, trusted=True, keyboard=True) == "outdated"
+    assert dialog.shown != first and dialog.shown is not None
+    assert view.announced[-1].startswith("Not applied: ")
+    assert "Another request replaced the previous one: " in view.announced[-1]

@@ -10,6 +10,7 @@ from typing import Any
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    Change,
     Invocation,
     InvocationResult,
     action,
@@ -35,6 +36,19 @@ class Board(AgentComponent, type="board.canvas", description="A drawing board"):
     def has_strokes(self) -> bool:
         """The board is empty: draw something first."""
         return bool(self.strokes)
+
+
+class Sketch(AgentComponent, type="board.sketch", description="A sketch whose erase previews its strokes"):
+    def __init__(self) -> None:
+        self.strokes = ["a", "b"]
+
+    @action("Erase every stroke", confirmation="required")
+    def erase_all(self) -> None:
+        self.strokes = []
+
+    @erase_all.preview
+    def what_erase_changes(self) -> list[Change]:
+        return [Change("sketch", "strokes", list(self.strokes), [])]
 
 
 ERASE = "view:board.canvas.eraseAll"
@@ -80,6 +94,24 @@ async def test_a_denied_call_is_one_row_that_says_so() -> None:
     (row,) = inspector.calls
     assert (row.outcome, row.confirmation) == ("CONFIRMATION_INVALID", "denied")
     assert "denied by the person" in root.all_text()
+
+
+async def test_a_call_refused_as_stale_is_one_row_that_says_so() -> None:
+    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Sketch])))
+    sketch = Sketch()
+    registry.register(sketch)
+    dom, root = FakeDom(), FakeElement()
+    inspector = SurfaceInspector(registry, root, dom=dom)
+    first = await registry.invoke(Invocation("view:board.sketch.eraseAll", {}, invocation_id="inv-s"))
+    assert first.error is not None and first.error.details is not None
+    cid = str(first.error.details["confirmationId"])
+    sketch.strokes.append("c")  # drawn while the person reads the dialog
+    assert registry.confirmations.resolve(cid, approved=True)
+    dom.run_frame()
+    (row,) = inspector.calls
+    assert (row.outcome, row.confirmation) == ("CONFIRMATION_INVALID", "stale")
+    assert "not applied: the state changed since the person was shown it" in root.all_text()
+    assert sketch.strokes == ["a", "b", "c"]
 
 
 async def test_an_unavailable_tool_shows_the_reason_the_app_gives() -> None:

@@ -90,6 +90,9 @@ ERROR_MATRIX: dict[ErrorCode, ErrorSpec] = {
     "INVALID_INPUT": ErrorSpec((5,), ("with-changes",), True, ("issues", "lockedFields"), http_status=400),
     "NOT_AUTHENTICATED": ErrorSpec((4,), ("no",), True, (), http_status=401),
     "NOT_AUTHORIZED": ErrorSpec((4, 9), ("no",), True, ("origin",), http_status=403),
+    # Also a preview that fails (reasons "preview-error", "preview-invalid", "preview-too-large":
+    # the app's preview function raised, or returned no preview or too large a one; phase 6, or
+    # 9 when recomputed before the write). Nothing is shown to the person, nothing applied.
     "PRECONDITION_FAILED": ErrorSpec((5, 7), ("with-changes", "after-refresh"), True, ("reason",), http_status=409),
     "CONFIRMATION_REQUIRED": ErrorSpec(
         (6,),
@@ -100,6 +103,10 @@ ERROR_MATRIX: dict[ErrorCode, ErrorSpec] = {
     ),
     # "personSaid": why the person denied, in their own words (the dialog's optional field:
     # plain text, one line, at most 200 characters); only with reason "denied".
+    # Reason "stale" (this library's, beside the reference's denied/expired/consumed/mismatch):
+    # the request's preview no longer holds, found at the person's Approve, at phase 6 when the
+    # call returns with its approval, or just before the handler starts (phase 9, the same step
+    # as the write); retry "with-confirmation": the person is asked again, with a new preview.
     "CONFIRMATION_INVALID": ErrorSpec(
         (6,), ("no", "with-confirmation"), True, ("reason", "personSaid"), ("personSaid",), http_status=403
     ),

@@ -76,6 +76,16 @@ class InCallConfirmation:
                 self.registry.version,
                 error=error("CANCELLED", "The invocation was cancelled.", "yes"),
             )
+        if outcome == "stale":
+            # The person approved while the state the request was previewed from had changed:
+            # nothing applies, and a retry would only meet the spoiled approval (audited).
+            return InvocationResult(
+                "error",
+                first.invocation_id,
+                request.capability_id,
+                self.registry.version,
+                error=confirmation_invalid("stale"),
+            )
         if outcome == "denied":
             # A denial is final and never retried: retrying would answer with whatever phase
             # fails first (a surface change since: STALE_CAPABILITY, "refresh and retry"),

@@ -23,9 +23,10 @@ from .. import (
     ProcedureContract,
     compile_manifest,
 )
-from .._core.errors import AgentSurfaceError
+from .._core.errors import AgentSurfaceError, CapabilityFailure
 from .._core.ids import random_id
 from .._core.jsonvalue import JsonValue
+from .._core.pipeline.failures import confirmation_invalid
 from .agreement import (
     BackendContractError,
     ContractDisagreement,
@@ -56,6 +57,13 @@ from .wire import (
 )
 
 log = logging.getLogger("agentsurface.bridge")
+
+
+def _still_approved(ctx: ActionContext) -> None:
+    """Before the approved write leaves the page: refuse it as stale if its preview no longer
+    holds (the state it was computed from changed while the bridge answered the server)."""
+    if ctx.confirmation and ctx.still_approved is not None and not ctx.still_approved():
+        raise CapabilityFailure(confirmation_invalid("stale"))
 
 Headers = Mapping[str, str] | Callable[[], Mapping[str, str]]
 
@@ -245,11 +253,13 @@ class BackendBridge:
             challenge = minted_challenge(asked)
             if challenge is not None:
                 envelope["confirmation"] = await self._answer(procedure_id, effective_input, ctx, challenge)
+            _still_approved(ctx)  # the challenge (and a passkey) took time: is the preview true?
         response = await self._post(procedure_id, envelope, ctx)
         challenge = server_challenge(response) if ctx.confirmation else None
         if challenge is not None and "challenge" not in envelope.get("confirmation", {}):
             # A server that asks for approval the manifest did not announce: answer it once.
             envelope["confirmation"] = await self._answer(procedure_id, effective_input, ctx, challenge)
+            _still_approved(ctx)
             response = await self._post(procedure_id, envelope, ctx)
         return output_of(response)
 

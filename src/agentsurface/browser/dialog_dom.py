@@ -18,6 +18,19 @@ STYLE_ID = f"{PREFIX}-style"
 BUTTONS = "button[data-decision]"
 
 
+class Row(Protocol):
+    """One row of a preview (``agentsurface.page.dialog.PreviewRow``)."""
+
+    @property
+    def row(self) -> str: ...
+    @property
+    def field(self) -> str: ...
+    @property
+    def before(self) -> str: ...
+    @property
+    def after(self) -> str: ...
+
+
 class Shown(Protocol):
     """The texts of one request (``agentsurface.page.dialog.ShownRequest``)."""
 
@@ -37,6 +50,12 @@ class Shown(Protocol):
     def locked(self) -> bool: ...
     @property
     def expires_in(self) -> str: ...
+    @property
+    def preview(self) -> tuple[Row, ...]: ...
+    @property
+    def preview_note(self) -> str: ...
+    @property
+    def preview_caption(self) -> str: ...
 
 
 class Pending(Protocol):
@@ -87,6 +106,31 @@ class DomDialogView:
         self.capability = self._el("span", {"id": f"{PREFIX}-capability", "class": f"{PREFIX}-capability"})
         self.countdown_el = self._el("span", {"id": f"{PREFIX}-countdown", "class": f"{PREFIX}-countdown"})
         meta.append(self.effect, " ", self.capability, " ", self.countdown_el)
+        # What the call will change (a capability's preview): a table, scrollable on its own.
+        self.preview = self._el(
+            "div",
+            {
+                "id": f"{PREFIX}-preview",
+                "class": f"{PREFIX}-preview",
+                "role": "region",
+                "tabindex": "0",
+                "aria-labelledby": f"{PREFIX}-preview-caption",
+                "hidden": "",
+            },
+        )
+        table = self._el("table", {"class": f"{PREFIX}-preview-table"})
+        self.preview_caption = self._el("caption", {"id": f"{PREFIX}-preview-caption"})
+        head_row = self._el("tr", {})
+        for text in ("Row", "Field", "Before", "After"):
+            cell = self._el("th", {"scope": "col"})
+            cell.textContent = text
+            head_row.append(cell)
+        head = self._el("thead", {})
+        head.append(head_row)
+        self.preview_rows = self._el("tbody", {"id": f"{PREFIX}-preview-rows"})
+        table.append(self.preview_caption, head, self.preview_rows)
+        self.preview_note = self._el("p", {"id": f"{PREFIX}-preview-note", "class": f"{PREFIX}-preview-note"})
+        self.preview.append(table, self.preview_note)
         label = self._el("p", {"id": f"{PREFIX}-input-label", "class": f"{PREFIX}-label"})
         label.textContent = "Exactly this input will be sent:"
         self.input = self._el(
@@ -121,8 +165,8 @@ class DomDialogView:
         actions.append(self.deny, self.approve)
         self.waiting = self._el("p", {"id": f"{PREFIX}-waiting", "class": f"{PREFIX}-waiting"})
         self.box.append(
-            self.title, self.summary, meta, label, self.input, self.warning, self.reason_label, self.reason,
-            actions, self.waiting,
+            self.title, self.summary, meta, self.preview, label, self.input, self.warning, self.reason_label,
+            self.reason, actions, self.waiting,
         )
         self.root.append(self.box)
         self.shield = self._el("div", {"id": f"{PREFIX}-shield", "class": f"{PREFIX}-shield", "hidden": ""})
@@ -245,9 +289,10 @@ class DomDialogView:
         event.stopPropagation()
 
     def _cycle_focus(self, *, backwards: bool) -> None:
-        """Tab stays inside the dialog: the input, the reason, Deny and Approve (when enabled),
-        in a ring."""
-        ring = [self.input, self.reason] + [b for b in (self.deny, self.approve) if not b.disabled]
+        """Tab stays inside the dialog: the preview (when shown), the input, the reason, Deny and
+        Approve (when enabled), in a ring."""
+        shown = [] if self.preview.hidden else [self.preview]
+        ring = [*shown, self.input, self.reason] + [b for b in (self.deny, self.approve) if not b.disabled]
         active = js_or_none(self.document.activeElement)
         index = next(
             (i for i, element in enumerate(ring) if active is not None and element.isSameNode(active)), None
@@ -280,6 +325,7 @@ class DomDialogView:
             self.effect.setAttribute("data-effect", view.effect)
             self.capability.textContent = view.capability
             self.input.textContent = view.input_text
+            self._show_preview(view)
             self.warning.textContent = ""
             self.reason.value = ""  # words meant for another request never carry over
             for button in (self.deny, self.approve):
@@ -291,6 +337,20 @@ class DomDialogView:
         self.root.hidden = False
         if switched:
             self.box.focus()  # the dialog itself, not a button: a held Enter must not approve
+
+    def _show_preview(self, view: Shown) -> None:
+        rows = []
+        for change in view.preview:
+            tr = self._el("tr", {})
+            for text in (change.row, change.field, change.before, change.after):
+                cell = self._el("td", {})
+                cell.textContent = text  # plain text, never HTML
+                tr.append(cell)
+            rows.append(tr)
+        self.preview_rows.replaceChildren(*rows)
+        self.preview_note.textContent = view.preview_note
+        self.preview_caption.textContent = view.preview_caption
+        self.preview.hidden = not rows
 
     def unlock(self, confirmation_id: str) -> None:
         for button in (self.deny, self.approve):

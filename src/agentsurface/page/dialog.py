@@ -14,7 +14,10 @@ What it refuses, so that nobody approves something the person never saw:
 - a pointer click counts only for the request its press began on (the second click of a
   double-click on Approve never approves the request that replaced the first);
 - after the dialog closes, the view swallows clicks for ``CLOSE_SHIELD_MS`` so they never fall
-  through to the page underneath.
+  through to the page underneath;
+- a request with a preview (what the call will change, as a table) is approved only if its
+  preview still holds when the person presses Approve: if the state changed since it was shown,
+  the request ends stale, the dialog closes, and the change is announced (``on_outdated``).
 
 The DOM side (elements, listeners, focus, timers) is ``agentsurface.browser.dialog_dom``; this
 module holds the rules and runs on CPython too, against any :class:`DialogView`.
@@ -23,6 +26,7 @@ module holds the rules and runs on CPython too, against any :class:`DialogView`.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +35,7 @@ from typing import Any, Literal, Protocol
 from .._compat import package_data
 from .._core.jsonvalue import JsonValue
 from .._core.pipeline.confirmation import PendingConfirmation
+from .._core.preview import Preview
 from .._core.registry.registry import AgentSurfaceRegistry
 
 __all__ = [
@@ -39,7 +44,11 @@ __all__ = [
     "ConfirmationDialog",
     "Decided",
     "DialogView",
+    "Outdated",
+    "PreviewRow",
+    "ShownRequest",
     "Verdict",
+    "cell_text",
     "format_input",
     "install_confirmation_dialog",
 ]
@@ -56,8 +65,27 @@ Verdict = Literal[
     "protected",  # during input protection: ignored
     "other-request",  # the press began on another request (or before the protection ended)
     "stale",  # for a request no longer shown or no longer pending
+    "outdated",  # Approve pressed, but the state the preview was computed from changed: refused
 ]
 Decided = Callable[[bool, PendingConfirmation], None]
+Outdated = Callable[[PendingConfirmation], None]
+
+# The longest text of one preview cell on screen (the whole value is in the preview's digest).
+MAX_CELL_CHARS = 120
+OUTDATED_TEXT = (
+    "Not applied: what this request would change has changed since it was shown to you. "
+    "The agent was told; it may ask again."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewRow:
+    """One row of the preview table, as the person reads it (plain text)."""
+
+    row: str
+    field: str
+    before: str
+    after: str
 
 
 class DialogView(Protocol):
@@ -113,9 +141,13 @@ class ShownRequest:
     waiting: int  # how many more requests queue behind this one
     locked: bool  # input protection still running
     expires_in: str
+    preview: tuple[PreviewRow, ...] = ()  # what the call will change (empty: no preview)
+    preview_note: str = ""  # e.g. "and 12 more changes not shown"
+    preview_caption: str = ""  # e.g. "What will change (7 changes)"
 
     @classmethod
     def of(cls, item: PendingConfirmation, waiting: int, locked: bool, expires_in: str) -> ShownRequest:
+        rows, note = preview_rows(item.preview)
         return cls(
             title="An agent asks for your approval",
             summary=item.summary,
@@ -125,7 +157,44 @@ class ShownRequest:
             waiting=waiting,
             locked=locked,
             expires_in=expires_in,
+            preview=rows,
+            preview_note=note,
+            preview_caption=preview_caption(item.preview),
         )
+
+
+def preview_rows(preview: Preview | None) -> tuple[tuple[PreviewRow, ...], str]:
+    """A preview as table rows of plain text, and the note on what is not shown."""
+    if preview is None:
+        return (), ""
+    rows = tuple(
+        PreviewRow(cell_text(c.row), cell_text(c.field), cell_text(c.before), cell_text(c.after))
+        for c in preview.changes
+    )
+    hidden = preview.not_shown
+    note = f"and {hidden} more change{'s' if hidden != 1 else ''} not shown" if hidden else ""
+    return rows, note
+
+
+def preview_caption(preview: Preview | None) -> str:
+    """The preview table's caption, with how many changes there are in all."""
+    if preview is None:
+        return ""
+    return f"What will change ({preview.total} change{'s' if preview.total != 1 else ''})"
+
+
+def cell_text(value: JsonValue) -> str:
+    """One preview value as the person reads it: a string as itself, anything else as compact
+    JSON; control and format characters (bidi overrides, zero-width ones) shown as visible
+    escapes so they cannot disguise a value; at most ``MAX_CELL_CHARS`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ": "))
+    shown = "".join(
+        f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") else ch
+        for ch in text[: MAX_CELL_CHARS * 2]
+    )
+    if len(shown) > MAX_CELL_CHARS or len(text) > MAX_CELL_CHARS * 2:
+        shown = shown[: MAX_CELL_CHARS - 1] + "…"
+    return shown
 
 
 def format_input(value: JsonValue) -> str:
@@ -156,16 +225,19 @@ class ConfirmationDialog:
         *,
         on_decided: Decided | None = None,
         input_protection_ms: float = INPUT_PROTECTION_MS,
+        on_outdated: Outdated | None = None,
     ) -> None:
         self.registry = registry
         self.view = view
         self.on_decided = on_decided
+        self.on_outdated = on_outdated
         self.input_protection_ms = input_protection_ms
         self.verdicts: list[Verdict] = []  # every gesture's fate, oldest first (bounded)
         self.prompts = 0  # how many times the adapter's confirm hook opened this dialog
         self._shown: str | None = None  # the confirmation id on screen
         self._armed_at = 0.0  # view.now_ms() from which the shown request accepts input
         self._pressed: str | None = None  # the request a pointer press began on
+        self._announced = ""  # what render() last told assistive technology
         self._unsubscribe: Callable[[], None] | None = registry.confirmations.subscribe(
             lambda _pending: self.render()
         )
@@ -234,9 +306,17 @@ class ConfirmationDialog:
     def _decide(self, confirmation_id: str, approved: bool, reason: str | None = None) -> Verdict:
         pending = self.registry.confirmations.get(confirmation_id)
         said = None if approved else reason
-        if not self.registry.confirmations.resolve(confirmation_id, approved=approved, reason=said):
+        confirmations = self.registry.confirmations
+        if not confirmations.resolve(confirmation_id, approved=approved, reason=said):
             self.render()
             return self._record("stale")
+        if approved and confirmations.status(confirmation_id) == "stale":
+            # The preview no longer held: nothing was approved (the store closed the request);
+            # one announcement says so and names the request shown next, if any.
+            self.view.announce(f"{OUTDATED_TEXT} {self._announced}" if self._shown is not None else OUTDATED_TEXT)
+            if pending is not None and self.on_outdated is not None:
+                self.on_outdated(pending)
+            return self._record("outdated")
         if pending is not None and self.on_decided is not None:
             self.on_decided(approved, pending)
         return self._record("approved" if approved else "denied")
@@ -266,7 +346,8 @@ class ConfirmationDialog:
             lead = (
                 "Another request replaced the previous one" if previous else "An agent asks for your approval"
             )
-            self.view.announce(f"{lead}: {item.summary}")
+            self._announced = f"{lead}: {item.summary}"
+            self.view.announce(self._announced)
         self.view.show(item, ShownRequest.of(item, len(pending) - 1, not self.armed(), self._time_left(item)))
 
     def _unlock(self, confirmation_id: str) -> None:
@@ -320,6 +401,7 @@ def install_confirmation_dialog(
     on_decided: Decided | None = None,
     input_protection_ms: float = INPUT_PROTECTION_MS,
     close_shield_ms: float = CLOSE_SHIELD_MS,
+    on_outdated: Outdated | None = None,
 ) -> ConfirmationDialog:
     """Add the confirmation dialog to the page (under ``parent``, default ``document.body``) and
     keep it in step with ``registry.confirmations``. Browser only (Pyodide). Pass the result's
@@ -328,13 +410,19 @@ def install_confirmation_dialog(
     Its optional "If you deny, why?" field gives a denial the person's words: the registry keeps
     them sanitized (one line of plain text, at most 200 characters), the agent's
     ``CONFIRMATION_INVALID`` carries them as ``details.personSaid``, and the audit's
-    ``confirmation-denied`` event as its ``detail``."""
+    ``confirmation-denied`` event as its ``detail``.
+
+    A request whose capability declares a preview shows it as a table (row, field, before,
+    after). If the state it was computed from changed by the time the person presses Approve,
+    nothing is approved: the request ends stale (the agent gets ``CONFIRMATION_INVALID``
+    with reason ``stale``), the dialog closes, assistive technology is told, and
+    ``on_outdated(pending)`` lets the page say so too."""
     from ..browser.dialog_dom import DomDialogView
 
     css = _dialog_css()
     view = DomDialogView(parent=parent, css=css, close_shield_ms=close_shield_ms)
     dialog = ConfirmationDialog(
-        registry, view, on_decided=on_decided, input_protection_ms=input_protection_ms
+        registry, view, on_decided=on_decided, input_protection_ms=input_protection_ms, on_outdated=on_outdated
     )
     view.connect(
         press=dialog.press,

@@ -38,7 +38,8 @@ class ToolRow:
 class CallEntry:
     """One call, as logged: settled, or waiting for the person's approval (``status``
     ``"pending"``). ``confirmation`` says how a confirmation round inside it went: ``"waiting"``,
-    ``"approved"``, ``"denied"`` or ``"expired"`` (None when the call needed none)."""
+    ``"approved"``, ``"denied"``, ``"expired"`` or ``"stale"`` (Approve pressed on a preview
+    that no longer held) (None when the call needed none)."""
 
     at: str
     capability_id: str
@@ -59,6 +60,7 @@ _CONFIRMATION_NOTES = {
     "approved": "approved by the person",
     "denied": "denied by the person",
     "expired": "the approval expired",
+    "stale": "not applied: the state changed since the person was shown it",
 }
 
 # The inspectors alive in this page: the runtime shows a start-up error in them (startup_failed).

@@ -61,6 +61,7 @@ class _Member(Generic[F]):
         self.when_fn: Callable[[Any], bool] | None = None
         self.when_reason: str | None = None
         self.precondition_fn: Callable[..., Any] | None = None
+        self.preview_fn: Callable[..., Any] | None = None
         self.__doc__ = fn.__doc__
 
     @keywords_checked("@<capability>.when(...)")
@@ -108,6 +109,14 @@ class _ActionMember(_Member[F]):
         """Decorate ``(self, **input) -> None | PreconditionFailure`` as the precondition."""
         self._check_distinct_name(fn, "precondition")
         self.precondition_fn = fn
+        return fn
+
+    def preview(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorate ``(self, **input) -> list[Change]`` as what an approved call will change:
+        the confirmation dialog shows it, and if it differs when the call is about to run (the
+        state changed since the person saw it) the call is refused as stale. Synchronous."""
+        self._check_distinct_name(fn, "preview")
+        self.preview_fn = fn
         return fn
 
 
@@ -341,8 +350,9 @@ class AgentComponent:
                     execute=_executor(self, attr, sig),
                     when=when,
                     unavailable_reason=reason,
-                    precondition=_precondition(self, member.precondition_fn, sig),
+                    precondition=_with_input(self, member.precondition_fn, sig),
                     policies=policies,
+                    preview=_with_input(self, member.preview_fn, sig),
                 )
         return type(self).contract.bind(
             instance_id=instance_id or self.instance_id,
@@ -411,9 +421,10 @@ def _bound_predicate(
     return lambda: bool(fn(component))
 
 
-def _precondition(
+def _with_input(
     component: AgentComponent, fn: Callable[..., Any] | None, sig: Signature
 ) -> Callable[[Any, ReadContext], Any] | None:
+    """A precondition or preview method, called as ``(value, ctx)`` with the input's fields."""
     if fn is None:
         return None
 

@@ -47,6 +47,9 @@ class ActionBinding:
     unavailable_reason: str | Callable[[], str] | None = None
     precondition: Callable[..., Any] | None = None
     policies: Sequence[Policy] = ()
+    # ``(value, ReadContext) -> changes``: what an approved call will change (shown in the
+    # dialog, recomputed just before the handler runs; agentsurface._core.preview).
+    preview: Callable[..., Any] | None = None
 
 
 def check_policies(policies: Sequence[Policy], where: str) -> tuple[Policy, ...]:

@@ -92,3 +92,7 @@ class ActionContext:
     signal: CancelSignal
     host: Mapping[str, Any] = field(default_factory=dict)
     confirmation: Mapping[str, str] | None = None
+    # For an approval bound to a preview: whether the preview still holds now (False also
+    # spoils the approval, audited). Checked just before the handler starts; a handler or
+    # executor that waits before it writes (a server challenge, a passkey) asks again then.
+    still_approved: Callable[[], bool] | None = None

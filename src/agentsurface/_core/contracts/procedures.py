@@ -144,12 +144,16 @@ class ProcedureContract:
         confirmation: ConfirmationLevel | None = None,
         policies: Sequence[Policy] = (),
         concurrency: Concurrency | None = None,
+        preview: Callable[[Any], Any] | None = None,
     ) -> ProcedureReference:
         """Make this procedure contextually available from a mounted component.
 
         ``bind`` returns UI-derived input values (e.g. the selected ids); ``bound_fields`` names
         its keys, which are removed from the agent's schema and locked unless ``overridable``.
-        ``confirmation`` may raise the contract's floor, never lower it.
+        ``confirmation`` may raise the contract's floor, never lower it. ``preview``
+        (``effective_input -> list[Change]``, synchronous) says what an approved call will
+        change, from the page's state: the dialog shows it, and the call is refused as stale
+        if it differs when the person approves or just before the call leaves the page.
         """
         return _make_reference(
             self,
@@ -162,6 +166,7 @@ class ProcedureContract:
             confirmation,
             policies,
             concurrency,
+            preview,
         )
 
 
@@ -178,6 +183,7 @@ class ProcedureReference:
     describe: Callable[[], str] | None = None
     policies: tuple[Policy, ...] = ()
     concurrency: Concurrency | None = None
+    preview: Callable[[Any], Any] | None = None
 
     @property
     def procedure_id(self) -> str:
@@ -196,6 +202,7 @@ def _make_reference(
     confirmation: ConfirmationLevel | None,
     policies: Sequence[Policy],
     concurrency: Concurrency | None,
+    preview: Callable[[Any], Any] | None,
 ) -> ProcedureReference:
     schema = contract.input.json_schema
     properties = dict(schema.get("properties") or {})
@@ -251,9 +258,16 @@ def _make_reference(
         describe=describe,
         policies=check_policies(policies, contract.id),
         concurrency=concurrency,
+        preview=preview,
     )
     check_live_options(
-        contract.id, ref.unavailable_reason, ref.policies, when=ref.when, bind=ref.bind, describe=ref.describe
+        contract.id,
+        ref.unavailable_reason,
+        ref.policies,
+        when=ref.when,
+        bind=ref.bind,
+        describe=ref.describe,
+        preview=ref.preview,
     )
     if concurrency is not None and not isinstance(concurrency, Concurrency):
         raise DefinitionError("INVALID_DEFINITION", "concurrency must be a Concurrency", path=contract.id)

@@ -410,14 +410,19 @@ def _bind_members(
                 "INVALID_DEFINITION", f"{handler_name} of {name!r} is not callable", path=where
             )
         precondition = getattr(member, "precondition", None)
+        preview = getattr(member, "preview", None)
         # A bare handler has no options to check (the common case: binding is per mount).
-        if member.unavailable_reason is not None or member.policies or member.when is not None or precondition is not None:
+        if (
+            member.unavailable_reason is not None or member.policies or member.when is not None
+            or precondition is not None or preview is not None
+        ):
             check_live_options(
                 f"{where}.{name}",
                 member.unavailable_reason,
                 member.policies,
                 when=member.when,
                 precondition=precondition,
+                preview=preview,
             )
         out[name] = member
     return out

@@ -80,6 +80,7 @@ class Call:
     # Learned by the phases, in order:
     value: Any = None  # what the handler receives (5)
     effective: JsonValue = None  # the validated effective input as JSON (5)
+    bound: JsonValue = None  # a procedure reference's bound values, as bind() gave them (5)
     invoke_ctx: PolicyContext | None = None  # the policy context with effective input (6)
     settling_policies: Sequence[Policy] = ()  # their on_invoke ran (6)
     confirmation: ConfirmationRecord | None = None  # consumed approval evidence (6)

@@ -1,8 +1,14 @@
 """Confirmation evidence: single-use, expiring approvals bound to one exact request.
 
 A record binds to the canonical digest of ``{surfaceId, registrationId, capabilityId,
-consumerKey, effectiveInput, effect}`` and keeps the exact values too, so matching is by value,
-never by hash alone. The host UI lists ``pending()``, calls ``resolve()``; adapters ``wait_for()``.
+consumerKey, effectiveInput, effect}`` (and ``preview``, the digest of what the person was shown
+would change, when the capability declares a preview) and keeps the exact values too, so matching
+is by value, never by hash alone. The host UI lists ``pending()``, calls ``resolve()``; adapters
+``wait_for()``.
+
+A previewed request is *stale* once the state it was previewed from changed: at the person's
+Approve (the record's ``freshness`` check), or when the call comes back with the approval and its
+preview differs. A stale record never approves anything again.
 """
 
 from __future__ import annotations
@@ -18,10 +24,14 @@ from typing import Any, Literal
 from ..clock import Cancel, Clock, iso
 from ..events import SurfaceEvent, make_event
 from ..jsonvalue import JsonValue, canonical_json, digest
+from ..preview import Preview
 
 log = logging.getLogger("agentsurface")
 
-Outcome = Literal["approved", "denied", "expired"]
+Outcome = Literal["approved", "denied", "expired", "stale"]
+# Whether what a pending request previews still holds: "fresh", "stale" (the state it was
+# previewed from changed), or "error" (its preview or binding could not be recomputed).
+Freshness = Literal["fresh", "stale", "error"]
 
 # The person's own words when they deny (the dialog's optional "why"): plain text on one line,
 # at most this many characters, given to the agent as the person's and kept by the audit.
@@ -42,7 +52,7 @@ def denial_reason(text: object) -> str | None:
     if len(said) > MAX_DENIAL_REASON:
         said = said[: MAX_DENIAL_REASON - 1].rstrip() + "…"
     return said or None
-RecordStatus = Literal["pending", "approved", "denied", "expired", "consumed"]
+RecordStatus = Literal["pending", "approved", "denied", "expired", "consumed", "stale"]
 
 # How many forgotten confirmation ids the store still recognises as expired (bounded memory).
 FORGOTTEN_KEPT = 4096
@@ -50,7 +60,8 @@ FORGOTTEN_KEPT = 4096
 
 @dataclass(frozen=True, slots=True)
 class PendingConfirmation:
-    """What a host dialog renders. ``input`` is the exact effective input being approved."""
+    """What a host dialog renders. ``input`` is the exact effective input being approved;
+    ``preview``, when the capability declares one, what the call will change."""
 
     confirmation_id: str
     capability_id: str
@@ -61,9 +72,10 @@ class PendingConfirmation:
     input: JsonValue
     requested_at: str
     expires_at: str
+    preview: Preview | None = None
 
     def to_json(self) -> dict[str, JsonValue]:
-        return {
+        out: dict[str, JsonValue] = {
             "confirmationId": self.confirmation_id,
             "capabilityId": self.capability_id,
             "registrationId": self.registration_id,
@@ -74,6 +86,9 @@ class PendingConfirmation:
             "requestedAt": self.requested_at,
             "expiresAt": self.expires_at,
         }
+        if self.preview is not None:
+            out["preview"] = self.preview.to_json()
+        return out
 
 
 @dataclass(slots=True, eq=False)
@@ -88,6 +103,8 @@ class ConfirmationRecord:
     reason: str | None = None
     waiters: list[asyncio.Future[Outcome]] = field(default_factory=list)
     cancel_timer: Cancel | None = None
+    # A previewed request: is what it previews still what would happen? (None: no preview.)
+    freshness: Callable[[], Freshness] | None = None
 
 
 def request_material(
@@ -97,8 +114,10 @@ def request_material(
     consumer_key: str,
     effective_input: Any,
     effect: str,
+    preview: str | None = None,
 ) -> dict[str, Any]:
-    return {
+    """What an approval is bound to; ``preview``: the digest of the request's preview."""
+    material = {
         "surfaceId": surface_id,
         "registrationId": registration_id,
         "capabilityId": capability_id,
@@ -106,6 +125,9 @@ def request_material(
         "effectiveInput": effective_input,
         "effect": effect,
     }
+    if preview is not None:
+        material["preview"] = preview
+    return material
 
 
 class ConfirmationController:
@@ -146,11 +168,18 @@ class ConfirmationController:
 
     def resolve(self, confirmation_id: str, *, approved: bool, reason: str | None = None) -> bool:
         """Approve or deny a pending request. Returns False if it is not pending any more.
-        ``reason``: the person's words for a denial (sanitized by :func:`denial_reason`)."""
+        ``reason``: the person's words for a denial (sanitized by :func:`denial_reason`).
+
+        Approving a previewed request first checks that its preview still holds: if the state
+        it was previewed from changed, the request ends *stale* instead (True is still returned:
+        it was pending and is settled; :meth:`status` says "stale") and nothing is approved."""
         self._expire_due()
         record = self._records.get(confirmation_id)
         if record is None or record.status != "pending":
             return False
+        if approved and record.freshness is not None and record.freshness() != "fresh":
+            self.spoil(record)
+            return True
         if approved:
             record.status = "approved"
             record.approved_at = self._clock.now()
@@ -159,6 +188,11 @@ class ConfirmationController:
             record.reason = denial_reason(reason)
         self._settle(record, "approved" if approved else "denied")
         return True
+
+    def status(self, confirmation_id: str) -> RecordStatus | None:
+        """Where a request stands (None: unknown here, or forgotten)."""
+        record = self._records.get(confirmation_id)
+        return None if record is None else record.status
 
     def reason_of(self, confirmation_id: str) -> str | None:
         """The person's words for a denied request (None: none given, or not denied)."""
@@ -189,7 +223,7 @@ class ConfirmationController:
             return "expired"
         if record.status in ("approved", "consumed"):
             return "approved"
-        if record.status in ("denied", "expired"):
+        if record.status in ("denied", "expired", "stale"):
             return record.status
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         record.waiters.append(future)
@@ -233,8 +267,16 @@ class ConfirmationController:
                 return record
         return None
 
-    def create(self, request: dict[str, Any], summary: str) -> ConfirmationRecord | None:
-        """A new pending record, or None when the pending set is full."""
+    def create(
+        self,
+        request: dict[str, Any],
+        summary: str,
+        *,
+        preview: Preview | None = None,
+        freshness: Callable[[], Freshness] | None = None,
+    ) -> ConfirmationRecord | None:
+        """A new pending record, or None when the pending set is full. ``preview`` (its digest
+        in ``request``) is shown to the person; ``freshness`` tells whether it still holds."""
         self._expire_due()
         if sum(1 for r in self._records.values() if r.status == "pending") >= self._max_pending:
             return None
@@ -250,8 +292,10 @@ class ConfirmationController:
             input=request["effectiveInput"],
             requested_at=iso(now),
             expires_at=iso(now + self._ttl),
+            preview=preview,
         )
         record = ConfirmationRecord(cid, request, digest(request), pending, now + self._ttl)
+        record.freshness = freshness
         record.cancel_timer = self._clock.call_later(self._ttl, self._expire_due)
         self._records[cid] = record
         if not self._listeners and pending.capability_id not in self._unshown_warned:
@@ -280,7 +324,10 @@ class ConfirmationController:
         return record
 
     def check(self, confirmation_id: str, request: dict[str, Any]) -> tuple[str, ConfirmationRecord | None]:
-        """Classify evidence: approved / pending / denied / expired / consumed / mismatch."""
+        """Classify evidence: approved / pending / denied / expired / consumed / stale / mismatch.
+
+        "stale": the very request the record was made for, whose preview now differs (the
+        state it was previewed from changed); the record is spoiled, never to approve again."""
         self._expire_due()
         record = self._records.get(confirmation_id)
         if record is None:
@@ -288,9 +335,33 @@ class ConfirmationController:
         if record.status == "expired":
             return "expired", record  # expired wins: a late approval is late, whatever it covers
         if record.digest != digest(request) or not _same(record.request, request):
+            if _only_preview_differs(record.request, request):
+                # The very request, in another state: a live approval is spoiled; a denied or
+                # used one stays what it was.
+                if record.status in ("pending", "approved"):
+                    log.info("confirmation %s: the state it was previewed from changed", confirmation_id)
+                    self.spoil(record)
+                return record.status, record
             log.info("confirmation %s does not match the request it is used with", confirmation_id)
             return "mismatch", record
         return record.status, record
+
+    def spoil(self, record: ConfirmationRecord, invocation_id: str | None = None) -> None:
+        """``record``'s preview no longer holds: it ends stale (a pending one settles, so its
+        dialog closes and its waiters hear "stale"; an approved or consumed one is not
+        resolved again) and is audited as ``confirmation-stale``."""
+        if record.status == "stale":
+            return
+        was_pending, record.status = record.status == "pending", "stale"
+        if was_pending:
+            self._settle(record, "stale")
+            return
+        self._audit(
+            "confirmation-stale",
+            capability_id=record.pending.capability_id,
+            registration_id=record.pending.registration_id,
+            invocation_id=invocation_id,
+        )
 
     def consume(self, record: ConfirmationRecord) -> None:
         record.status = "consumed"
@@ -354,6 +425,13 @@ class ConfirmationController:
                 listener(current)
             except Exception:
                 log.exception("confirmation listener failed")
+
+
+def _only_preview_differs(recorded: dict[str, Any], request: dict[str, Any]) -> bool:
+    """Both requests carry a preview digest, and are the same request but for it."""
+    if "preview" not in recorded or "preview" not in request:
+        return False
+    return _same({**recorded, "preview": None}, {**request, "preview": None})
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:

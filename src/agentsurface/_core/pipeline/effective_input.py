@@ -58,7 +58,7 @@ def build(call: Call) -> None:
             raise PhaseRefusal(failures.locked_fields(locked))
         merged = dict(agent)
         if ref.bind is not None:
-            bound = _bind(ref.bind, ref.bound_fields)
+            bound = call.bound = _bind(ref.bind, ref.bound_fields)
             for name in ref.bound_fields:
                 if name in ref.locked_fields or name not in agent:
                     merged[name] = bound[name]

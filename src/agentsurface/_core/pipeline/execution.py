@@ -16,7 +16,7 @@ from ..clock import iso
 from ..contracts.context import ActionContext, ReadContext
 from ..errors import AgentSurfaceError, CapabilityFailure, ErrorPayload
 from ..registrations.entries import ActionEntry, ObservationEntry, ProcedureEntry
-from . import failures
+from . import failures, previews
 from .call import Call
 from .failures import PhaseRefusal
 
@@ -42,6 +42,10 @@ def execute(call: Call) -> Awaitable[None] | None:
     try:
         if call.signal.aborted:
             raise PhaseRefusal(abort_error(call, call.signal.reason or "cancelled", during_execution=False))
+        if call.confirmation is not None:
+            # An approved preview is checked in the same step as the handler's start: nothing
+            # can change the state between the check and the write.
+            previews.verify(call)
         try:
             outcome = _start(call)
         except PhaseRefusal:
@@ -88,8 +92,16 @@ def _start(call: Call) -> Any:
     record = call.confirmation
     if record is not None and record.approved_at is not None:
         confirmation = {"id": record.id, "approvedAt": iso(record.approved_at)}
+    still = None if record is None or record.freshness is None else (lambda: previews.still_approved(call))
     ctx = ActionContext(
-        entry.capability_id, reg.registration_id, call.consumer, call.invocation_id, call.signal, call.host, confirmation
+        entry.capability_id,
+        reg.registration_id,
+        call.consumer,
+        call.invocation_id,
+        call.signal,
+        call.host,
+        confirmation,
+        still,
     )
     match entry:
         case ActionEntry():

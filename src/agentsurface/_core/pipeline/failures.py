@@ -173,6 +173,10 @@ _CONFIRMATION_INVALID = {
     "expired": "The approval expired. Ask again if still wanted.",
     "consumed": "This approval was already used. Each approval allows one call.",
     "mismatch": "This approval does not match the request; it covers a different input or target.",
+    "stale": (
+        "Nothing was applied: what this call would change has changed since the user was shown it. "
+        "Check the current state, then ask again if still wanted."
+    ),
 }
 
 
@@ -191,7 +195,7 @@ def confirmation_required(record: ConfirmationRecord) -> ErrorPayload:
 
 def confirmation_invalid(status: str, person_said: str | None = None) -> ErrorPayload:
     """``person_said``: a denial's reason, in the person's own words (``personSaid``)."""
-    retry: Retry = "with-confirmation" if status == "expired" else "no"
+    retry: Retry = "with-confirmation" if status in ("expired", "stale") else "no"
     message = _CONFIRMATION_INVALID.get(status, _CONFIRMATION_INVALID["mismatch"])
     return error("CONFIRMATION_INVALID", message, retry, reason=status, personSaid=person_said)
 
@@ -202,6 +206,26 @@ def too_many_confirmations(ttl: float) -> ErrorPayload:
         "Too many confirmations are waiting for the user. Retry later.",
         reason="queue-full",
         retryAfterMs=int(ttl * 1000),
+    )
+
+
+def preview_error() -> ErrorPayload:
+    """The capability's preview raised (or could not be recomputed before the write)."""
+    return error(
+        "PRECONDITION_FAILED",
+        "What this call would change could not be worked out, so it was not applied. Refresh and retry.",
+        "after-refresh",
+        reason="preview-error",
+    )
+
+
+def preview_refused(problem: str) -> ErrorPayload:
+    """The capability's preview was not one (``preview-invalid``) or too large (``preview-too-large``)."""
+    return error(
+        "PRECONDITION_FAILED",
+        "What this call would change could not be shown to the user, so it was not applied.",
+        "after-refresh",
+        reason=problem,
     )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable
 
 from ..jsonvalue import JsonValue, canonical_json
 from ..policies.base import Policy, PolicyContext
-from . import failures
+from . import failures, previews
 from .authorization import run_hook
 from .call import Call
 from .confirmation import request_material
@@ -78,6 +78,7 @@ def _confirm(call: Call, escalating: list[Policy] | tuple[()]) -> None:
     target = call.target
     pipeline = call.pipeline
     store = pipeline.confirmations
+    preview = previews.compute(call)  # what the person is shown; refused here if it fails
     request = request_material(
         pipeline.registry.surface_id,
         target.reg.registration_id,
@@ -85,6 +86,7 @@ def _confirm(call: Call, escalating: list[Policy] | tuple[()]) -> None:
         call.consumer.key,
         call.effective,
         target.entry.effect,
+        None if preview is None else preview.digest,
     )
     cid = call.request.confirmation_id
     if cid is not None:
@@ -99,7 +101,8 @@ def _confirm(call: Call, escalating: list[Policy] | tuple[()]) -> None:
         raise PhaseRefusal(failures.confirmation_invalid(status, said))
     record = store.find_pending(request)
     if record is None:
-        record = store.create(request, _summary(call, escalating))
+        fresh = None if preview is None else previews.freshness(call, preview)
+        record = store.create(request, _summary(call, escalating), preview=preview, freshness=fresh)
         if record is None:
             raise PhaseRefusal(failures.too_many_confirmations(pipeline.registry.limits.confirmation_ttl))
     raise PhaseRefusal(failures.confirmation_required(record))
