@@ -4,6 +4,7 @@ view with its own millisecond clock; the real DOM is covered by e2e/test_page_di
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -274,6 +275,22 @@ def test_input_text_is_the_exact_value_not_markup() -> None:
     value: Any = {"name": "<img src=x onerror=alert(1)>", "n": 1.5, "ok": None, "list": ["é"]}
     text = format_input(value)
     assert "<img src=x onerror=alert(1)>" in text and '"é"' in text
+
+
+async def test_hidden_characters_in_the_input_and_summary_cannot_disguise_them(surface: TestSurface) -> None:
+    """An agent's "dev-\u202e1000" reads "dev-0001" on screen; the dialog shows the override
+    itself, in the input (as JSON's own escape: still the same JSON) and in the summary the app
+    built from it. Letters of right-to-left scripts stay as they are."""
+    view = RecordingView()
+    ConfirmationDialog(surface.registry, view)
+    sneaky = "dev-\u202e1000\u200b שלום"
+    await request(surface, sneaky)
+    _cid, shown = view.shown[-1]
+    assert "\u202e" not in shown.input_text and "\u200b" not in shown.input_text
+    assert "dev-\\u202e1000\\u200b שלום" in shown.input_text
+    assert json.loads(shown.input_text) == {"drawer": sneaky}
+    assert sneaky not in shown.summary and "\\u202e" in shown.summary
+    assert format_input({"a": "x\ny"}) == '{\n  "a": "x\\ny"\n}'  # the layout's line breaks stay
 
 
 # --------------------------------------------------------------------------- previews (issue 39.3)

@@ -150,7 +150,7 @@ class ShownRequest:
         rows, note = preview_rows(item.preview)
         return cls(
             title="An agent asks for your approval",
-            summary=item.summary,
+            summary=visible(item.summary, keep=LINE_BREAK),
             capability=item.capability_id,
             effect=item.effect,
             input_text=format_input(item.input),
@@ -183,23 +183,39 @@ def preview_caption(preview: Preview | None) -> str:
     return f"What will change ({preview.total} change{'s' if preview.total != 1 else ''})"
 
 
+# Characters that show as nothing or move the text around them: controls, format characters
+# (bidi overrides and isolates, zero-width ones), surrogates, private use, unassigned.
+_HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn")
+LINE_BREAK = "\n"  # kept where a text's layout has lines (the input's JSON, the summary)
+
+
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with every character that could disguise it (a right-to-left override that
+    reverses "0001-ved" into "dev-1000", a zero-width space) shown as a visible ``\\uXXXX``
+    escape, except those in ``keep`` (line breaks of a layout): what the agent sent is what the
+    person reads."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(
+        f"\\u{ord(ch):04x}" if ch not in keep and unicodedata.category(ch) in _HIDDEN else ch for ch in text
+    )
+
+
 def cell_text(value: JsonValue) -> str:
     """One preview value as the person reads it: a string as itself, anything else as compact
-    JSON; control and format characters (bidi overrides, zero-width ones) shown as visible
-    escapes so they cannot disguise a value; at most ``MAX_CELL_CHARS`` characters."""
+    JSON; hidden characters made visible (:func:`visible`); at most ``MAX_CELL_CHARS``
+    characters."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ": "))
-    shown = "".join(
-        f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") else ch
-        for ch in text[: MAX_CELL_CHARS * 2]
-    )
+    shown = visible(text[: MAX_CELL_CHARS * 2])
     if len(shown) > MAX_CELL_CHARS or len(text) > MAX_CELL_CHARS * 2:
         shown = shown[: MAX_CELL_CHARS - 1] + "…"
     return shown
 
 
 def format_input(value: JsonValue) -> str:
-    """The exact effective input as the person reads it: indented JSON, keys in their order."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    """The exact effective input as the person reads it: indented JSON, keys in their order,
+    hidden characters as JSON's own ``\\uXXXX`` escapes (the text is still the same JSON)."""
+    return visible(json.dumps(value, indent=2, ensure_ascii=False), keep=LINE_BREAK)
 
 
 def countdown_text(seconds_left: float) -> str:
@@ -346,7 +362,7 @@ class ConfirmationDialog:
             lead = (
                 "Another request replaced the previous one" if previous else "An agent asks for your approval"
             )
-            self._announced = f"{lead}: {item.summary}"
+            self._announced = f"{lead}: {visible(item.summary, keep=LINE_BREAK)}"
             self.view.announce(self._announced)
         self.view.show(item, ShownRequest.of(item, len(pending) - 1, not self.armed(), self._time_left(item)))
 
