@@ -7,7 +7,10 @@
   has booted Pyodide and registered them).
 - calls: one read tool (``view_devices__filters__active``) through the bridge (MCP SDK client
   over stdio -> bridge -> executeTool), next to the same executeTool in the page (timed with the
-  page's clock, and as a Playwright evaluate round trip from Python); p50 and p95.
+  page's clock, and as a Playwright evaluate round trip from Python); p50 and p95. Then where a
+  call's time goes: the MCP hop alone (a ping), the CDP hop alone (an empty evaluate), and one
+  call started from outside timed by the page's clock (its getTools, its executeTool), which
+  pays what back-to-back calls in the page do not (the previous call's rendering, a cold path).
 - list_changed: from a click that opens the device drawer (its component mounts three tools) or
   closes it, to the client receiving notifications/tools/list_changed.
 
@@ -53,6 +56,13 @@ IN_PAGE = """async ([name, n]) => {
     times.push(performance.now() - t0);
   }
   return times;
+}"""
+ONE_TIMED = """async (name) => {
+  const t0 = performance.now();
+  const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
+  const t1 = performance.now();
+  await document.modelContext.executeTool(tool, {});
+  return [t1 - t0, performance.now() - t1];
 }"""
 ONE_IN_PAGE = """async (name) => {
   const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
@@ -141,6 +151,7 @@ async def _measure(url: str, cdp: str, n: int, changes: int) -> None:
                 t0 = time.perf_counter()
                 await page.evaluate(ONE_IN_PAGE, READ)
                 round_trip.append((time.perf_counter() - t0) * 1000)
+            split = [await page.evaluate(ONE_TIMED, READ) for _ in range(n)]
             # Where a call's time goes: the MCP hop alone (a ping answered by the bridge) and the
             # CDP hop alone (an evaluate that does nothing).
             ping: list[float] = []
@@ -158,6 +169,8 @@ async def _measure(url: str, cdp: str, n: int, changes: int) -> None:
             row("through the bridge: MCP tools/call over stdio", through)
             row("  the MCP hop alone: ping over stdio", ping)
             row("  the CDP hop alone: page.evaluate(() => 0)", empty)
+            row("  one call from outside: getTools (page clock)", [a for a, _ in split])
+            row("  one call from outside: executeTool (page clock)", [b for _, b in split])
             print(f"  bridge p50 / in-page p50: {statistics.median(through) / statistics.median(page_clock):.1f}x")
 
             opened: list[float] = []
