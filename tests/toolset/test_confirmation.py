@@ -227,3 +227,19 @@ async def test_calls_that_need_no_confirmation_never_wait() -> None:
     result = await settle(task)
     assert result.ok
     assert surface.registry.confirmations.pending() == []
+
+
+async def test_a_denial_in_wait_mode_is_final_with_the_persons_words_and_no_retry() -> None:
+    """As the WebMCP adapter answers it: the person's "no" reaches the caller as
+    CONFIRMATION_INVALID ``denied`` with what they said, and nothing is invoked again."""
+    surface = devices_surface(selected=["d1", "d2"])
+    spy = InvokeSpy(surface.registry)
+    task = start(surface, topology="embedded")
+    (pending,) = await until_pending(surface.registry)
+    surface.state.selected = ["d3"]  # even with the selection moved meanwhile
+    assert surface.registry.confirmations.resolve(pending.confirmation_id, approved=False, reason="not today")
+    result = await settle(task)
+    assert error_code(result) == "CONFIRMATION_INVALID"
+    assert details(result)["reason"] == "denied" and details(result)["personSaid"] == "not today"
+    assert [r.confirmation_id for r in spy.requests] == [None]  # never retried
+    assert surface.server.calls == []

@@ -23,6 +23,8 @@ from .._core.errors import ErrorPayload, RegistryClosedError, error, surface_shu
 from .._core.events import SurfaceEvent
 from .._core.ids import random_id
 from .._core.jsonvalue import canonical_json
+from .._core.pipeline.confirmation import Outcome
+from .._core.pipeline.failures import confirmation_invalid
 from .._core.pipeline.invocation import Invocation, InvocationResult
 from .._core.registry.descriptors import Budget, ProcedureDescriptor, Snapshot
 from .._core.registry.registry import AgentSurfaceRegistry
@@ -182,8 +184,17 @@ class AgentToolset:
                 return result
             assert result.error is not None and result.error.details is not None
             cid = result.error.details.get("confirmationId")
-            if not isinstance(cid, str) or not await self._wait(cid):
+            if not isinstance(cid, str):
+                return result
+            outcome = await self._wait(cid)
+            if outcome is None:
                 return result  # disposed while waiting: the original result, nothing executes
+            if outcome in ("denied", "stale"):
+                # Final, as the WebMCP adapter answers them: a retry would meet whatever phase
+                # fails first (a surface change since), hiding the person's "no" or the stale
+                # preview behind a code that invites asking again. The store has audited it.
+                said = self.registry.confirmations.reason_of(cid) if outcome == "denied" else None
+                return _error_result(request, confirmation_invalid(outcome, said), self.registry.version)
             # Same invocation id and confirmation id: the registry checks the evidence.
             retry = dataclasses.replace(request, confirmation_id=cid)
             return await self.registry.invoke(retry, consumer=self.consumer)
@@ -195,20 +206,21 @@ class AgentToolset:
                 request, error("EXECUTION_FAILED", "The call failed unexpectedly."), self.registry.version
             )
 
-    async def _wait(self, confirmation_id: str) -> bool:
-        """Wait for the user's decision; False if the toolset was disposed meanwhile."""
+    async def _wait(self, confirmation_id: str) -> Outcome | None:
+        """Wait for the user's decision; None if the toolset was disposed meanwhile."""
         if self._disposed:
-            return False
+            return None
         signal = CancelSignal()
         self._waits.add(signal)
         try:
-            await self.registry.confirmations.wait_for(confirmation_id, signal=signal)
+            outcome = await self.registry.confirmations.wait_for(confirmation_id, signal=signal)
         except asyncio.CancelledError:
             if not signal.aborted:
                 raise
+            return None
         finally:
             self._waits.discard(signal)
-        return not self._disposed
+        return None if self._disposed else outcome
 
     # ------------------------------------------------------------------ change feed
 
