@@ -76,26 +76,19 @@ class InCallConfirmation:
                 self.registry.version,
                 error=error("CANCELLED", "The invocation was cancelled.", "yes"),
             )
-        if outcome == "stale":
-            # The person approved while the state the request was previewed from had changed:
-            # nothing applies, and a retry would only meet the spoiled approval (audited).
+        if outcome in ("stale", "denied"):
+            # Final, never retried. Stale: the person approved while the state the request was
+            # previewed from had changed; a retry would only meet the spoiled approval. Denied:
+            # retrying would answer with whatever phase fails first (a surface change since:
+            # STALE_CAPABILITY, "refresh and retry"), inviting the agent to ask the person
+            # again. The store has audited both.
+            said = confirmations.reason_of(cid) if outcome == "denied" else None
             return InvocationResult(
                 "error",
                 first.invocation_id,
                 request.capability_id,
                 self.registry.version,
-                error=confirmation_invalid("stale"),
-            )
-        if outcome == "denied":
-            # A denial is final and never retried: retrying would answer with whatever phase
-            # fails first (a surface change since: STALE_CAPABILITY, "refresh and retry"),
-            # inviting the agent to ask the person again. The store has audited the denial.
-            return InvocationResult(
-                "error",
-                first.invocation_id,
-                request.capability_id,
-                self.registry.version,
-                error=confirmation_invalid("denied", confirmations.reason_of(cid)),
+                error=confirmation_invalid(outcome, said),
             )
         retry = dataclasses.replace(request, confirmation_id=cid, invocation_id=first.invocation_id)
         return await self.registry.invoke(retry, consumer=self.consumer, signal=call.signal)
