@@ -80,8 +80,8 @@ CHROMIUM_FLAGS = [
     # renderers mid-test ("Target crashed") once a few Pyodide pages are open.
     "--disable-dev-shm-usage",
 ]
-# Every variant has Chromium's heap profiler off: it walks past the end of Pyodide's WebAssembly
-# stacks and kills a renderer now and then (agentsurface.testing.chromium_flags, test_chromium_crashes.py).
+# Every variant has Chromium's heap profiler and GWP-ASan off: they walk past the end of Pyodide's
+# WebAssembly stacks and kill a renderer now and then (agentsurface.testing.chromium_flags, test_chromium_crashes.py).
 VARIANTS = {
     "webmcp": with_features([], enable=["WebMCPTesting"]),
     "plain": with_features([]),

@@ -1,8 +1,9 @@
 """What a Chromium crash dump says, in a line or two a test failure can carry: which process died
 (browser, renderer, ...), of what signal, at which address of which module, which page it had
-loaded, and the switches that matter (``--subproc-heap-profiling`` marks a renderer that Chromium's
-heap profiler samples: that profiler crashes Pyodide pages, see ``agentsurface.testing
-.chromium_flags``).
+loaded, the switches that matter, and whether one of Chromium's allocation samplers ran in it
+(``--subproc-heap-profiling`` marks a renderer that its heap profiler samples; a ``gwp-asan-*``
+annotation one that GWP-ASan guards): both walk past the end of Pyodide's WebAssembly stacks, see
+``agentsurface.testing.chromium_flags``.
 
 Debian's Chromium has crashpad write a minidump into ``~/.config/chromium/Crash Reports/pending``
 whatever ``--user-data-dir`` says. The reader knows the few minidump streams it needs (exception,
@@ -36,10 +37,26 @@ class CrashDump:
     pc: str = "?"
     origin: str | None = None
     switches: list[str] = field(default_factory=list)
+    annotations: dict[str, str] = field(default_factory=dict)
 
     @property
     def heap_profiled(self) -> bool:
         return "--subproc-heap-profiling" in self.switches
+
+    @property
+    def gwp_asan(self) -> bool:
+        """GWP-ASan was on in the process (it sets a crash key per allocator it guards)."""
+        return any(key.startswith("gwp-asan-") for key in self.annotations)
+
+    @property
+    def samplers(self) -> list[str]:
+        """The frame-pointer samplers that ran in the process, with the feature that turns each off."""
+        found = []
+        if self.heap_profiled:
+            found.append("Chromium's heap profiler (HeapProfilerReporting)")
+        if self.gwp_asan:
+            found.append("GWP-ASan (GwpAsanMalloc, GwpAsanPartitionAlloc)")
+        return found
 
     def describe(self) -> str:
         where = f" at {self.fault_address:#x}" if self.fault_address is not None else ""
@@ -48,10 +65,11 @@ class CrashDump:
             f"{self.process} process died of {self.signal}{where}, pc {self.pc}"
             f"{f', page {self.origin}' if self.origin else ''}; notable switches: {' '.join(notable) or 'none'}"
         )
-        if self.heap_profiled:
+        if self.samplers:
             text += (
-                " -- Chromium's heap profiler sampled this process: it crashes Pyodide pages "
-                "(launch with --disable-features=HeapProfilerReporting, agentsurface.testing.with_features)"
+                f" -- sampled by {' and '.join(self.samplers)}: these crash Pyodide pages "
+                "(launch with --disable-features=HeapProfilerReporting,GwpAsanMalloc,GwpAsanPartitionAlloc; "
+                "agentsurface.testing.with_features adds it)"
             )
         return f"{text} [{self.path.name}]"
 
@@ -69,6 +87,7 @@ def read_dump(path: Path) -> CrashDump:
         return dump
     dump.process = annotations.get("ptype", "browser")  # the browser process has no ptype
     dump.origin = annotations.get("loaded-origin-0")
+    dump.annotations = annotations
     count = int(annotations.get("num-switches", "0") or 0)
     dump.switches = [annotations[f"switch-{i}"] for i in range(1, count + 1) if f"switch-{i}" in annotations]
     return dump
@@ -80,7 +99,9 @@ def dumps_since(since: float, dirs: Iterable[Path] = CRASH_DIRS) -> list[Path]:
     return sorted(found, key=lambda p: p.stat().st_mtime)
 
 
-def wait_for_dumps(since: float, timeout_s: float = 5.0, dirs: Iterable[Path] = CRASH_DIRS) -> list[CrashDump]:
+def wait_for_dumps(
+    since: float, timeout_s: float = 5.0, dirs: Iterable[Path] = CRASH_DIRS
+) -> list[CrashDump]:
     """The dumps since ``since``, waiting up to ``timeout_s`` for crashpad to write one."""
     dirs = list(dirs)
     deadline = time.monotonic() + timeout_s
@@ -124,7 +145,9 @@ def _modules(data: bytes, offset: int | None) -> list[tuple[int, int, str]]:
     return modules
 
 
-def _read_exception(data: bytes, offset: int | None, modules: list[tuple[int, int, str]], dump: CrashDump) -> None:
+def _read_exception(
+    data: bytes, offset: int | None, modules: list[tuple[int, int, str]], dump: CrashDump
+) -> None:
     if offset is None:
         return
     code, _flags, _record, address = struct.unpack_from("<IIQQ", data, offset + 8)

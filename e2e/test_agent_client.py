@@ -215,7 +215,7 @@ def test_the_webmcp_agent_fixture_drives_pytest_playwrights_page(
 
 
 def test_with_webmcp_adds_the_feature_once() -> None:
-    off = "--disable-features=HeapProfilerReporting"
+    off = "--disable-features=HeapProfilerReporting,GwpAsanMalloc,GwpAsanPartitionAlloc"
     assert with_webmcp({}) == {"args": ["--enable-features=WebMCPTesting", off]}
     merged = with_webmcp({"args": ["--mute-audio", "--enable-features=Foo"], "headless": True}, executable_path="c")
     assert merged == {

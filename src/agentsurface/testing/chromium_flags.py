@@ -2,14 +2,18 @@
 argument list without losing any (Chromium reads only the last ``--enable-features=`` and the last
 ``--disable-features=`` it is given).
 
-Why ``HeapProfilerReporting`` is off: Chromium's sampling heap profiler records a stack for some
-allocations by walking frame pointers. Pyodide runs Python on WebAssembly stacks of their own
-(JS Promise Integration), and the walk runs past the end of such a stack: the renderer dies with
-SIGSEGV (the person sees "Aw, Snap!", Playwright says "Target crashed"). A build without an
-official channel, such as Debian's, turns the profiler on in half its launches and then in one
-renderer in ten, so a test suite that opens many Pyodide pages loses a few at random.
-``--disable-features=HeapProfilerReporting`` removes the profiler and the crashes with it
-(the project's ``e2e/test_chromium_crashes.py`` makes them happen, and shows the switch ends them).
+Why three features are off: Chromium has two samplers that record a stack for some allocations by
+walking frame pointers, its sampling heap profiler (``HeapProfilerReporting``) and GWP-ASan, which
+guards a sample of allocations to catch memory errors (``GwpAsanMalloc``,
+``GwpAsanPartitionAlloc``). Pyodide runs Python on WebAssembly stacks of their own (JS Promise
+Integration), and the walk runs past the end of such a stack: the renderer dies with SIGSEGV (the
+person sees "Aw, Snap!", Playwright says "Target crashed"). A build without an official channel,
+such as Debian's, turns the heap profiler on in half its launches and then in one renderer in ten,
+and GWP-ASan in a few renderers too, so a test suite that opens many Pyodide pages loses one now
+and then. Both crash at the same instruction. Turning the three features off removes the samplers
+and the crashes with them (the project's ``e2e/test_chromium_crashes.py`` makes each sampler crash
+a page, and shows the switch ends it). Neither changes what a page does: both exist to report on
+Chromium itself.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from collections.abc import Iterable, Sequence
 
 __all__ = ["PYODIDE_DISABLED_FEATURES", "with_features"]
 
-PYODIDE_DISABLED_FEATURES: tuple[str, ...] = ("HeapProfilerReporting",)
+# The frame-pointer samplers that crash Pyodide renderers (see the module docstring).
+PYODIDE_DISABLED_FEATURES: tuple[str, ...] = ("HeapProfilerReporting", "GwpAsanMalloc", "GwpAsanPartitionAlloc")
 
 
 def with_features(
@@ -28,7 +33,7 @@ def with_features(
     ``--disable-features=`` (each merged into the last one given, or appended). A feature the
     caller enables explicitly is not disabled."""
     out = list(args)
-    wanted_on = _merge(out, "--enable-features=", list(enable))
+    wanted_on = _merge(out, "--enable-features=", [f for item in enable for f in item.split(",") if f])
     _merge(out, "--disable-features=", [name for name in disable if name not in wanted_on])
     return out
 
