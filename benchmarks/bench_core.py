@@ -49,7 +49,7 @@ def register_unregister(count: int) -> Callable[[], None]:
         registry = AgentSurfaceRegistry(authority=AUTHORITY, environment="production")
         handles = [registry.register(definition(i)) for i in range(count)]
         for handle in handles:
-            handle.unregister()
+            handle.close()
         registry.close()
 
     return run

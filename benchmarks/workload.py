@@ -22,15 +22,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentsurface import (
-    ActionContract,
-    AgentSurfaceRegistry,
-    ComponentBinding,
-    ComponentContract,
-    ObservationContract,
-    compile_manifest,
-    create_capability_authority,
-)
+from agentsurface import AgentSurfaceRegistry, CapabilityAuthority, compile_manifest
+from agentsurface.lowlevel import ActionContract, ComponentBinding, ComponentContract, ObservationContract
 
 OUTPUT_SCHEMA = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
 INPUT_SCHEMA = {
@@ -45,7 +38,7 @@ WIDGET = ComponentContract(
     observations={"readState": ObservationContract("read", output=OUTPUT_SCHEMA)},
     actions={"poke": ActionContract("poke", effect="local-state", input=INPUT_SCHEMA)},
 )
-AUTHORITY = create_capability_authority(compile_manifest([WIDGET]))
+AUTHORITY = CapabilityAuthority.from_manifest(compile_manifest([WIDGET]))
 BATCH_SECONDS = 0.02
 # What batches are timed with: wall time by default (as the reference's figures are); CPU time
 # of this process with --cpu, steadier when other work shares the machine.

@@ -1,4 +1,4 @@
-"""Issue 43.6 in Chromium: a page that forgot ``install_confirmation_dialog`` warns of it, in its
+"""Issue 43.6 in Chromium: a page that forgot ``ConfirmationDialog`` warns of it, in its
 inspector from the start and in the console at the first consequential call (which would
 otherwise wait for its approval to expire with nothing to click)."""
 
@@ -33,6 +33,6 @@ def test_a_page_without_a_dialog_warns_in_the_inspector_and_the_console(open_pag
     (kind, text), *_ = said
     assert kind != "error", said  # a warning, not an error
     assert "view:bank.vault.openDrawer waits for the person's approval" in text
-    assert "install_confirmation_dialog(registry)" in text
+    assert "ConfirmationDialog(registry)" in text
     assert not call.settled
     call.cancel()

@@ -6,18 +6,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentsurface import (
-    ActionContract,
     AgentSurfaceRegistry,
-    ComponentBinding,
-    ComponentContract,
+    CapabilityAuthority,
     Consumer,
     MemoryAuditSink,
-    ObservationContract,
     ProcedureContract,
     compile_manifest,
-    create_capability_authority,
 )
 from agentsurface._core.events import SurfaceEvent
+from agentsurface.lowlevel import ActionContract, ComponentBinding, ComponentContract, ObservationContract
 from agentsurface.testing import ManualClock
 
 IDS_INPUT: dict[str, Any] = {
@@ -67,7 +64,7 @@ def bind_devices(
     when_clear: Callable[[], bool] | None = None,
     **options: Any,
 ) -> ComponentBinding:
-    from agentsurface import ActionBinding
+    from agentsurface.lowlevel import ActionBinding
 
     return contract.bind(
         instance_id=instance_id,
@@ -110,7 +107,7 @@ def registry_for(contracts: Iterable[Any], **options: Any) -> AgentSurfaceRegist
     """A registry whose authority approves exactly ``contracts``; when they include procedures,
     ``echo_backend`` is their executor (a reference needs one at registration)."""
     items = list(contracts)
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest(items)), **options)
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest(items)), **options)
     if any(isinstance(item, ProcedureContract) for item in items):
         registry.set_procedure_executor(echo_backend)
     return registry
@@ -169,7 +166,7 @@ def make_registry(
     authority approves exactly ``contracts``; ``echo_backend`` executes their procedures until a
     test installs its own executor."""
     items = list(contracts)
-    authority = create_capability_authority(compile_manifest(items))
+    authority = CapabilityAuthority.from_manifest(compile_manifest(items))
     options.setdefault("environment", "test")
     registry = AgentSurfaceRegistry(
         authority=authority,

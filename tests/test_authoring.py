@@ -10,7 +10,6 @@ from pydantic import BaseModel
 
 from agentsurface import (
     ActionContext,
-    ActionContract,
     AgentComponent,
     AuthorityError,
     Consumer,
@@ -26,6 +25,7 @@ from agentsurface._core.contracts.authoring import camel_case
 from agentsurface._core.contracts.context import CancelSignal
 from agentsurface._core.jsonvalue import thaw
 from agentsurface._core.schemas.schema import Valid
+from agentsurface.lowlevel import ActionContract
 
 from .support import disable_procedure, registry_for
 

@@ -10,25 +10,27 @@ from typing import Any
 import pytest
 
 from agentsurface import (
-    ActionContract,
     AgentSurfaceRegistry,
     AuthorityError,
-    Budget,
+    CapabilityAuthority,
     CapabilityFailure,
-    ComponentContract,
-    Concurrency,
     Consumer,
     DefinitionError,
     ErrorPayload,
     Limits,
-    ObservationContract,
     ProcedureContract,
     compile_manifest,
-    create_capability_authority,
+)
+from agentsurface._core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE, error
+from agentsurface.lowlevel import (
+    ActionContract,
+    Budget,
+    ComponentContract,
+    Concurrency,
+    ObservationContract,
     schema_from_json,
     schema_from_type,
 )
-from agentsurface._core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE, error
 
 from .support import devices_contract
 
@@ -108,7 +110,7 @@ def test_authority_error_is_a_definition_error_and_stays_one_when_located() -> N
 
 
 def _authority() -> Any:
-    return create_capability_authority(compile_manifest([devices_contract()]))
+    return CapabilityAuthority.from_manifest(compile_manifest([devices_contract()]))
 
 
 BAD_INPUT: list[tuple[str, Any, type[Exception], str]] = [
@@ -155,7 +157,7 @@ BAD_INPUT: list[tuple[str, Any, type[Exception], str]] = [
      AuthorityError, "a registry needs a CapabilityAuthority"),
     ("registry limits", lambda: AgentSurfaceRegistry(authority=_authority(), limits=5),
      TypeError, "limits must be a Limits instance, got 5"),
-    ("authority manifest", lambda: create_capability_authority("manifest"),  # type: ignore[arg-type]
+    ("authority manifest", lambda: CapabilityAuthority.from_manifest("manifest"),  # type: ignore[arg-type]
      AuthorityError, "manifest must be a JSON object"),
     ("schema_from_json", lambda: schema_from_json("string"),  # type: ignore[arg-type]
      DefinitionError, "a schema must be a JSON object, got str"),

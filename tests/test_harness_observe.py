@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agentsurface import ActionContract, ComponentContract, ObservationContract, RegistrationHandle
+from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract, RegistrationHandle
 from agentsurface.testing import ImpureObservation, InvocationFailed, TestSurface, create_test_surface
 
 PANEL = ComponentContract(
@@ -53,7 +53,7 @@ async def test_a_pure_observation_returns_its_output() -> None:
         (lambda s, h: h.invalidate(), "surface version"),
         (lambda s, h: h.update(availability={"poke": False}), "surface version"),
         (lambda s, h: other(s), "registered"),
-        (lambda s, h: h.unregister(), "unregistered"),
+        (lambda s, h: h.close(), "unregistered"),
     ],
     ids=["invalidate", "availability", "mount", "unmount"],
 )

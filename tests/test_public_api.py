@@ -20,80 +20,80 @@ ROOT = Path(__file__).resolve().parent.parent
 
 PUBLIC: dict[str, list[str]] = {
     "agentsurface": [
-        "ActionBinding",
         "ActionContext",
-        "ActionContract",
-        "ActionDescriptor",
         "AgentComponent",
         "AgentSurfaceError",
         "AgentSurfaceRegistry",
         "AuditEvent",
         "AuditSink",
         "AuthorityError",
-        "Budget",
         "CancelSignal",
         "CapabilityAuthority",
         "CapabilityFailure",
         "Change",
-        "Clock",
-        "ComponentBinding",
-        "ComponentContract",
-        "ComponentDescriptor",
-        "Concurrency",
+        "ConsoleAuditSink",
         "Consumer",
         "Decision",
         "DefinitionError",
-        "ERROR_MATRIX",
-        "EVENT_TYPES",
         "ErrorCode",
         "ErrorPayload",
-        "ErrorSpec",
-        "Invalid",
         "Invocation",
         "InvocationResult",
-        "Issue",
         "JsonValue",
         "Limits",
         "MemoryAuditSink",
-        "ObservationBinding",
-        "ObservationContract",
-        "ObservationDescriptor",
         "PendingConfirmation",
         "Policy",
         "PolicyContext",
         "PreconditionFailure",
         "Preview",
         "ProcedureContract",
-        "ProcedureDescriptor",
-        "ProcedureExecutor",
         "ProcedureReference",
         "ReadContext",
-        "RegistrationHandle",
         "RegistryClosedError",
         "Retry",
-        "Schema",
-        "Snapshot",
         "SurfaceEvent",
-        "SystemClock",
-        "Valid",
         "action",
         "audit",
         "authenticated",
-        "canonical_json",
         "compile_manifest",
-        "console_audit_sink",
-        "create_capability_authority",
         "environment",
         "error",
         "has_permission",
-        "memory_audit_sink",
         "observation",
         "rate_limit",
         "require_confirmation",
-        "schema_from_json",
-        "schema_from_type",
         "surface_shut_down",
         "tenant_boundary",
+    ],
+    "agentsurface.lowlevel": [
+        "ActionBinding",
+        "ActionContract",
+        "ActionDescriptor",
+        "Budget",
+        "Clock",
+        "ComponentBinding",
+        "ComponentContract",
+        "ComponentDescriptor",
+        "Concurrency",
+        "ERROR_MATRIX",
+        "EVENT_TYPES",
+        "ErrorSpec",
+        "Invalid",
+        "Issue",
+        "ObservationBinding",
+        "ObservationContract",
+        "ObservationDescriptor",
+        "ProcedureDescriptor",
+        "ProcedureExecutor",
+        "RegistrationHandle",
+        "Schema",
+        "Snapshot",
+        "SystemClock",
+        "Valid",
+        "canonical_json",
+        "schema_from_json",
+        "schema_from_type",
     ],
     "agentsurface.testing": [
         "AgentCall",
@@ -299,11 +299,7 @@ PUBLIC: dict[str, list[str]] = {
         "State",
         "SurfaceInspector",
         "ToolRow",
-        "attach",
         "dependencies_ready",
-        "install_confirmation_dialog",
-        "install_surface_inspector",
-        "mount",
         "notify_state_changed",
         "on_state_change",
         "page_surface",
@@ -328,6 +324,7 @@ TOP_LEVEL: dict[str, str] = {
     "fastapi": "public (procedures from a FastAPI app's routes; extra [fastapi])",
     "page": "public (the page API: runs in the browser)",
     "explain": "public",
+    "lowlevel": "public (what the authoring API compiles to: contracts, bindings, descriptors, schemas)",
     "server": "public",
     "testing": "public",
     "toolset": "public",
@@ -400,6 +397,17 @@ def test_no_public_module_serves_names_beside_its_pinned_ones(name: str) -> None
         ("agentsurface", "RegistryDisposedError"),
         ("agentsurface", "ManualClock"),
         ("agentsurface", "import_jsonschema"),
+        # The factories beside their classes, and what the authoring API compiles to (lowlevel).
+        ("agentsurface", "create_capability_authority"),
+        ("agentsurface", "memory_audit_sink"),
+        ("agentsurface", "console_audit_sink"),
+        ("agentsurface", "ActionContract"),
+        ("agentsurface", "Schema"),
+        ("agentsurface", "ERROR_MATRIX"),
+        ("agentsurface.page", "attach"),
+        ("agentsurface.page", "mount"),
+        ("agentsurface.page", "install_confirmation_dialog"),
+        ("agentsurface.page", "install_surface_inspector"),
         ("agentsurface.toolset", "create_agent_toolset"),
         ("agentsurface.adapters.webmcp", "create_webmcp_adapter"),
     ],
@@ -410,18 +418,48 @@ def test_names_never_released_are_gone(module: str, name: str) -> None:
 
 
 def test_each_teardown_has_one_verb() -> None:
+    from agentsurface.adapters.model_context import ModelContext
+    from agentsurface.adapters.relay_context import RelayModelContext
     from agentsurface.adapters.webmcp import WebMCPAdapter
-    from agentsurface.page import Attachment
+    from agentsurface.lowlevel import RegistrationHandle
+    from agentsurface.mcp_server.page import PageLink
+    from agentsurface.mcp_server.relay.link import RelayLink
+    from agentsurface.mcp_server.relay.listener import RelayListener
+    from agentsurface.page import Attachment, ConfirmationDialog, PageSurface, SurfaceInspector
+    from agentsurface.page.dialog import DialogView
     from agentsurface.testing import TestSurface
     from agentsurface.toolset import AgentToolset
 
+    owners = (
+        agentsurface.AgentSurfaceRegistry,
+        AgentToolset,
+        TestSurface,
+        WebMCPAdapter,
+        Attachment,
+        RegistrationHandle,
+        ModelContext,
+        RelayModelContext,
+        DialogView,
+        ConfirmationDialog,
+        PageSurface,
+        SurfaceInspector,
+        PageLink,
+        RelayLink,
+        RelayListener,
+    )
     leftovers = {
         (cls.__name__, verb)
-        for cls in (agentsurface.AgentSurfaceRegistry, AgentToolset, TestSurface, WebMCPAdapter, Attachment)
-        for verb in ("dispose", "disposed", "stop", "detach")
+        for cls in owners
+        for verb in ("dispose", "disposed", "stop", "detach", "unregister", "uninstall")
         if hasattr(cls, verb)
     }
     assert leftovers == set()
+    # What awaits ends with aclose(), what does not with close(): never an awaitable close().
+    import inspect
+
+    for cls in owners:
+        close = getattr(cls, "close", None)
+        assert close is None or not inspect.iscoroutinefunction(close), cls.__name__
 
 
 def test_every_top_level_module_is_classified() -> None:
@@ -443,9 +481,11 @@ def test_internal_top_level_modules_say_so(name: str) -> None:
 
 
 def test_the_error_matrix_is_a_read_only_view() -> None:
+    from agentsurface.lowlevel import ERROR_MATRIX
+
     with pytest.raises(TypeError):
-        agentsurface.ERROR_MATRIX["CANCELLED"] = agentsurface.ERROR_MATRIX["CANCELLED"]  # type: ignore[index]
-    assert "CAPABILITY_NOT_FOUND" in agentsurface.ERROR_MATRIX
+        ERROR_MATRIX["CANCELLED"] = ERROR_MATRIX["CANCELLED"]  # type: ignore[index]
+    assert "CAPABILITY_NOT_FOUND" in ERROR_MATRIX
 
 
 def test_factories_take_real_keywords() -> None:
@@ -602,7 +642,7 @@ def test_one_teardown_story_close_aclose_and_context_managers() -> None:
     from agentsurface.testing import create_test_surface
     from agentsurface.toolset import AgentToolset
 
-    authority = agentsurface.create_capability_authority(agentsurface.compile_manifest([]))
+    authority = agentsurface.CapabilityAuthority.from_manifest(agentsurface.compile_manifest([]))
     with agentsurface.AgentSurfaceRegistry(authority=authority) as registry:
         with AgentToolset(registry, consumer=agentsurface.Consumer("c", "test"), topology="embedded") as tools:
             assert tools.tools() == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from agentsurface import Invalid, Valid, schema_from_json, schema_from_type
+from agentsurface.lowlevel import Invalid, Valid, schema_from_json, schema_from_type
 
 
 class Rename(BaseModel):

@@ -291,13 +291,7 @@ def test_a_component_defined_the_pages_way_has_the_same_contract_and_gets_typed_
 ) -> None:
     import asyncio
 
-    from agentsurface import (
-        AgentSurfaceRegistry,
-        Consumer,
-        Invocation,
-        compile_manifest,
-        create_capability_authority,
-    )
+    from agentsurface import AgentSurfaceRegistry, CapabilityAuthority, Consumer, Invocation, compile_manifest
     from agentsurface._core.schemas import simple_hints
 
     with_pydantic = _readme_table()
@@ -308,7 +302,7 @@ def test_a_component_defined_the_pages_way_has_the_same_contract_and_gets_typed_
     assert isinstance(contract.actions["zoom"].input, SimpleParamsSchema)
     assert isinstance(contract.observations["visibleRows"].output, SimpleHintSchema)
 
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([with_pydantic])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([with_pydantic])))
     table = in_the_page(["dev-1"])
     registry.register(table)  # the reviewed manifest accepts the page's contract
     consumer = Consumer("agent", "webmcp")

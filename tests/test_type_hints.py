@@ -15,11 +15,11 @@ from pydantic import BaseModel
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     DefinitionError,
     Invocation,
     action,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
 
@@ -109,7 +109,7 @@ class Tags(AgentComponent, type="notes.tags", description="Tags of a note"):
 async def test_a_set_parameter_refuses_repeated_items_instead_of_dropping_them() -> None:
     schema = Tags.contract.actions["setTags"].input.json_schema
     assert schema["properties"]["tags"]["uniqueItems"] is True
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Tags])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Tags])))
     tags = Tags()
     registry.register(tags)
     repeated = await registry.invoke(Invocation("view:notes.tags.setTags", {"tags": ["a", "b", "a"]}))
@@ -157,7 +157,7 @@ class Strokes(AgentComponent, type="board.strokes", description="Strokes"):
 
 
 def test_a_when_check_gives_its_reason_or_its_docstring() -> None:
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Strokes])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Strokes])))
     registry.register(Strokes())
     reasons = {c.capability_id: c.unavailable_reason for c in registry.snapshot().capabilities()}
     assert reasons["view:board.strokes.eraseAll"] == "the board is empty: draw something first"

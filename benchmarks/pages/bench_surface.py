@@ -7,18 +7,10 @@ import json
 import js
 from pyodide.ffi import create_proxy, to_js
 
-from agentsurface import (
-    ActionContract,
-    AgentSurfaceRegistry,
-    ComponentContract,
-    Consumer,
-    Invocation,
-    ObservationContract,
-    compile_manifest,
-    create_capability_authority,
-)
+from agentsurface import AgentSurfaceRegistry, CapabilityAuthority, Consumer, Invocation, compile_manifest
 from agentsurface.adapters.webmcp import WebMCPAdapter
 from agentsurface.browser import live_proxy_count
+from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 
 POKE = {
     "type": "object",
@@ -36,7 +28,7 @@ WIDGET = ComponentContract(
     },
     actions={"poke": ActionContract("poke", input=POKE)},
 )
-registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([WIDGET])))
+registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([WIDGET])))
 
 
 def widget(i):
@@ -59,7 +51,7 @@ async def churn(changes):
     for i in range(1, changes // 2 + 1):
         handle = registry.register(widget(i))
         await adapter.settled()
-        handle.unregister()
+        handle.close()
         await adapter.settled()
     return json.dumps({"liveProxies": live_proxy_count(), "tools": len(adapter.tool_names)})
 

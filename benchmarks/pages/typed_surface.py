@@ -6,10 +6,10 @@ import js
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     Consumer,
     action,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
 from agentsurface.adapters.webmcp import WebMCPAdapter
@@ -28,7 +28,7 @@ class DevicesTable(AgentComponent, type="devices.table", description="The device
         self.selected = ids
 
 
-registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([DevicesTable])))
+registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([DevicesTable])))
 registry.register(DevicesTable(["dev-1", "dev-2"]))
 adapter = WebMCPAdapter()
 await adapter.start(registry=registry, consumer=Consumer("bench-agent", "webmcp"))  # noqa: F704

@@ -25,12 +25,7 @@ from agentsurface.adapters.webmcp import WebMCPAdapter
 from agentsurface.bridge import CHANNEL_HEADER, BackendBridge, BackendContractError, BackendUnavailableError
 from agentsurface.browser.jsvalues import js_or_none
 from agentsurface.browser.passkeys import passkey_presence
-from agentsurface.page import (
-    dependencies_ready,
-    install_confirmation_dialog,
-    install_surface_inspector,
-    preload_validators,
-)
+from agentsurface.page import ConfirmationDialog, SurfaceInspector, dependencies_ready, preload_validators
 
 from .model import ConsoleState, Device
 from .passkey import offer_passkey
@@ -155,13 +150,13 @@ async def main() -> None:
             ui.on_outdated(pending)
 
     # One dialog for both paths: the host's own wait, and the draft shape's requestUserInteraction.
-    dialog = install_confirmation_dialog(surface.registry, on_decided=decided, on_outdated=outdated)
+    dialog = ConfirmationDialog(surface.registry, on_decided=decided, on_outdated=outdated)
     adapter = WebMCPAdapter(confirm=dialog.confirm)
     await adapter.start(registry=surface.registry, consumer=Consumer("browser-agent", "webmcp"))
     ui = ConsoleUI(
         state,
         surface,
-        lambda panel: install_surface_inspector(surface.registry, panel, adapter=adapter),
+        lambda panel: SurfaceInspector(surface.registry, panel, adapter=adapter),
         session,
         human_api,
     )

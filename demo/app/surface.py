@@ -25,7 +25,6 @@ from agentsurface import (
     JsonValue,
     PreconditionFailure,
     ProcedureContract,
-    ProcedureExecutor,
     ProcedureReference,
     action,
     has_permission,
@@ -33,6 +32,7 @@ from agentsurface import (
     require_confirmation,
 )
 from agentsurface.compiler.load import authority_from_contract, procedures_from_contract
+from agentsurface.lowlevel import ProcedureExecutor
 from agentsurface.page import Attachment, page_surface
 
 from .model import ROUTES, ConsoleState, Device, Filters, Route

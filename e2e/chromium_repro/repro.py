@@ -188,7 +188,7 @@ async def main(args: argparse.Namespace) -> int:
                 for task in pollers:
                     task.cancel()
                 if link is not None:
-                    await link.close()
+                    await link.aclose()
             time.sleep(0.5)
             code = process.poll()
             took = time.monotonic() - started

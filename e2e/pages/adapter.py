@@ -30,12 +30,12 @@ from pyodide.ffi import create_proxy, to_js
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     Consumer,
     PendingConfirmation,
     ProcedureContract,
     action,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
 from agentsurface.adapters.webmcp import WebMCPAdapter
@@ -154,7 +154,7 @@ async def run_procedure(procedure_id: str, value: object, ctx: object) -> object
 
 
 state = BoardState()
-authority = create_capability_authority(compile_manifest([Board, Palette, EXPORT, ARCHIVE]))
+authority = CapabilityAuthority.from_manifest(compile_manifest([Board, Palette, EXPORT, ARCHIVE]))
 registry = AgentSurfaceRegistry(authority=authority)
 registry.set_procedure_executor(run_procedure)
 registry.register(Board(state))
@@ -296,7 +296,7 @@ def mount() -> None:
 def unmount() -> None:
     global palette_handle
     if palette_handle is not None:
-        palette_handle.unregister()
+        palette_handle.close()
         palette_handle = None
     render()
 

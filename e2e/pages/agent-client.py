@@ -22,11 +22,11 @@ from pyodide.ffi import create_proxy, to_js
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     Consumer,
     PendingConfirmation,
     action,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
 from agentsurface.adapters.webmcp import WebMCPAdapter
@@ -88,7 +88,7 @@ class Archive(AgentComponent, type="notes.archive", description="The archive, wh
 
 
 state = NotesState()
-registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Notes, Archive])))
+registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Notes, Archive])))
 registry.register(Notes(state))
 archive_handle = None
 
@@ -139,7 +139,7 @@ def toggle_archive(_event: object) -> None:
     if archive_handle is None:
         archive_handle = registry.register(Archive(state))
     else:
-        archive_handle.unregister()
+        archive_handle.close()
         archive_handle = None
     render()
 

@@ -7,15 +7,9 @@ import sys
 import js
 from pyodide.ffi import create_proxy
 
-from agentsurface import (
-    ActionContract,
-    AgentSurfaceRegistry,
-    ComponentContract,
-    Consumer,
-    compile_manifest,
-    create_capability_authority,
-)
+from agentsurface import AgentSurfaceRegistry, CapabilityAuthority, Consumer, compile_manifest
 from agentsurface.adapters.webmcp import WebMCPAdapter
+from agentsurface.lowlevel import ActionContract, ComponentContract
 
 DEFERRED = ("pydantic", "pydantic_core", "jsonschema")
 at_start = sorted(name for name in DEFERRED if name in sys.modules)
@@ -39,7 +33,7 @@ def rename(value, ctx):
     return dict(label)
 
 
-registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([LABEL])))
+registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([LABEL])))
 registry.register(LABEL.bind(instance_id="main", actions={"rename": rename}))
 adapter = WebMCPAdapter()
 await adapter.start(registry=registry, consumer=Consumer("lean-agent", "webmcp"))  # noqa: F704

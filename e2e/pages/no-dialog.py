@@ -1,4 +1,4 @@
-"""A page that forgot ``install_confirmation_dialog`` (issue 43.6): a consequential action, the
+"""A page that forgot ``ConfirmationDialog`` (issue 43.6): a consequential action, the
 WebMCP adapter and the inspector, and nothing that shows the person a pending approval. The
 inspector warns of it, and the first such call says so in the console."""
 
@@ -7,13 +7,13 @@ import js
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     Consumer,
     action,
     compile_manifest,
-    create_capability_authority,
 )
 from agentsurface.adapters.webmcp import WebMCPAdapter
-from agentsurface.page import install_surface_inspector
+from agentsurface.page import SurfaceInspector
 
 
 class Vault(AgentComponent, type="bank.vault", description="The bank vault."):
@@ -22,8 +22,8 @@ class Vault(AgentComponent, type="bank.vault", description="The bank vault."):
         return drawer
 
 
-registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Vault])))
+registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Vault])))
 registry.register(Vault())
 adapter = WebMCPAdapter()
 await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))  # noqa: F704
-install_surface_inspector(registry, js.document.getElementById("inspector"), adapter=adapter)
+SurfaceInspector(registry, js.document.getElementById("inspector"), adapter=adapter)

@@ -4,7 +4,7 @@ A vault whose ``openDrawer`` needs the person's confirmation, exposed through
 ``WebMCPAdapter(confirm=dialog.confirm)`` to whatever WebMCP the browser has: on
 Chromium's ``document.modelContext`` the adapter waits for the dialog's decision; on the polyfill's
 ``navigator.modelContext`` the same dialog runs inside ``client.requestUserInteraction``.
-The whole confirmation UI is the one line ``install_confirmation_dialog(registry)``.
+The whole confirmation UI is the one line ``ConfirmationDialog(registry)``.
 
 ``window.dialogPage.state()`` reports what the test checks; the agent side of every test is the
 browser's own client, never this code.
@@ -18,17 +18,17 @@ from pyodide.ffi import create_proxy, to_js
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     Change,
     Consumer,
     PendingConfirmation,
     action,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
 from agentsurface.adapters.webmcp import WebMCPAdapter
 from agentsurface.browser import live_proxy_count
-from agentsurface.page.dialog import install_confirmation_dialog
+from agentsurface.page.dialog import ConfirmationDialog
 
 
 class Vault(AgentComponent, type="bank.vault", description="The bank vault."):
@@ -58,7 +58,7 @@ class Vault(AgentComponent, type="bank.vault", description="The bank vault."):
 
 
 vault = Vault()
-registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Vault])))
+registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Vault])))
 registry.register(vault)
 decided: list[list[object]] = []
 
@@ -67,7 +67,7 @@ def on_decided(approved: bool, pending: PendingConfirmation) -> None:
     decided.append([approved, pending.input])
 
 
-dialog = install_confirmation_dialog(registry, on_decided=on_decided)
+dialog = ConfirmationDialog(registry, on_decided=on_decided)
 adapter = WebMCPAdapter(confirm=dialog.confirm)
 await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))  # noqa: F704
 

@@ -19,15 +19,15 @@ from pyodide.ffi import create_proxy, to_js
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     Consumer,
     action,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
 from agentsurface.adapters.webmcp import WebMCPAdapter
 from agentsurface.browser import live_proxy_count
-from agentsurface.page import State, install_surface_inspector, page_surface
+from agentsurface.page import State, SurfaceInspector, page_surface
 
 
 class BoardState(State):
@@ -68,12 +68,12 @@ class Palette(AgentComponent, type="board.palette", description="A colour palett
 
 
 state = BoardState()
-registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Board, Palette])))
+registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Board, Palette])))
 surface = page_surface(registry)
 adapter = WebMCPAdapter()
 await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))  # noqa: F704
 surface.attach(Board(state), js.document.getElementById("board"))
-inspector = install_surface_inspector(registry, js.document.getElementById("inspector"), adapter=adapter)
+inspector = SurfaceInspector(registry, js.document.getElementById("inspector"), adapter=adapter)
 
 proxies = []
 

@@ -21,17 +21,17 @@ from pyodide.ffi import create_proxy
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     Consumer,
     ProcedureContract,
     ProcedureReference,
-    create_capability_authority,
     observation,
     require_confirmation,
 )
 from agentsurface.adapters.webmcp import WebMCPAdapter
 from agentsurface.bridge import BackendBridge
 from agentsurface.browser.passkeys import PasskeyError, passkey_presence, register_passkey
-from agentsurface.page.dialog import install_confirmation_dialog
+from agentsurface.page.dialog import ConfirmationDialog
 from agentsurface.page.relay import connect_relay
 
 query = {k: v[0] for k, v in parse_qs(str(js.location.search)[1:]).items()}
@@ -71,10 +71,10 @@ class Account(AgentComponent, type="e2e.account", description="The account open 
 
 
 bridge = BackendBridge(BASE, headers=AGENT, presence=passkey_presence(BASE, headers=AGENT))
-registry = AgentSurfaceRegistry(authority=create_capability_authority(await bridge.connect([Account, STAMP])))  # noqa: F704
+registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(await bridge.connect([Account, STAMP])))  # noqa: F704
 registry.set_procedure_executor(bridge)
 registry.register(Account())
-dialog = install_confirmation_dialog(registry)
+dialog = ConfirmationDialog(registry)
 relay = None
 if "relay" in query:
     relay = await connect_relay(registry, port=int(query["relay"]))  # noqa: F704

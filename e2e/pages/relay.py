@@ -16,13 +16,13 @@ from pyodide.ffi import create_proxy
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     action,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
 from agentsurface.adapters.model_context import ToolCall
-from agentsurface.page.dialog import install_confirmation_dialog
+from agentsurface.page.dialog import ConfirmationDialog
 from agentsurface.page.relay import connect_relay
 
 query = {k: v[0] for k, v in parse_qs(str(js.location.search)[1:]).items()}
@@ -64,10 +64,10 @@ class Ledger(AgentComponent, type="ledger.book", description="A ledger of paymen
 
 
 app = Notes() if APP == "notes" else Ledger()
-registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Info, type(app)])))
+registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Info, type(app)])))
 registry.register(Info())
 registry.register(app)
-dialog = install_confirmation_dialog(registry)
+dialog = ConfirmationDialog(registry)
 relay = await connect_relay(registry, port=int(query["relay"]))  # noqa: F704
 
 

@@ -6,11 +6,11 @@ import js
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
-from agentsurface.page import install_surface_inspector
+from agentsurface.page import SurfaceInspector
 
 
 class Notes(AgentComponent, type="notes.list", description="The notes"):
@@ -19,6 +19,6 @@ class Notes(AgentComponent, type="notes.list", description="The notes"):
         return []
 
 
-registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Notes])))
-install_surface_inspector(registry, js.document.getElementById("inspector"))
+registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Notes])))
+SurfaceInspector(registry, js.document.getElementById("inspector"))
 registry.register(Notes(titel="typo"))  # TypeError at start: Notes() takes no arguments

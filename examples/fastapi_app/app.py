@@ -7,7 +7,7 @@ from agentsurface import AgentSurfaceRegistry, Consumer
 from agentsurface.adapters.webmcp import WebMCPAdapter
 from agentsurface.bridge import BackendBridge
 from agentsurface.compiler.load import authority_from_bundle, procedures_from_bundle
-from agentsurface.page import attach, install_confirmation_dialog, on_state_change
+from agentsurface.page import ConfirmationDialog, on_state_change, page_surface
 
 book = Book()
 procedures = procedures_from_bundle()  # the routes marked with @procedure, as reviewed
@@ -29,10 +29,10 @@ async def execute(procedure_id, value, context):  # the agent's calls, then the 
 
 registry = AgentSurfaceRegistry(authority=authority)
 registry.set_procedure_executor(execute)
-dialog = install_confirmation_dialog(registry)
+dialog = ConfirmationDialog(registry)
 adapter = WebMCPAdapter(confirm=dialog.confirm)
 await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))
-attach(registry, ExpenseBook(book, procedures), js.document.getElementById("book"))
+page_surface(registry).attach(ExpenseBook(book, procedures), js.document.getElementById("book"))
 
 
 def render() -> None:

@@ -2,7 +2,9 @@
 
 If a capability is not declared, it does not exist for the agent.
 
-Public: the names in ``__all__`` here, and the modules the docs' reference lists
+Public: the names in ``__all__`` here (what an app author writes), ``agentsurface.lowlevel`` (the
+contracts, bindings and descriptors the authoring API compiles to, schemas, the error matrix: for
+tools and tests built on the library), and the modules the docs' reference lists
 (docs/reference/index.md: ``agentsurface.page``, ``.testing``, ``.toolset``,
 ``.adapters.webmcp``, ``.explain``, ``.wire_names``, ``.bridge``, ``.server``,
 ``.compiler.load``, ``.browser.jsvalues``, ``.server.passkeys``, ``.browser.passkeys``). Modules
@@ -12,35 +14,17 @@ are internal: import from here instead.
 
 # ruff: noqa: E402 (the compiled dataclass code is switched on before the imports that use it)
 
-from collections.abc import Mapping
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from ._compat import use_compiled_dataclass_code
 
 use_compiled_dataclass_code()  # first: before any module below defines its dataclasses
 
-from ._core import errors as _errors
-from ._core.audit import AuditEvent, AuditSink, MemoryAuditSink, console_audit_sink, memory_audit_sink
-from ._core.clock import Clock, SystemClock
+from ._core.audit import AuditEvent, AuditSink, ConsoleAuditSink, MemoryAuditSink
 from ._core.consumer import Consumer
-from ._core.contracts import (
-    ActionBinding,
-    ActionContract,
-    ComponentBinding,
-    ComponentContract,
-    Concurrency,
-    ObservationBinding,
-    ObservationContract,
-    ProcedureContract,
-    ProcedureReference,
-)
+from ._core.contracts import ProcedureContract, ProcedureReference
 from ._core.contracts.authoring import AgentComponent, action, observation
-from ._core.contracts.authority import (
-    CapabilityAuthority,
-    compile_manifest,
-    create_capability_authority,
-)
+from ._core.contracts.authority import CapabilityAuthority, compile_manifest
 from ._core.contracts.context import ActionContext, CancelSignal, ReadContext
 from ._core.errors import (
     AgentSurfaceError,
@@ -49,16 +33,14 @@ from ._core.errors import (
     DefinitionError,
     ErrorCode,
     ErrorPayload,
-    ErrorSpec,
     RegistryClosedError,
     Retry,
     error,
     surface_shut_down,
 )
-from ._core.events import EVENT_TYPES, SurfaceEvent
-from ._core.jsonvalue import JsonValue, canonical_json
+from ._core.events import SurfaceEvent
+from ._core.jsonvalue import JsonValue
 from ._core.limits import Limits
-from ._core.pipeline import ProcedureExecutor
 from ._core.pipeline.confirmation import PendingConfirmation
 from ._core.pipeline.invocation import Invocation, InvocationResult, PreconditionFailure
 from ._core.policies.base import Decision, Policy, PolicyContext
@@ -72,94 +54,52 @@ from ._core.policies.builtin import (
     tenant_boundary,
 )
 from ._core.preview import Change, Preview
-from ._core.registry.descriptors import (
-    ActionDescriptor,
-    Budget,
-    ComponentDescriptor,
-    ObservationDescriptor,
-    ProcedureDescriptor,
-    Snapshot,
-)
-from ._core.registry.registry import AgentSurfaceRegistry, RegistrationHandle
-from ._core.schemas.schema import Invalid, Issue, Schema, Valid, schema_from_json, schema_from_type
-
-ERROR_MATRIX: Mapping[ErrorCode, ErrorSpec] = MappingProxyType(_errors.ERROR_MATRIX)
-"""The closed set of error codes: each code's phases, retry hints and agent-safe detail keys
-(a read-only view)."""
+from ._core.registry.registry import AgentSurfaceRegistry
 
 __all__ = [
-    "ERROR_MATRIX",
-    "EVENT_TYPES",
-    "ActionBinding",
     "ActionContext",
-    "ActionContract",
-    "ActionDescriptor",
     "AgentComponent",
     "AgentSurfaceError",
     "AgentSurfaceRegistry",
     "AuditEvent",
     "AuditSink",
     "AuthorityError",
-    "Budget",
     "CancelSignal",
     "CapabilityAuthority",
     "CapabilityFailure",
     "Change",
-    "Clock",
-    "ComponentBinding",
-    "ComponentContract",
-    "ComponentDescriptor",
-    "Concurrency",
+    "ConsoleAuditSink",
     "Consumer",
     "Decision",
     "DefinitionError",
     "ErrorCode",
     "ErrorPayload",
-    "ErrorSpec",
-    "Invalid",
     "Invocation",
     "InvocationResult",
-    "Issue",
     "JsonValue",
     "Limits",
     "MemoryAuditSink",
-    "ObservationBinding",
-    "ObservationContract",
-    "ObservationDescriptor",
     "PendingConfirmation",
     "Policy",
     "PolicyContext",
     "PreconditionFailure",
     "Preview",
     "ProcedureContract",
-    "ProcedureDescriptor",
-    "ProcedureExecutor",
     "ProcedureReference",
     "ReadContext",
-    "RegistrationHandle",
     "RegistryClosedError",
     "Retry",
-    "Schema",
-    "Snapshot",
     "SurfaceEvent",
-    "SystemClock",
-    "Valid",
     "action",
     "audit",
     "authenticated",
-    "canonical_json",
     "compile_manifest",
-    "console_audit_sink",
-    "create_capability_authority",
     "environment",
     "error",
     "has_permission",
-    "memory_audit_sink",
     "observation",
     "rate_limit",
     "require_confirmation",
-    "schema_from_json",
-    "schema_from_type",
     "surface_shut_down",
     "tenant_boundary",
 ]

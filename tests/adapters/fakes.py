@@ -288,7 +288,7 @@ class FakeModelContext:
         self._handles = 0
         return True
 
-    def dispose(self) -> None:
+    def close(self) -> None:
         self.disposed += 1
 
 

@@ -11,19 +11,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentsurface import (
-    ActionBinding,
     ActionContext,
-    ActionContract,
     AgentSurfaceRegistry,
-    ComponentContract,
+    CapabilityAuthority,
     Consumer,
     Limits,
+    ProcedureContract,
+    compile_manifest,
+)
+from agentsurface.lowlevel import (
+    ActionBinding,
+    ActionContract,
+    ComponentContract,
     ObservationBinding,
     ObservationContract,
-    ProcedureContract,
     RegistrationHandle,
-    compile_manifest,
-    create_capability_authority,
 )
 from agentsurface.testing import ManualClock
 from agentsurface.toolset import AgentToolset
@@ -229,7 +231,7 @@ class App:
 
 def make_app(**limits: Any) -> App:
     clock = ManualClock()
-    authority = create_capability_authority(compile_manifest(CONTRACTS))
+    authority = CapabilityAuthority.from_manifest(compile_manifest(CONTRACTS))
     registry = AgentSurfaceRegistry(authority=authority, clock=clock, limits=Limits(**limits), environment="test")
     app = App(registry, clock)
     registry.subscribe(app.events.append)

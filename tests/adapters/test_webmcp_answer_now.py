@@ -92,7 +92,7 @@ async def test_a_tool_kept_from_an_old_listing_is_answered_now(app: App, start: 
     table = app.mount_table()
     adapter, fake = await start("abortable")
     stale = now_of(fake, SELECT)
-    table.unregister()
+    table.close()
     await adapter.settled()
     answered = json.loads(stale({"ids": ["d1"]}, ToolCall()))
     assert '"code":"CAPABILITY_NOT_FOUND"' in answered["content"][0]["text"]

@@ -98,7 +98,7 @@ async def test_a_tool_kept_from_an_old_listing_reports_the_live_surface_version(
 ) -> None:
     table = app.mount_table()
     adapter, _fake = await start("abortable")
-    table.unregister()
+    table.close()
     app.mount_notes()
     await adapter.settled()
     assert SELECT not in adapter.tool_names

@@ -13,11 +13,11 @@ from pydantic import BaseModel
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     CapabilityFailure,
     ErrorPayload,
     action,
     compile_manifest,
-    create_capability_authority,
 )
 from agentsurface.adapters.model_context import Shape, ToolCall
 from agentsurface.adapters.webmcp import WebMCPAdapter
@@ -73,7 +73,7 @@ async def test_AS_ADAPTER_003_one_wire_named_tool_per_available_capability(
     assert SELECT not in names
     assert {"view_aux__panel__status", "view_aux__panel__toggle"} <= names
     assert names == app.expected_names()
-    panel.unregister()
+    panel.close()
     table.update(availability={"selectRows": None})
     await adapter.settled()
     assert fake.agent.names() == app.expected_names()
@@ -300,7 +300,7 @@ class MapView(AgentComponent, type="geo.map", description="A map"):
 
 @pytest.mark.parametrize("shape", SHAPES)
 async def test_input_schemas_arrive_inlined_without_refs(shape: Shape) -> None:
-    authority = create_capability_authority(compile_manifest([MapView]))
+    authority = CapabilityAuthority.from_manifest(compile_manifest([MapView]))
     registry = AgentSurfaceRegistry(authority=authority, environment="test")
     view = MapView()
     registry.register(view)
@@ -394,7 +394,7 @@ async def test_AS_AUTHORITY_004_a_kept_execute_cannot_run_after_unmount_or_stop(
     table = app.mount_table()
     adapter, fake = await start("abortable")
     select = fake.agent.execute_of(SELECT)
-    table.unregister()  # the tool is still listed until the reconcile runs
+    table.close()  # the tool is still listed until the reconcile runs
     early = await select({"ids": ["d1"]}, ToolCall())
     assert early.get("isError") is True
     await adapter.settled()
@@ -422,7 +422,7 @@ class Tree(AgentComponent, type="geo.tree", description="A tree of places"):
 
 
 async def test_a_schema_that_cannot_be_inlined_does_not_take_the_surface_down() -> None:
-    authority = create_capability_authority(compile_manifest([MapView, Tree]))
+    authority = CapabilityAuthority.from_manifest(compile_manifest([MapView, Tree]))
     registry = AgentSurfaceRegistry(authority=authority, environment="test")
     registry.register(Tree())
     fake = make_context("abortable")

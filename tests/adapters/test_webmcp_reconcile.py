@@ -109,7 +109,7 @@ async def test_a_changed_description_re_registers_that_tool_only(
     adapter, fake = await start(shape, expose_capability=curate)
     fake.reset_log()
     texts["view:devices.table.selectRows"] = "Pick rows"
-    app.mount_panel().unregister()  # any surface change makes the adapter look again
+    app.mount_panel().close()  # any surface change makes the adapter look again
     await adapter.settled()
     assert fake.operations() == [("unregister", SELECT), ("register", SELECT)]
     assert fake.agent.tool(SELECT).description.endswith("Pick rows")
@@ -125,7 +125,7 @@ async def test_a_new_registration_id_re_registers_the_same_names(
     adapter, fake = await start(shape)
     names = app.expected_names() - {NOTES}
     fake.reset_log()
-    table.unregister()
+    table.close()
     app.mount_table()  # same component, same instance, new registration id: one reconcile
     await adapter.settled()
     ops = fake.operations()
@@ -146,7 +146,7 @@ async def test_a_changed_input_schema_re_registers_the_tool(app: App, start: Sta
     bound_schema = fake.agent.tool(DISABLE).input_schema
     assert "ids" not in bound_schema["properties"]  # bound to the selection, locked
     fake.reset_log()
-    table.unregister()
+    table.close()
     app.mount_detail(procedures=("domain:devices.disable",))
     await adapter.settled()
     assert fake.count("unregister", DISABLE) == 1 and fake.count("register", DISABLE) == 1
@@ -388,7 +388,7 @@ async def _interleave(shape: Shape, ops: list[Op], register_yields: int) -> None
         if op == "mount" and arg not in panels:
             panels[arg] = app.mount_panel(f"p{arg}")
         elif op == "unmount" and arg in panels:
-            panels.pop(arg).unregister()
+            panels.pop(arg).close()
         elif op == "hide" and arg in panels:
             panels[arg].update(availability={"toggle": False})
         elif op == "show" and arg in panels:
@@ -399,7 +399,7 @@ async def _interleave(shape: Shape, ops: list[Op], register_yields: int) -> None
             else:
                 table.update(availability={"selectRows": arg % 2 == 0})
         elif op == "untable" and table is not None:
-            table.unregister()
+            table.close()
             table = None
         elif op == "invalidate" and panels:
             next(iter(panels.values())).invalidate()
@@ -459,7 +459,7 @@ async def test_a_thousand_mount_cycles_leave_no_live_handles(app: App, shape: Sh
         panel = app.mount_panel(f"p{i % 7}")
         await adapter.settled()
         assert fake.live_handles == len(fake.tools) == base + 2
-        panel.unregister()
+        panel.close()
         await adapter.settled()
         assert fake.live_handles == base
     assert fake.errors == [] and adapter.diagnostics == []
@@ -476,7 +476,7 @@ async def test_a_burst_of_changes_is_coalesced(app: App, shape: Shape) -> None:
     await adapter.start(registry=app.registry, consumer=CONSUMER)
     fake.reset_log()
     for i in range(1000):
-        app.mount_panel(f"p{i % 5}").unregister()
+        app.mount_panel(f"p{i % 5}").close()
     await adapter.settled()
     assert fake.operations() == []  # the loop saw only the final surface: nothing changed
     await adapter.aclose()
@@ -517,6 +517,6 @@ async def test_meta_mode_exposes_exactly_three_tools(app: App, shape: Shape, pan
     )
     assert not acted.is_error, acted.payload
     assert app.selected == ["d2"]
-    table.unregister()
+    table.close()
     await adapter.aclose()
     assert fake.agent.names() == set() and fake.live_handles == 0

@@ -14,7 +14,6 @@ from agentsurface import (
     Consumer,
     ProcedureContract,
     compile_manifest,
-    create_capability_authority,
 )
 from agentsurface.bridge import BackendBridge, BackendContractError, BackendUnavailableError
 
@@ -27,7 +26,7 @@ AGENT = Consumer("agent", "embedded")
 
 async def test_agreeing_contracts_are_all_exposed(bridge: BackendBridge) -> None:
     manifest = await bridge.connect(PAGE_CONTRACTS)
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(manifest))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(manifest))
     registry.set_procedure_executor(bridge)
     registry.register(DevicesPage(["acme-1"]))
     registry.register(SearchBox())
@@ -69,7 +68,7 @@ async def test_a_procedure_missing_on_the_server_is_not_exposed(db_path: Path) -
         "domain:devices.query is not served by the backend (absent from its manifest), so it is not exposed"
     ]
     assert not bridge.serves(QUERY)
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(manifest))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(manifest))
     registry.set_procedure_executor(bridge)
     registry.register(DevicesPage(["acme-1"]))
     with pytest.raises(AuthorityError, match=r"domain:devices\.query"):
@@ -112,7 +111,7 @@ async def test_an_unreachable_or_foreign_backend_fails_page_start_loudly(backend
 def reviewed_authority() -> CapabilityAuthority:
     """What authority_from_bundle() gives a bundled page: the reviewed contract, components and
     procedures alike (compiled here, as `agentsurface snapshot` would write it)."""
-    return create_capability_authority(compile_manifest(PAGE_CONTRACTS))
+    return CapabilityAuthority.from_manifest(compile_manifest(PAGE_CONTRACTS))
 
 
 async def test_the_reviewed_authority_checked_by_the_bridge_registers_components(bridge: BackendBridge) -> None:
@@ -130,7 +129,7 @@ async def test_a_manifest_of_procedures_alone_names_the_way_to_the_authority(bri
     """The Full-stack snippet the issue followed: connect(procedures) makes an authority without
     the page's components; the refusal now says where the authority should come from."""
     manifest = await bridge.connect([DISABLE, RENAME, NOTE, QUERY])
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(manifest))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(manifest))
     with pytest.raises(AuthorityError, match=r"authority_from_bundle\(\)"):
         registry.register(SearchBox())
 
@@ -151,7 +150,7 @@ async def test_the_reviewed_authority_withholds_what_the_server_does_not_serve(d
 
 async def test_the_reviewed_authority_refuses_drift(bridge: BackendBridge) -> None:
     drifted = variant(NOTE, effect="destructive")
-    reviewed = create_capability_authority(compile_manifest([DISABLE, RENAME, QUERY, drifted]))
+    reviewed = CapabilityAuthority.from_manifest(compile_manifest([DISABLE, RENAME, QUERY, drifted]))
     with pytest.raises(BackendContractError) as caught:
         await bridge.authority(reviewed)
     assert [(d.procedure_id, d.problem) for d in caught.value.disagreements] == [(NOTE.id, "effect")]

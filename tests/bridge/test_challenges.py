@@ -100,7 +100,7 @@ async def test_a_webauthn_challenge_goes_to_the_pages_presence_hook(tmp_path: Pa
 async def test_a_preview_gone_stale_during_the_passkey_ceremony_never_reaches_the_server(tmp_path: Path) -> None:
     """Issue 39.3: the bridge asks the page again after the server's challenge and the person's
     passkey took their time; the page's state changed meanwhile, so the write never leaves."""
-    from agentsurface import AgentSurfaceRegistry, Change, create_capability_authority
+    from agentsurface import AgentSurfaceRegistry, CapabilityAuthority, Change
     from agentsurface.server import ProcedureServer, SqliteInvocationStore, serve
 
     from ..server.domain import audit, authenticate, setup
@@ -124,7 +124,7 @@ async def test_a_preview_gone_stale_during_the_passkey_ceremony_never_reaches_th
         transport = Recording()
         bridge = BackendBridge(base, headers={"Authorization": "Bearer tok-alice"}, presence=presence,
                                transport=transport)
-        registry = AgentSurfaceRegistry(authority=create_capability_authority(await bridge.connect(PAGE_CONTRACTS)))
+        registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(await bridge.connect(PAGE_CONTRACTS)))
         registry.set_procedure_executor(bridge)
         registry.register(DevicesPage(["acme-1", "acme-2"], preview=lambda effective: [
             Change(i, "status", status[i], "disabled") for i in effective["deviceIds"]]))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agentsurface import AgentSurfaceRegistry, Consumer, compile_manifest, create_capability_authority
+from agentsurface import AgentSurfaceRegistry, CapabilityAuthority, Consumer, compile_manifest
 from agentsurface.bridge import CALLABLE_PATH, BackendBridge, BackendUnavailableError
 
 from ..server.domain import BROKEN, DISABLE, NOTE, QUERY, RENAME
@@ -28,7 +28,7 @@ def test_the_server_lists_what_each_caller_may_call(backend: str) -> None:
 
 async def registry_for(backend: str, token: str) -> tuple[AgentSurfaceRegistry, BackendBridge]:
     bridge = BackendBridge(backend, headers={"Authorization": f"Bearer {token}"}, timeout=10)
-    authority = await bridge.authority(create_capability_authority(compile_manifest(PAGE_CONTRACTS)))
+    authority = await bridge.authority(CapabilityAuthority.from_manifest(compile_manifest(PAGE_CONTRACTS)))
     await bridge.load_callable()
     registry = AgentSurfaceRegistry(authority=authority, policies=[bridge.callable_policy()])
     registry.set_procedure_executor(bridge)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agentsurface import AgentComponent, AgentSurfaceRegistry, AuthorityError, compile_manifest, observation
-from agentsurface._core.contracts.authority import create_capability_authority
+from agentsurface._core.contracts.authority import CapabilityAuthority
 from agentsurface._core.contracts.external import (
     Contributor,
     ExternalContractError,
@@ -417,7 +417,7 @@ def test_the_authority_registers_an_approved_contributor() -> None:
 def test_the_authority_refuses_an_unapproved_or_changed_contributor(
     authorization: Any, status: str, says: str
 ) -> None:
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(_manifest(authorization)))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(_manifest(authorization)))
     registry.register(Own())  # the app's own registrations are unaffected
     with pytest.raises(ExternalContractError) as caught:
         registry.register(Dial())
@@ -444,7 +444,7 @@ def test_a_forged_or_broken_record_refuses_the_whole_manifest(
     overrides: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(AuthorityError, match="external") as caught:
-        create_capability_authority(_manifest(None, overrides))
+        CapabilityAuthority.from_manifest(_manifest(None, overrides))
     assert message in str(caught.value)
 
 
@@ -453,7 +453,7 @@ def test_a_declaration_that_names_a_distribution_must_be_listed_under_it() -> No
     manifest["external"] = []
     manifest["hash"] = digest({k: v for k, v in manifest.items() if k != "hash"})
     with pytest.raises(AuthorityError, match="names distribution 'dials' but no external entry"):
-        create_capability_authority(manifest)
+        CapabilityAuthority.from_manifest(manifest)
 
 
 def test_the_digest_covers_content_not_order_version_or_place() -> None:

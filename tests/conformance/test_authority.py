@@ -20,11 +20,9 @@ from agentsurface import (
     AgentSurfaceRegistry,
     AuthorityError,
     CapabilityAuthority,
-    ComponentBinding,
     DefinitionError,
     Policy,
     compile_manifest,
-    create_capability_authority,
 )
 from agentsurface._core.contracts.authority import (
     MANIFEST_FORMAT,
@@ -32,6 +30,7 @@ from agentsurface._core.contracts.authority import (
     is_genuine_authority,
 )
 from agentsurface._core.jsonvalue import FrozenDict, canonical_json, digest, thaw
+from agentsurface.lowlevel import ComponentBinding
 
 from ..support import bind_devices, devices_contract, disable_procedure, registry_for
 
@@ -55,13 +54,13 @@ def _rehash(manifest: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("bogus", [None, "authority", {}, object()])
 def test_AS_AUTHORITY_001_registry_refuses_construction_without_an_authority(bogus: Any) -> None:
-    with pytest.raises(AuthorityError, match="create_capability_authority"):
+    with pytest.raises(AuthorityError, match="from_manifest"):
         AgentSurfaceRegistry(authority=bogus)
 
 
 def test_AS_AUTHORITY_001_registry_refuses_a_hand_made_authority() -> None:
     manifest = compile_manifest([devices_contract()])
-    genuine = create_capability_authority(manifest)
+    genuine = CapabilityAuthority.from_manifest(manifest)
     forged = CapabilityAuthority(genuine.manifest, {e["id"]: e for e in genuine.manifest["contracts"]})
     assert forged.ids() == genuine.ids()
     assert not is_genuine_authority(forged)
@@ -72,7 +71,7 @@ def test_AS_AUTHORITY_001_registry_refuses_a_hand_made_authority() -> None:
 
 
 def test_AS_AUTHORITY_001_registry_refuses_a_copy_of_a_genuine_authority() -> None:
-    genuine = create_capability_authority(compile_manifest([devices_contract()]))
+    genuine = CapabilityAuthority.from_manifest(compile_manifest([devices_contract()]))
     for clone in (copy.copy(genuine), copy.deepcopy(genuine)):
         assert clone is not genuine
         assert not is_genuine_authority(clone)
@@ -88,7 +87,7 @@ def test_AS_AUTHORITY_001_registry_refuses_the_raw_manifest() -> None:
 
 def test_AS_AUTHORITY_001_authority_manifest_is_cloned_and_deep_frozen() -> None:
     source = _manifest(devices_contract())
-    authority = create_capability_authority(source)
+    authority = CapabilityAuthority.from_manifest(source)
     manifest = authority.manifest
     assert isinstance(manifest, FrozenDict)
     with pytest.raises(TypeError):
@@ -113,17 +112,17 @@ def test_AS_AUTHORITY_001_authority_manifest_is_cloned_and_deep_frozen() -> None
 def test_AS_CONTRACT_004_manifest_hash_must_match() -> None:
     manifest = _manifest(devices_contract())
     with pytest.raises(AuthorityError, match="manifest hash does not match"):
-        create_capability_authority({**manifest, "hash": "sha256:" + "0" * 64})
+        CapabilityAuthority.from_manifest({**manifest, "hash": "sha256:" + "0" * 64})
     without = {k: v for k, v in manifest.items() if k != "hash"}
     with pytest.raises(AuthorityError, match="manifest hash does not match"):
-        create_capability_authority(without)
+        CapabilityAuthority.from_manifest(without)
 
 
 def test_AS_CONTRACT_004_entry_hash_must_match_its_contract() -> None:
     manifest = _manifest(devices_contract())
     manifest["contracts"][0]["contract"]["description"] = "Tampered"
     with pytest.raises(AuthorityError, match=r"contract hash of 'devices\.table' does not match") as info:
-        create_capability_authority(_rehash(manifest))
+        CapabilityAuthority.from_manifest(_rehash(manifest))
     assert info.value.path == "contracts[0]"
 
 
@@ -131,24 +130,24 @@ def test_AS_CONTRACT_004_entry_must_agree_with_its_body() -> None:
     manifest = _manifest(devices_contract())
     manifest["contracts"][0]["id"] = "other.table"
     with pytest.raises(AuthorityError, match="disagrees with its contract body"):
-        create_capability_authority(_rehash(manifest))
+        CapabilityAuthority.from_manifest(_rehash(manifest))
 
 
 def test_AS_CONTRACT_004_incomplete_manifest_is_refused() -> None:
     manifest = _manifest(devices_contract())
     manifest["completeness"] = {"status": "partial"}
     with pytest.raises(AuthorityError, match="not complete"):
-        create_capability_authority(_rehash(manifest))
+        CapabilityAuthority.from_manifest(_rehash(manifest))
     del manifest["completeness"]
     with pytest.raises(AuthorityError, match="not complete"):
-        create_capability_authority(_rehash(manifest))
+        CapabilityAuthority.from_manifest(_rehash(manifest))
 
 
 def test_AS_CONTRACT_004_duplicate_ids_are_refused() -> None:
     manifest = _manifest(devices_contract())
     manifest["contracts"].append(copy.deepcopy(manifest["contracts"][0]))
     with pytest.raises(AuthorityError, match=r"'devices\.table' is declared twice") as info:
-        create_capability_authority(_rehash(manifest))
+        CapabilityAuthority.from_manifest(_rehash(manifest))
     assert info.value.path == "contracts[1]"
 
 
@@ -165,7 +164,7 @@ def test_AS_CONTRACT_004_duplicate_ids_are_refused() -> None:
 def test_AS_CONTRACT_004_wrong_format_or_version_is_refused(patch: dict[str, Any]) -> None:
     manifest = {**_manifest(devices_contract()), **patch}
     with pytest.raises(AuthorityError, match="unsupported manifest format"):
-        create_capability_authority(_rehash(manifest))
+        CapabilityAuthority.from_manifest(_rehash(manifest))
 
 
 @pytest.mark.parametrize(
@@ -181,12 +180,12 @@ def test_AS_CONTRACT_004_wrong_format_or_version_is_refused(patch: dict[str, Any
 )
 def test_AS_CONTRACT_004_malformed_manifests_are_refused(manifest: Any, fragment: str) -> None:
     with pytest.raises(AuthorityError, match=fragment):
-        create_capability_authority(manifest)
+        CapabilityAuthority.from_manifest(manifest)
 
 
 def test_authority_errors_are_definition_errors_with_the_authority_code() -> None:
     with pytest.raises(DefinitionError) as info:
-        create_capability_authority({})
+        CapabilityAuthority.from_manifest({})
     assert info.value.code == "AUTHORITY_VIOLATION"
 
 
@@ -381,7 +380,7 @@ def test_AS_AUTHORITY_003_stale_contracts_are_refused(changed: dict[str, Any]) -
 
 
 def test_AS_AUTHORITY_003_changed_schema_or_effect_is_stale() -> None:
-    from agentsurface import ActionContract, ComponentContract
+    from agentsurface.lowlevel import ActionContract, ComponentContract
 
     def variant(**action: Any) -> ComponentContract:
         return ComponentContract(
@@ -428,6 +427,6 @@ def test_AS_AUTHORITY_003_required_procedure_policies_must_be_attached() -> None
 
 
 def test_authority_lists_its_ids_and_has_a_short_repr() -> None:
-    authority = create_capability_authority(compile_manifest([disable_procedure(), devices_contract()]))
+    authority = CapabilityAuthority.from_manifest(compile_manifest([disable_procedure(), devices_contract()]))
     assert authority.ids() == ["devices.table", "domain:devices.disable"]
     assert repr(authority).startswith("<CapabilityAuthority 2 contracts sha256:")

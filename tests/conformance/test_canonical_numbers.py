@@ -9,14 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentsurface import (
-    ActionContract,
-    AgentSurfaceRegistry,
-    ComponentContract,
-    compile_manifest,
-    create_capability_authority,
-)
+from agentsurface import AgentSurfaceRegistry, CapabilityAuthority, compile_manifest
 from agentsurface._core.jsonvalue import canonical_json, digest, json_size
+from agentsurface.lowlevel import ActionContract, ComponentContract
 
 # What JavaScript's JSON.stringify writes for these numbers (ES Number::toString).
 JS_NUMBER_TEXT = [
@@ -93,7 +88,7 @@ async def test_an_input_with_a_lone_surrogate_is_answered_not_crashed() -> None:
         },
     )
     written: list[str] = []
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([notes])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([notes])))
     registry.register(notes.bind(actions={"write": lambda value, ctx: written.append(value["text"])}))
     result = await registry.invoke({"capabilityId": "view:app.notes.write", "input": {"text": "x\ud800"}})
     assert result.ok, result.to_json()

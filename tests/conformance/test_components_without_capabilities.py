@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     ProcedureReference,
     compile_manifest,
-    create_capability_authority,
 )
 from agentsurface.toolset import AgentToolset
 
@@ -26,7 +26,7 @@ def test_a_component_contract_may_declare_no_capability_of_its_own() -> None:
 
 async def test_a_toolbar_hosting_only_procedure_references_is_listed_and_callable() -> None:
     contract = toolbar_contract()
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([contract, PING])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, PING])))
     registry.set_procedure_executor(echo_executor)
     handle = registry.register(contract.bind(procedures=[PING.reference()]))
     assert handle.status == "active"
@@ -44,7 +44,7 @@ async def test_a_toolbar_hosting_only_procedure_references_is_listed_and_callabl
 
 def test_a_component_that_declares_nothing_yet_registers_with_an_empty_surface() -> None:
     contract = toolbar_contract()
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([contract])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract])))
     assert registry.register(contract.bind()).status == "active"
     snapshot = registry.snapshot(consumer=CONSUMER)
     assert list(snapshot.capabilities()) == []
@@ -61,7 +61,7 @@ class Toolbar(AgentComponent, type="app.toolbar", description="The toolbar"):
 
 def test_a_class_based_component_may_host_only_procedure_references() -> None:
     assert dict(Toolbar.contract.observations) == {} and dict(Toolbar.contract.actions) == {}
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Toolbar, PING])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Toolbar, PING])))
     registry.set_procedure_executor(echo_executor)
     assert registry.register(Toolbar()).status == "active"
     assert [c.capability_id for c in registry.snapshot().capabilities()] == ["domain:app.ping"]

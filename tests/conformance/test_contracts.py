@@ -8,16 +8,7 @@ from typing import Any
 
 import pytest
 
-from agentsurface import (
-    ActionBinding,
-    ActionContract,
-    ComponentContract,
-    Concurrency,
-    DefinitionError,
-    ObservationBinding,
-    ObservationContract,
-    Policy,
-)
+from agentsurface import DefinitionError, Policy
 from agentsurface._core.contracts.bindings import is_minted
 from agentsurface._core.contracts.fields import (
     MAX_CAPABILITY_DESCRIPTION,
@@ -25,6 +16,14 @@ from agentsurface._core.contracts.fields import (
     MAX_META_BYTES,
 )
 from agentsurface._core.jsonvalue import thaw
+from agentsurface.lowlevel import (
+    ActionBinding,
+    ActionContract,
+    ComponentContract,
+    Concurrency,
+    ObservationBinding,
+    ObservationContract,
+)
 
 from ..support import IDS_INPUT, ROWS_OUTPUT, bind_devices, devices_contract, disable_procedure
 

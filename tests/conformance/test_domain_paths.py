@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from agentsurface import (
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     DefinitionError,
     ProcedureContract,
     compile_manifest,
-    create_capability_authority,
 )
 from agentsurface._core.ids import parse_capability_id, parse_procedure_id
 from agentsurface.toolset import AgentToolset
@@ -89,7 +89,7 @@ async def test_a_snake_case_backend_procedure_is_callable_through_its_hashed_too
         id="domain:devices.disable_all", description="Disable every device", effect="server-mutation"
     )
     contract = toolbar_contract()
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([contract, procedure])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, procedure])))
     registry.set_procedure_executor(echo_executor)
     registry.register(contract.bind(procedures=[procedure.reference()]))
     toolset = AgentToolset(registry, consumer=CONSUMER, topology="embedded")

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from agentsurface import ComponentContract
 from agentsurface._core.events import EVENT_TYPES, EventBus, SurfaceEvent, make_event
 from agentsurface._core.registry.registry import AgentSurfaceRegistry
+from agentsurface.lowlevel import ComponentContract
 
 from ..support import Recorder, bind_devices, devices_contract, disable_procedure, registry_for
 
@@ -35,7 +35,7 @@ def test_AS_EVT_001_events_follow_the_total_mutation_order(
     b = registry.register(bind_devices(contract, "b"))
     a.update(availability={"selectRows": False})
     b.invalidate()
-    a.unregister()
+    a.close()
     assert recorder.types == [
         "component-registered",
         "surface-changed",
@@ -77,7 +77,7 @@ def test_AS_EVT_001_listeners_see_the_state_after_the_mutation(
     registry.subscribe(listener)
     handle = registry.register(bind_devices(contract))
     handle.update(availability={"selectRows": False})
-    handle.unregister()
+    handle.close()
     assert seen == [
         ("component-registered", 1),
         ("surface-changed", ("1", "1")),
@@ -111,7 +111,7 @@ def test_AS_EVT_001_listener_exceptions_are_isolated(
     recorder = Recorder(registry)
     with caplog.at_level(logging.ERROR, logger="agentsurface"):
         handle = registry.register(bind_devices(contract))
-        handle.unregister()
+        handle.close()
     assert recorder.types == ["component-registered", "surface-changed", "component-unregistered", "surface-changed"]
     assert handle.status == "unregistered"
     assert registry.version == "2"

@@ -9,10 +9,10 @@ import pytest
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     DefinitionError,
     ProcedureReference,
     compile_manifest,
-    create_capability_authority,
 )
 
 from ..support import PING, echo_executor, toolbar_contract
@@ -25,7 +25,7 @@ class Toolbar(AgentComponent, type="app.toolbar", description="The toolbar"):
 
 def test_a_procedure_reference_without_an_executor_is_refused_at_registration() -> None:
     contract = toolbar_contract()
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([contract, PING])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, PING])))
     with pytest.raises(DefinitionError, match="no procedure executor") as info:
         registry.register(contract.bind(procedures=[PING.reference()]))
     assert info.value.code == "PLANE_VIOLATION"
@@ -34,7 +34,7 @@ def test_a_procedure_reference_without_an_executor_is_refused_at_registration() 
 
 
 def test_a_class_based_component_with_references_and_no_executor_is_refused_too() -> None:
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Toolbar, PING])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Toolbar, PING])))
     with pytest.raises(DefinitionError, match="no procedure executor"):
         registry.register(Toolbar())
     registry.set_procedure_executor(echo_executor)
@@ -43,5 +43,5 @@ def test_a_class_based_component_with_references_and_no_executor_is_refused_too(
 
 def test_a_component_without_references_needs_no_executor() -> None:
     contract = toolbar_contract()
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([contract, PING])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, PING])))
     assert registry.register(contract.bind()).status == "active"

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from agentsurface import (
-    AgentSurfaceRegistry,
-    compile_manifest,
-    create_capability_authority,
-)
+from agentsurface import AgentSurfaceRegistry, CapabilityAuthority, compile_manifest
 from agentsurface._core.audit import AuditEvent, AuditSink, MemoryAuditSink
 from agentsurface.testing import ManualClock
 
@@ -17,7 +13,7 @@ def test_every_registration_writes_a_registration_audit_record() -> None:
     contract = toolbar_contract()
     audit = MemoryAuditSink()
     registry = AgentSurfaceRegistry(
-        authority=create_capability_authority(compile_manifest([contract])), audit=audit
+        authority=CapabilityAuthority.from_manifest(compile_manifest([contract])), audit=audit
     )
     first = registry.register(contract.bind(instance_id="top"))
     second = registry.register(contract.bind(instance_id="bottom"))
@@ -26,7 +22,7 @@ def test_every_registration_writes_a_registration_audit_record() -> None:
         ("registration", first.registration_id, "app.toolbar@top"),
         ("registration", second.registration_id, "app.toolbar@bottom"),
     ]
-    first.unregister()
+    first.close()
     assert [e.type for e in audit.events()][-1] == "unregistration"
 
 
@@ -34,7 +30,7 @@ def test_a_refused_registration_writes_no_registration_record() -> None:
     contract = toolbar_contract()
     audit = MemoryAuditSink()
     registry = AgentSurfaceRegistry(
-        authority=create_capability_authority(compile_manifest([contract])), audit=audit
+        authority=CapabilityAuthority.from_manifest(compile_manifest([contract])), audit=audit
     )
     registry.register(contract.bind())
     assert registry.register(contract.bind()).status == "rejected"  # duplicate instance
@@ -53,7 +49,7 @@ def test_the_memory_sink_reads_back_what_any_sink_receives() -> None:
     """The default sink builds lifecycle records when read: the same records, timestamps and
     order as a sink that receives each AuditEvent when it happens."""
     contract = toolbar_contract()
-    authority = create_capability_authority(compile_manifest([contract]))
+    authority = CapabilityAuthority.from_manifest(compile_manifest([contract]))
     memory, plain = MemoryAuditSink(), _ListSink()
     sinks: tuple[AuditSink, AuditSink] = (memory, plain)
     clocks = (ManualClock(start=1_700_000_000.0004), ManualClock(start=1_700_000_000.0004))
@@ -66,7 +62,7 @@ def test_the_memory_sink_reads_back_what_any_sink_receives() -> None:
         clock.advance(1.2345)
         registry.register(contract.bind(instance_id="top"))  # rejected: a duplicate
         clock.advance(0.5)
-        handle.unregister()
+        handle.close()
     read = memory.events()
     assert [e.type for e in read] == ["registration", "registration-rejected", "unregistration"]
     assert [(e.at, e.type, e.detail) for e in read] == [(e.at, e.type, e.detail) for e in plain.events]
@@ -77,7 +73,7 @@ def test_the_memory_sink_reads_back_what_any_sink_receives() -> None:
 async def test_the_memory_sink_reads_back_settled_calls_as_any_sink_receives_them() -> None:
     """Settled calls too: the default sink keeps them unbuilt, and reads back the records
     (timestamps, times, status, code, payload at level ``full``) a live sink got."""
-    from agentsurface import ActionContract, ComponentContract, ObservationContract
+    from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 
     def tick(value: object, ctx: object) -> dict[str, int]:
         clock.advance(0.0123456)  # the handler's own time, in the record's execution_ms
@@ -100,7 +96,7 @@ async def test_the_memory_sink_reads_back_settled_calls_as_any_sink_receives_the
             ),
         },
     )
-    authority = create_capability_authority(compile_manifest([contract]))
+    authority = CapabilityAuthority.from_manifest(compile_manifest([contract]))
     memory, plain = MemoryAuditSink(), _ListSink()
     for sink in (memory, plain):
         clock = ManualClock(start=1_700_000_000.0004)
@@ -136,7 +132,7 @@ def _without_ids(event: AuditEvent) -> dict[str, object]:
 async def test_the_memory_sink_holds_no_input_or_output_below_level_full() -> None:
     """Kept unbuilt, a metadata-level line still holds no payload: the ring of 1000 lines must
     not pin an agent's large inputs and outputs that its records drop anyway."""
-    from agentsurface import ActionContract, ComponentContract, ObservationContract
+    from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 
     contract = ComponentContract(
         type="app.echo",
@@ -145,7 +141,7 @@ async def test_the_memory_sink_holds_no_input_or_output_below_level_full() -> No
         actions={"echo": ActionContract("echo it", input={"type": "object"})},
     )
     sink = MemoryAuditSink()
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([contract])), audit=sink)
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract])), audit=sink)
     registry.register(
         contract.bind(observations={"read": lambda ctx: {}}, actions={"echo": lambda value, ctx: {"n": len(value["pad"])}})
     )

@@ -10,21 +10,19 @@ from typing import Any
 import pytest
 
 from agentsurface import (
-    ActionContract,
     AgentComponent,
     AgentSurfaceRegistry,
-    ComponentContract,
+    CapabilityAuthority,
     DefinitionError,
     Limits,
-    ObservationContract,
     Policy,
     RegistryClosedError,
     action,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
 from agentsurface._core.registry.registry import RegistrationHandle
+from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 
 from ..support import FakeClock, Recorder, bind_devices, devices_contract, disable_procedure, registry_for
 
@@ -68,7 +66,7 @@ def test_AS_LIFE_001_capabilities_disappear_on_unregister(
     registry: AgentSurfaceRegistry, contract: ComponentContract
 ) -> None:
     handle = registry.register(bind_devices(contract))
-    handle.unregister()
+    handle.close()
     assert handle.status == "unregistered"
     assert registry.snapshot().components == ()
     assert registry.snapshot().find("view:devices.table.selectRows") == []
@@ -86,7 +84,7 @@ def test_AS_LIFE_001_unregister_aborts_in_flight_signals(
     assert reg is not None
     signal = CancelSignal()
     reg.inflight.add(signal)
-    handle.unregister()
+    handle.close()
     assert signal.aborted
     assert signal.reason == "unmounted"
 
@@ -95,12 +93,12 @@ def test_AS_LIFE_001_post_unregister_handle_calls_are_noops(
     registry: AgentSurfaceRegistry, contract: ComponentContract
 ) -> None:
     handle = registry.register(bind_devices(contract))
-    handle.unregister()
+    handle.close()
     version = registry.version
     handle.update(enabled=False)
     handle.update(availability={"selectRows": False})
     handle.invalidate()
-    handle.unregister()
+    handle.close()
     assert registry.version == version
     assert handle.status == "unregistered"
 
@@ -108,7 +106,7 @@ def test_AS_LIFE_001_post_unregister_handle_calls_are_noops(
 def test_AS_LIFE_001_dead_handle_calls_warn_in_development(contract: ComponentContract, caplog: Any) -> None:
     registry = registry_for([contract], environment="development")
     handle = registry.register(bind_devices(contract))
-    handle.unregister()
+    handle.close()
     with caplog.at_level(logging.WARNING, logger="agentsurface"):
         handle.update(enabled=False)
     assert "update() on a unregistered registration does nothing" in caplog.text
@@ -236,7 +234,7 @@ def test_AS_LIFE_003_duplicate_instance_gets_a_dead_handle(
     # The dead handle does nothing.
     second.update(enabled=False)
     second.invalidate()
-    second.unregister()
+    second.close()
     assert registry.version == version
     assert first.status == "active"
 
@@ -357,7 +355,7 @@ def test_AS_LIFE_005_register_cleanup_register_yields_a_new_registration_id(
     recorder = Recorder(registry)
     binding = bind_devices(contract)
     first = registry.register(binding)
-    first.unregister()
+    first.close()
     second = registry.register(binding)  # the same binding, remounted
     assert second.status == "active"
     assert second.registration_id != first.registration_id
@@ -382,7 +380,7 @@ def test_registration_ids_are_unique_and_never_reused(
     for _ in range(50):
         handle = registry.register(bind_devices(contract))
         ids.add(handle.registration_id)
-        handle.unregister()
+        handle.close()
     assert len(ids) == 50
 
 
@@ -394,7 +392,7 @@ def test_tombstones_are_bounded_by_size(contract: ComponentContract) -> None:
     ids = []
     for instance in ("a", "b", "c"):
         handle = registry.register(bind_devices(contract, instance))
-        handle.unregister()
+        handle.close()
         ids.append(handle.registration_id)
     assert registry.tombstone(ids[0]) is None  # oldest evicted first
     assert registry.tombstone(ids[1]) is not None
@@ -405,10 +403,10 @@ def test_tombstones_expire_after_their_ttl(contract: ComponentContract) -> None:
     clock = FakeClock()
     registry = registry_for([contract], limits=Limits(tombstone_ttl=300), clock=clock)
     old = registry.register(bind_devices(contract, "old"))
-    old.unregister()
+    old.close()
     clock.advance(200)
     young = registry.register(bind_devices(contract, "young"))
-    young.unregister()
+    young.close()
     tomb = registry.tombstone(old.registration_id)
     assert tomb is not None
     assert tomb.unregistered_at == clock.value - 200
@@ -424,7 +422,7 @@ def test_tombstones_expire_after_their_ttl(contract: ComponentContract) -> None:
 def test_tombstones_can_be_turned_off(contract: ComponentContract) -> None:
     registry = registry_for([contract], limits=Limits(tombstone_size=0))
     handle = registry.register(bind_devices(contract))
-    handle.unregister()
+    handle.close()
     assert registry.tombstone(handle.registration_id) is None
 
 
@@ -432,7 +430,7 @@ def test_tombstones_keep_identifiers_never_handlers(
     registry: AgentSurfaceRegistry, contract: ComponentContract
 ) -> None:
     handle = registry.register(bind_devices(contract))
-    handle.unregister()
+    handle.close()
     tomb = registry.tombstone(handle.registration_id)
     assert tomb is not None
     for field in dataclasses.fields(tomb):
@@ -464,7 +462,7 @@ def test_AS_VER_001_version_bump_matrix(registry: AgentSurfaceRegistry, contract
     assert _version(registry) == 5
     registry.register(bind_devices(contract))  # duplicate, rejected: no bump
     assert _version(registry) == 5
-    handle.unregister()
+    handle.close()
     assert _version(registry) == 6
 
 
@@ -524,7 +522,7 @@ def test_AS_VER_001_handler_swaps_do_not_bump() -> None:
 
 
 def test_AS_VER_001_surface_ids_differ_per_registry(contract: ComponentContract) -> None:
-    authority = create_capability_authority(compile_manifest([contract]))
+    authority = CapabilityAuthority.from_manifest(compile_manifest([contract]))
     a = AgentSurfaceRegistry(authority=authority)
     b = AgentSurfaceRegistry(authority=authority)
     assert a.surface_id != b.surface_id
@@ -569,7 +567,7 @@ def test_dispose_is_idempotent_and_later_use_raises(
         registry.subscribe(lambda e: None)
     # Handles are inert after dispose; listeners were dropped.
     handle.update(enabled=False)
-    handle.unregister()
+    handle.close()
     assert recorder.events == []
 
 
@@ -599,7 +597,7 @@ class _Deny(Policy):
 def test_registry_options_are_checked_by_name(
     contract: ComponentContract, options: dict[str, Any], error: type[Exception], fragment: str
 ) -> None:
-    authority = create_capability_authority(compile_manifest([contract]))
+    authority = CapabilityAuthority.from_manifest(compile_manifest([contract]))
     with pytest.raises(error, match=fragment):
         AgentSurfaceRegistry(authority=authority, **options)
 

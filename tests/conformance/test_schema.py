@@ -11,13 +11,7 @@ from uuid import UUID
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentsurface import (
-    ActionContract,
-    DefinitionError,
-    ObservationContract,
-    schema_from_json,
-    schema_from_type,
-)
+from agentsurface import DefinitionError
 from agentsurface._core.jsonvalue import FrozenDict, NotJsonError, thaw, to_json_value
 from agentsurface._core.schemas.schema import (
     MAX_SCHEMA_BYTES,
@@ -30,6 +24,7 @@ from agentsurface._core.schemas.schema import (
     check_schema_subset,
     inline_refs,
 )
+from agentsurface.lowlevel import ActionContract, ObservationContract, schema_from_json, schema_from_type
 
 from ..support import IDS_INPUT
 

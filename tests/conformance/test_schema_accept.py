@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentsurface import Invalid, schema_from_json
 from agentsurface._core.jsonvalue import freeze
 from agentsurface._core.schemas.accept import compile_accept
+from agentsurface.lowlevel import Invalid, schema_from_json
 
 json_values = st.recursive(
     st.none()

@@ -11,18 +11,10 @@ from typing import Any
 
 import pytest
 
-from agentsurface import (
-    ActionBinding,
-    Budget,
-    ComponentContract,
-    Consumer,
-    Decision,
-    ObservationBinding,
-    Policy,
-    PolicyContext,
-)
+from agentsurface import Consumer, Decision, Policy, PolicyContext
 from agentsurface._core.jsonvalue import FrozenDict, thaw
 from agentsurface._core.registry.registry import AgentSurfaceRegistry
+from agentsurface.lowlevel import ActionBinding, Budget, ComponentContract, ObservationBinding
 
 from ..support import ROWS_OUTPUT, bind_devices, devices_contract, disable_procedure, registry_for
 

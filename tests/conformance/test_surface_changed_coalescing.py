@@ -6,13 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agentsurface import (
-    ActionContract,
-    AgentSurfaceRegistry,
-    ComponentContract,
-    compile_manifest,
-    create_capability_authority,
-)
+from agentsurface import AgentSurfaceRegistry, CapabilityAuthority, compile_manifest
+from agentsurface.lowlevel import ActionContract, ComponentContract
 from agentsurface.toolset import AgentToolset
 
 from ..support import CONSUMER
@@ -22,7 +17,7 @@ def _panel_registry() -> tuple[Any, ComponentContract, list[tuple[str, Any]]]:
     contract = ComponentContract(
         type="app.panel", description="A panel", actions={"close": ActionContract("Close the panel")}
     )
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([contract])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract])))
     seen: list[tuple[str, Any]] = []
     registry.subscribe(lambda e: seen.append((e.type, e.data.get("surfaceVersion", e.data.get("instanceId")))))
     return registry, contract, seen

@@ -8,14 +8,13 @@ from typing import Any
 import pytest
 
 from agentsurface import (
-    ActionContract,
     AgentSurfaceRegistry,
-    ComponentContract,
+    CapabilityAuthority,
     compile_manifest,
-    create_capability_authority,
     environment,
     tenant_boundary,
 )
+from agentsurface.lowlevel import ActionContract, ComponentContract
 
 
 def _tenant_registry(host: dict[str, Any], policy: Any) -> Any:
@@ -28,7 +27,7 @@ def _tenant_registry(host: dict[str, Any], policy: Any) -> Any:
         type="app.navigation", description="Navigation", actions={"goHome": ActionContract("Go home")}
     )
     registry = AgentSurfaceRegistry(
-        authority=create_capability_authority(compile_manifest([acme, navigation])),
+        authority=CapabilityAuthority.from_manifest(compile_manifest([acme, navigation])),
         context=lambda: host,
         policies=[policy],
     )
@@ -58,7 +57,7 @@ def _environment_registry(env: Any, host: dict[str, Any]) -> Any:
         type="debug.panel", description="Debug tools", actions={"dumpState": ActionContract("Dump state")}
     )
     registry = AgentSurfaceRegistry(
-        authority=create_capability_authority(compile_manifest([contract])),
+        authority=CapabilityAuthority.from_manifest(compile_manifest([contract])),
         environment=env,
         context=lambda: host,
         policies=[environment(["development"])],

@@ -143,8 +143,8 @@ def test_a_derived_value_is_computed_once_and_the_instance_stays_frozen() -> Non
 
 def test_the_entries_derived_values_are_their_contracts() -> None:
     """Capability entries read their contract's values once; what they answer is unchanged."""
-    from agentsurface import ActionContract, ComponentContract, ObservationContract
     from agentsurface._core.registrations.entries import ActionEntry, build_capabilities
+    from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 
     contract = ComponentContract(
         type="t.widget",

@@ -20,7 +20,7 @@ class FakeLink:
     async def open(self) -> None:
         pass
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         pass
 
     async def list_tools(self) -> list[Tool]:

@@ -22,10 +22,10 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     Consumer,
     action,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
 from agentsurface.adapters.relay_context import RelayClientSession, RelayModelContext
@@ -82,7 +82,7 @@ async def relay(tmp_path: Path) -> AsyncIterator[Relay]:
     link = RelayLink(options, lambda: changes.append(1), log=log)
     await link.open()
     yield Relay(link, log, changes)
-    await link.close()
+    await link.aclose()
 
 
 @dataclass
@@ -100,7 +100,7 @@ class Tab:
 
     def __post_init__(self) -> None:
         self.vault = Vault()
-        self.registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Vault])))
+        self.registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Vault])))
         self.registry.register(self.vault)
         self.context = RelayModelContext()
         self.adapter = WebMCPAdapter(model_context=self.context)

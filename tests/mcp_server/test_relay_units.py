@@ -336,13 +336,13 @@ async def test_a_burst_of_tool_changes_is_one_listing() -> None:
 
     context = RelayModelContext()
     sent: list[dict[str, Any]] = []
-    context.attach(lambda text: sent.append(json.loads(text)))
+    context.connect(lambda text: sent.append(json.loads(text)))
     for name in ("a", "b", "c"):
         await context.register_tool(WebMCPTool(name, name, name, {"type": "object"}, {}, execute))
     await context.unregister_tool("b")
     await asyncio.sleep(0)
     assert [[t["name"] for t in frame["tools"]] for frame in sent] == [[], ["a", "c"]]
-    context.detach()
+    context.disconnect()
     await context.register_tool(WebMCPTool("d", "d", "d", {"type": "object"}, {}, execute))
     await asyncio.sleep(0)
     assert len(sent) == 2  # detached: nothing goes out

@@ -6,10 +6,10 @@ from __future__ import annotations
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     ProcedureContract,
     action,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
 from agentsurface.page import State
@@ -54,6 +54,6 @@ def export(procedure_id: str, value: object, context: object) -> dict[str, str]:
 
 
 def make_registry() -> AgentSurfaceRegistry:
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Board, EXPORT])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Board, EXPORT])))
     registry.set_procedure_executor(export)
     return registry

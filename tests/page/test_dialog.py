@@ -78,7 +78,7 @@ class RecordingView:
     def countdown(self, text: str) -> None:
         self.countdowns.append(text)
 
-    def dispose(self) -> None:
+    def close(self) -> None:
         self.disposed = True
 
 

@@ -11,10 +11,10 @@ import pytest
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     Invocation,
     action,
     compile_manifest,
-    create_capability_authority,
 )
 from agentsurface.page import PageSurface
 from agentsurface.page.inspector import SurfaceInspector
@@ -72,18 +72,18 @@ class Wiper(AgentComponent, type="board.wiper", description="Wipes the board"):
 
 
 async def test_a_consequential_tool_without_a_dialog_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
-    """Issue 43.6: forgetting install_confirmation_dialog left a call waiting 120 s with
+    """Issue 43.6: forgetting ConfirmationDialog left a call waiting 120 s with
     nothing to click and nothing said; the inspector says it, and the first such call logs it
     (the page's console)."""
     dom = FakeDom()
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Wiper])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Wiper])))
     registry.register(Wiper())
     root = FakeElement()
     inspector = SurfaceInspector(registry, root, dom=dom)
     dom.run_frame()
     assert inspector.warnings() == [
         "view:board.wiper.wipe need the person's approval, but no confirmation dialog is installed: "
-        "calls would wait until their approval expires (install_confirmation_dialog(registry))"
+        "calls would wait until their approval expires (ConfirmationDialog(registry))"
     ]
     assert "Warning: view:board.wiper.wipe need the person's approval" in root.all_text()
     with caplog.at_level(logging.WARNING, logger="agentsurface"):
@@ -93,7 +93,7 @@ async def test_a_consequential_tool_without_a_dialog_is_warned_about(caplog: pyt
     warned = [r.getMessage() for r in caplog.records if "nothing shows it" in r.getMessage()]
     assert warned == [
         "view:board.wiper.wipe waits for the person's approval (for up to 120 s), but nothing shows it: no "
-        "confirmation dialog is installed (agentsurface.page.install_confirmation_dialog(registry), or a "
+        "confirmation dialog is installed (agentsurface.page.ConfirmationDialog(registry), or a "
         "dialog of your own subscribed to registry.confirmations)"
     ]
     # A dialog subscribed: no warning any more (the next render follows a confirmation request).

@@ -10,12 +10,12 @@ from typing import Any
 from agentsurface import (
     AgentComponent,
     AgentSurfaceRegistry,
+    CapabilityAuthority,
     Change,
     Invocation,
     InvocationResult,
     action,
     compile_manifest,
-    create_capability_authority,
     observation,
 )
 from agentsurface.page.inspector import SurfaceInspector, startup_failed
@@ -55,7 +55,7 @@ ERASE = "view:board.canvas.eraseAll"
 
 
 def _setup() -> tuple[AgentSurfaceRegistry, SurfaceInspector, FakeDom, FakeElement]:
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Board])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Board])))
     registry.register(Board())
     dom, root = FakeDom(), FakeElement()
     inspector = SurfaceInspector(registry, root, dom=dom)
@@ -97,7 +97,7 @@ async def test_a_denied_call_is_one_row_that_says_so() -> None:
 
 
 async def test_a_call_refused_as_stale_is_one_row_that_says_so() -> None:
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Sketch])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Sketch])))
     sketch = Sketch()
     registry.register(sketch)
     dom, root = FakeDom(), FakeElement()
@@ -177,7 +177,7 @@ COUNT = "view:board.counter.count"
 
 
 async def test_a_call_adds_one_row_and_leaves_the_tools_and_the_texts_alone() -> None:
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Board, Counter])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Board, Counter])))
     registry.register(Board())
     registry.register(Counter())
     dom, root = CountingDom(), FakeElement()
@@ -199,14 +199,14 @@ async def test_a_call_adds_one_row_and_leaves_the_tools_and_the_texts_alone() ->
 
 
 async def test_the_tools_are_rendered_again_when_the_surface_changes() -> None:
-    registry = AgentSurfaceRegistry(authority=create_capability_authority(compile_manifest([Board, Counter])))
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Board, Counter])))
     registry.register(Board())
     handle = registry.register(Counter())
     dom, root = CountingDom(), FakeElement()
     inspector = SurfaceInspector(registry, root, dom=dom)
     dom.run_frame()
     dom.reset()
-    handle.unregister()
+    handle.close()
     await asyncio.sleep(0)  # surface-changed comes once per turn of the loop
     dom.run_frame()
     assert inspector._tools in dom.replaced and len(inspector._tools.children) == 1

@@ -13,21 +13,17 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentsurface import (
-    ActionBinding,
-    ActionContract,
-    AgentSurfaceRegistry,
-    ComponentContract,
-    Concurrency,
-    Consumer,
-    InvocationResult,
-    ObservationBinding,
-    ObservationContract,
-    Policy,
-    ProcedureContract,
-)
+from agentsurface import AgentSurfaceRegistry, Consumer, InvocationResult, Policy, ProcedureContract
 from agentsurface._core.errors import ERROR_MATRIX, MAX_ERROR_MESSAGE
 from agentsurface._core.events import SurfaceEvent
+from agentsurface.lowlevel import (
+    ActionBinding,
+    ActionContract,
+    ComponentContract,
+    Concurrency,
+    ObservationBinding,
+    ObservationContract,
+)
 from agentsurface.testing import ManualClock
 
 from ..support import make_registry as make_registry  # re-exported: the pipeline tests import it from here

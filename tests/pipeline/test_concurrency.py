@@ -12,18 +12,15 @@ from typing import Any
 import pytest
 
 from agentsurface import (
-    ActionContract,
     AgentSurfaceRegistry,
     CancelSignal,
-    ComponentContract,
-    Concurrency,
     Consumer,
     DefinitionError,
     InvocationResult,
     Limits,
     MemoryAuditSink,
-    ObservationContract,
 )
+from agentsurface.lowlevel import ActionContract, ComponentContract, Concurrency, ObservationContract
 
 from .helpers import (
     A,
@@ -263,7 +260,7 @@ async def test_AS_CONC_010_unmount_before_execute() -> None:
     handle = registry.register(bind())
     running, queued = call(registry, "slow"), call(registry, "fast")
     await spin()
-    handle.unregister()
+    handle.close()
     slow.release_all()
     r1, r2 = await asyncio.gather(running, queued)
     assert r1.code == "COMPONENT_UNMOUNTED" and details_of(r1) == {"phase": "mid-flight"}
@@ -281,7 +278,7 @@ async def test_AS_CONC_010_unmount_during_execute_handler_wins() -> None:
     await spin()
     slow.release_all()
     result = await pending
-    handle.unregister()
+    handle.close()
     assert result.ok
 
 
@@ -293,7 +290,7 @@ async def test_AS_CONC_010_unmount_during_execute_unmount_wins_and_late_settleme
     handle = registry.register(bind())
     pending = call(registry, "slow")
     await spin()
-    handle.unregister()
+    handle.close()
     result = await pending
     assert result.code == "COMPONENT_UNMOUNTED"
     assert details_of(result) == {"phase": "mid-flight"}
@@ -663,7 +660,7 @@ GO = {"capabilityId": "view:app.navigation.goTo", "input": {"to": "/reports"}}
 
 
 async def test_AS_NAV_001_sync_commit_and_owner_unmount_in_the_same_task_settles_ok() -> None:
-    registry, _handle = nav_registry(lambda value, ctx, handle: handle.unregister())
+    registry, _handle = nav_registry(lambda value, ctx, handle: handle.close())
     result = await registry.invoke(GO)
     assert result.ok
     assert result.surface_changed is True
@@ -671,7 +668,7 @@ async def test_AS_NAV_001_sync_commit_and_owner_unmount_in_the_same_task_settles
 
 async def test_AS_NAV_001_async_commit_resolving_after_the_unmount_settles_ok() -> None:
     async def execute(value: Any, ctx: Any, handle: Any) -> None:
-        handle.unregister()
+        handle.close()
         await asyncio.sleep(0)
         await asyncio.sleep(0)
 
@@ -692,7 +689,7 @@ async def test_AS_NAV_002_router_refusal_settles_execution_failed() -> None:
 
 async def test_AS_NAV_002_abandoning_after_the_unmount_abort_settles_cancelled() -> None:
     async def execute(value: Any, ctx: Any, handle: Any) -> None:
-        handle.unregister()  # aborts ctx.signal but does not settle the navigation
+        handle.close()  # aborts ctx.signal but does not settle the navigation
         await asyncio.sleep(0)
         if ctx.signal.aborted:
             raise RuntimeError("transition abandoned")
@@ -705,7 +702,7 @@ async def test_AS_NAV_002_abandoning_after_the_unmount_abort_settles_cancelled()
 async def test_AS_NAV_003_unmounted_before_dispatch_is_component_unmounted() -> None:
     calls: list[Any] = []
     registry, handle = nav_registry(lambda value, ctx, h: calls.append(value))
-    handle.unregister()
+    handle.close()
     result = await registry.invoke(GO)
     assert result.code == "COMPONENT_UNMOUNTED"
     assert details_of(result) == {"phase": "resolve"}
@@ -727,7 +724,7 @@ async def test_AS_NAV_003_navigation_queued_behind_another_call_and_unmounted_ne
     first = asyncio.ensure_future(registry.invoke({**GO, "input": {"to": "/first"}}))
     second = asyncio.ensure_future(registry.invoke({**GO, "input": {"to": "/second"}}))
     await spin()
-    handle.unregister()
+    handle.close()
     await spin()
     assert (await settled(second)).code == "COMPONENT_UNMOUNTED"
     gate.release_all()
@@ -739,7 +736,7 @@ async def test_AS_NAV_004_a_timeout_cannot_overwrite_an_accepted_navigation() ->
     accepted = Gate()
 
     async def execute(value: Any, ctx: Any, handle: Any) -> None:
-        handle.unregister()
+        handle.close()
         await accepted.run()  # the router accepts later
 
     registry, _handle = nav_registry(execute)
@@ -757,7 +754,7 @@ async def test_AS_NAV_004_a_navigation_that_never_settles_still_times_out() -> N
     never = Gate()
 
     async def execute(value: Any, ctx: Any, handle: Any) -> None:
-        handle.unregister()  # abort only; the handler hangs
+        handle.close()  # abort only; the handler hangs
         await never.run()
 
     registry, _handle = nav_registry(execute)

@@ -10,16 +10,10 @@ from typing import Any
 
 import pytest
 
-from agentsurface import (
-    ActionContract,
-    CancelSignal,
-    ComponentContract,
-    Limits,
-    MemoryAuditSink,
-    require_confirmation,
-)
+from agentsurface import CancelSignal, Limits, MemoryAuditSink, require_confirmation
 from agentsurface._core.jsonvalue import canonical_json, digest
 from agentsurface._core.pipeline import confirmation as confirmation_module
+from agentsurface.lowlevel import ActionContract, ComponentContract
 
 from .helpers import (
     A,
@@ -260,7 +254,7 @@ async def test_AS_CONFIRM_004_approval_does_not_transfer_to_another_capability_o
 async def test_AS_CONFIRM_004_staleness_beats_confirmation() -> None:
     d = Destructive()
     cid = await d.approved_id()
-    d.handle.unregister()
+    d.handle.close()
     result = await d.ask(confirmationId=cid)
     assert result.code == "COMPONENT_UNMOUNTED"
     assert d.executions == []

@@ -15,18 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from agentsurface import (
-    ActionContract,
-    AgentComponent,
-    CapabilityFailure,
-    ComponentContract,
-    Invocation,
-    Limits,
-    ObservationContract,
-    action,
-    observation,
-)
+from agentsurface import AgentComponent, CapabilityFailure, Invocation, Limits, action, observation
 from agentsurface._core.errors import error
+from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 
 from .helpers import (
     IDS_INPUT,

@@ -8,12 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agentsurface import (
-    ActionContract,
-    ComponentContract,
-    Limits,
-    ObservationContract,
-)
+from agentsurface import Limits
+from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 
 from .helpers import (
     A,

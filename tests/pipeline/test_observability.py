@@ -9,17 +9,15 @@ from typing import Any
 import pytest
 
 from agentsurface import (
-    ActionContract,
     AgentSurfaceRegistry,
     AuditEvent,
-    ComponentContract,
+    CapabilityAuthority,
+    ConsoleAuditSink,
     MemoryAuditSink,
-    ObservationContract,
     RegistryClosedError,
     compile_manifest,
-    console_audit_sink,
-    create_capability_authority,
 )
+from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 from agentsurface.testing import ManualClock
 
 from .helpers import (
@@ -121,13 +119,13 @@ async def test_a_failing_audit_sink_never_breaks_invocation() -> None:
 
 
 def test_AS_OBSV_002_console_sink_writes_to_stderr_never_stdout(capsys: pytest.CaptureFixture[str]) -> None:
-    console_audit_sink().record(AuditEvent(at="2026-08-01T00:00:00.000Z", type="registration"))
+    ConsoleAuditSink().record(AuditEvent(at="2026-08-01T00:00:00.000Z", type="registration"))
     out, err = capsys.readouterr()
     assert out == ""
     assert err.startswith("[agentsurface audit] ")
     assert '"type": "registration"' in err
     stream = io.StringIO()
-    console_audit_sink(stream).record(AuditEvent(at="t", type="late-settlement", detail="timeout"))
+    ConsoleAuditSink(stream).record(AuditEvent(at="t", type="late-settlement", detail="timeout"))
     assert "late-settlement" in stream.getvalue()
 
 
@@ -135,7 +133,7 @@ async def test_AS_OBSV_002_development_registry_audits_on_stderr_only(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     contract = devices_table()
-    authority = create_capability_authority(compile_manifest([contract]))
+    authority = CapabilityAuthority.from_manifest(compile_manifest([contract]))
     registry = AgentSurfaceRegistry(authority=authority, environment="development", clock=ManualClock())
     registry.register(bind_table(contract, DevicesState()))
     await registry.invoke({"capabilityId": SELECT, "input": {"ids": ["d1"]}})

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from agentsurface import ActionContract, ComponentContract, schema_from_json, schema_from_type
 from agentsurface._core.jsonvalue import NotJsonError, to_json_value
 from agentsurface._core.pointer import json_pointer
 from agentsurface._core.schemas.schema import Invalid
+from agentsurface.lowlevel import ActionContract, ComponentContract, schema_from_json, schema_from_type
 
 from .helpers import make_registry
 

@@ -39,7 +39,7 @@ def table_registry(**options: Any) -> tuple[Any, Any, DevicesState]:
 async def test_AS_STALE_001_replaced_registration_is_stale_with_the_live_id() -> None:
     registry, contract, state = table_registry()
     first = registry.register(bind_table(contract, state))
-    first.unregister()
+    first.close()
     second = registry.register(bind_table(contract, state))
     result = await registry.invoke(
         {"capabilityId": SELECT, "input": {"ids": ["d1"]}, "registrationId": first.registration_id}
@@ -91,7 +91,7 @@ async def test_AS_STALE_001_unknown_registration_or_other_surface_is_a_reload() 
 async def test_AS_STALE_001_tombstone_without_replacement_is_component_unmounted() -> None:
     registry, contract, state = table_registry()
     handle = registry.register(bind_table(contract, state))
-    handle.unregister()
+    handle.close()
     by_id = await registry.invoke(
         {"capabilityId": SELECT, "input": {"ids": ["d1"]}, "registrationId": handle.registration_id}
     )
@@ -239,7 +239,7 @@ async def test_AS_STALE_002_view_actions_ignore_the_version_hint() -> None:
 async def test_AS_BOUND_001_tombstone_ttl_decays_unmounted_to_not_found() -> None:
     registry, contract, state = table_registry(limits=Limits(tombstone_ttl=1.0))
     handle = registry.register(bind_table(contract, state))
-    handle.unregister()
+    handle.close()
     request = {"capabilityId": SELECT, "input": {"ids": ["d1"]}, "registrationId": handle.registration_id}
     assert (await registry.invoke({**request, "invocationId": "t1"})).code == "COMPONENT_UNMOUNTED"
     await advance(registry, 1.0)
@@ -254,8 +254,8 @@ async def test_AS_BOUND_001_tombstones_evict_oldest_first_at_the_size_cap() -> N
     registry, contract, state = table_registry(limits=Limits(tombstone_size=1))
     a = registry.register(bind_table(contract, state, instance_id="a"))
     b = registry.register(bind_table(contract, state, instance_id="b"))
-    a.unregister()
-    b.unregister()  # evicts a's tombstone
+    a.close()
+    b.close()  # evicts a's tombstone
     evicted = await registry.invoke(
         {
             "capabilityId": SELECT,

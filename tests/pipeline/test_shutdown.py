@@ -7,8 +7,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from agentsurface import ActionContract, ComponentContract, ObservationContract
 from agentsurface._core.errors import surface_shut_down
+from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 
 from .helpers import Gate, assert_matrix_compliant, make_registry, spin
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from agentsurface import ActionContract, ComponentContract, InvocationResult, ObservationContract
+from agentsurface import InvocationResult
 from agentsurface._core.errors import RegistryClosedError
+from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 
 from .helpers import A, Events, Gate, make_registry, spin
 

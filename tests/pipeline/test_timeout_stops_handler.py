@@ -11,14 +11,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentsurface import (
-    ActionContract,
-    AgentSurfaceRegistry,
-    CancelSignal,
-    ComponentContract,
-)
+from agentsurface import AgentSurfaceRegistry, CancelSignal
 from agentsurface._core.clock import SystemClock
 from agentsurface._core.pipeline import HANDLER_STOP_GRACE
+from agentsurface.lowlevel import ActionContract, ComponentContract
 from agentsurface.testing import ManualClock
 
 from .helpers import advance, assert_matrix_compliant, details_of, make_registry, spin

@@ -11,17 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from agentsurface import (
-    ActionContract,
-    ComponentContract,
-    DefinitionError,
-    ObservationContract,
-    compile_manifest,
-)
+from agentsurface import DefinitionError, compile_manifest
 from agentsurface._core.ids import MAX_ID_LENGTH, CapabilityId, format_capability_id, parse_capability_id
 from agentsurface._core.jsonvalue import canonical_json, digest
 from agentsurface._core.registry.registry import AgentSurfaceRegistry, RegistrationHandle
 from agentsurface._core.schemas.schema import MAX_SCHEMA_DEPTH, check_schema_subset
+from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 
 from ..support import devices_contract, disable_procedure, registry_for
 
@@ -307,7 +302,7 @@ class RegistryMachine(RuleBasedStateMachine):
     @rule(handle=handles)
     def unregister(self, handle: RegistrationHandle) -> None:
         was_live = handle.status == "active"
-        handle.unregister()
+        handle.close()
         assert handle.status in ("unregistered", "rejected")
         if was_live:
             slot = next(s for s, h in self.live.items() if h is handle)

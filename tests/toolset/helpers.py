@@ -10,20 +10,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentsurface import (
+from agentsurface import AgentSurfaceRegistry, Consumer, Invocation, InvocationResult, ProcedureContract
+from agentsurface._core.events import SurfaceEvent
+from agentsurface.lowlevel import (
     ActionBinding,
     ActionContract,
-    AgentSurfaceRegistry,
     ComponentBinding,
     ComponentContract,
-    Consumer,
-    Invocation,
-    InvocationResult,
     ObservationContract,
-    ProcedureContract,
     RegistrationHandle,
 )
-from agentsurface._core.events import SurfaceEvent
 from agentsurface.testing import ManualClock
 from agentsurface.toolset import AgentTool, AgentToolset
 

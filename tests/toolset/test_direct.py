@@ -11,16 +11,9 @@ from typing import Any
 
 import pytest
 
-from agentsurface import (
-    ActionBinding,
-    ActionContract,
-    ComponentContract,
-    Decision,
-    ObservationBinding,
-    Policy,
-    PolicyContext,
-)
+from agentsurface import Decision, Policy, PolicyContext
 from agentsurface._core.pipeline.invocation import InvocationResult
+from agentsurface.lowlevel import ActionBinding, ActionContract, ComponentContract, ObservationBinding
 from agentsurface.toolset import AgentTool, ToolState, capability_state, describe_prefix
 
 from .helpers import (

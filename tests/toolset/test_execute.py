@@ -12,13 +12,8 @@ from typing import Any
 
 import pytest
 
-from agentsurface import (
-    ActionBinding,
-    CapabilityFailure,
-    ErrorPayload,
-    Invocation,
-    PreconditionFailure,
-)
+from agentsurface import CapabilityFailure, ErrorPayload, Invocation, PreconditionFailure
+from agentsurface.lowlevel import ActionBinding
 from agentsurface.toolset import AgentTool
 
 from .helpers import (
@@ -141,7 +136,7 @@ async def test_AS_ADAPTER_001_a_tool_from_a_replaced_registration_is_stale() -> 
 async def test_AS_ADAPTER_001_a_tool_of_an_unmounted_component_says_so() -> None:
     surface = devices_surface()
     captured = tool(toolset_for(surface.registry), SELECT)
-    surface.handle.unregister()
+    surface.handle.close()
     result = await captured.execute({"ids": ["d1"]}, tool_call_id="call_gone")
     assert error_code(result) == "COMPONENT_UNMOUNTED"
     assert surface.state.calls == []
@@ -349,7 +344,7 @@ def test_subscribe_fires_when_a_component_mounts_and_unmounts() -> None:
     toolset.tools()
     seen = _listen(toolset)
     handle = surface.registry.register(bind_devices(devices_contract("aux.panel"), DevicesState()))
-    handle.unregister()
+    handle.close()
     assert [len(tools) for tools in seen] == [7, 4]
 
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from agentsurface import ActionContract, Budget, ComponentContract, Invocation
+from agentsurface import Invocation
 from agentsurface._core.pipeline.invocation import InvocationResult
+from agentsurface.lowlevel import ActionContract, Budget, ComponentContract
 from agentsurface.toolset import AgentToolset
 from agentsurface.toolset.meta import intersect_scope
 
@@ -131,7 +132,7 @@ def test_AS_META_005_the_tool_block_is_byte_stable_across_mounts_and_toolsets() 
     handle = surface.registry.register(bind_devices(devices_contract("aux.panel"), DevicesState()))
     surface.handle.update(enabled=False)
     assert block(toolset) == before
-    handle.unregister()
+    handle.close()
     assert block(toolset) == before
     assert block(meta(make_registry([devices_contract()]), topology="remote")) == before
 
@@ -141,7 +142,7 @@ def test_AS_META_005_meta_subscribers_are_never_notified() -> None:
     toolset = meta(surface.registry)
     seen: list[Any] = []
     toolset.subscribe(seen.append)
-    surface.registry.register(bind_devices(devices_contract("aux.panel"), DevicesState())).unregister()
+    surface.registry.register(bind_devices(devices_contract("aux.panel"), DevicesState())).close()
     surface.handle.update(enabled=False)
     assert seen == []
 
@@ -481,7 +482,7 @@ async def test_AS_ADAPTER_004_unknown_capabilities_and_instances_are_not_found()
 async def test_AS_ADAPTER_004_an_unmounted_target_keeps_its_direct_mode_code() -> None:
     surface = devices_surface()
     toolset = meta(surface.registry)
-    surface.handle.unregister()
+    surface.handle.close()
     gone = await call(toolset, "surface_act", {"capabilityId": SELECT_ID, "input": {"ids": ["d1"]}})
     assert error_code(gone) == "COMPONENT_UNMOUNTED"
     assert surface.state.calls == []

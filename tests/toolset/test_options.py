@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from agentsurface import Budget, Consumer
+from agentsurface import Consumer
+from agentsurface.lowlevel import Budget
 from agentsurface.toolset import AgentToolset
 
 from .helpers import CONSUMER, devices_surface

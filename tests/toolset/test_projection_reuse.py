@@ -5,16 +5,8 @@ same whatever order they were registered in (AS-WIRE-005)."""
 
 from __future__ import annotations
 
-from agentsurface import (
-    ComponentContract,
-    Consumer,
-    Decision,
-    ObservationBinding,
-    ObservationContract,
-    Policy,
-    PolicyContext,
-    ProcedureContract,
-)
+from agentsurface import Consumer, Decision, Policy, PolicyContext, ProcedureContract
+from agentsurface.lowlevel import ComponentContract, ObservationBinding, ObservationContract
 from agentsurface.toolset import AgentTool
 
 from .helpers import make_registry, toolset_for
@@ -122,7 +114,7 @@ def test_registrations_change_the_names_and_targets() -> None:
         "view_devices__table__count_at_t1",
         "view_devices__table__count_at_t2",
     ]
-    second.unregister()
+    second.close()
     assert [t.name for t in toolset.tools()] == ["view_devices__table__count"]
 
 

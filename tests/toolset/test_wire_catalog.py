@@ -15,13 +15,8 @@ from functools import cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentsurface import (
-    ActionContract,
-    AgentSurfaceRegistry,
-    ComponentContract,
-    ObservationContract,
-    ProcedureContract,
-)
+from agentsurface import AgentSurfaceRegistry, ProcedureContract
+from agentsurface.lowlevel import ActionContract, ComponentContract, ObservationContract
 from agentsurface.toolset import AgentTool
 from agentsurface.wire_names import decode_wire_name
 

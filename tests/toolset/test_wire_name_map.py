@@ -15,7 +15,7 @@ def test_wire_name_map_drops_the_tools_of_an_unregistered_component() -> None:
     surface = devices_surface()
     toolset = toolset_for(surface.registry)
     assert any(v.startswith("view:devices.table.") for v in toolset.wire_name_map().values())
-    surface.handle.unregister()
+    surface.handle.close()
     assert toolset.wire_name_map() == {}
 
 
@@ -28,8 +28,8 @@ def test_wire_name_map_follows_every_surface_change_without_tools_being_listed()
     aux = surface.registry.register(bind_devices(devices_contract(), DevicesState(), "aux"))
     assert toolset.wire_name_map() == listed(toolset)
     assert any(name.endswith("_at_aux") for name in toolset.wire_name_map())
-    aux.unregister()
+    aux.close()
     assert toolset.wire_name_map() == listed(toolset)
     assert not any(name.endswith("_at_aux") for name in toolset.wire_name_map())
-    surface.handle.unregister()
+    surface.handle.close()
     assert toolset.wire_name_map() == listed(toolset) == {}

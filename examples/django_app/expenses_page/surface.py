@@ -42,7 +42,7 @@ async def main() -> None:  # pragma: no cover - runs in the page (e2e/test_djang
     from agentsurface.adapters.webmcp import WebMCPAdapter
     from agentsurface.bridge import BackendBridge
     from agentsurface.compiler.load import authority_from_contract, procedures_from_contract
-    from agentsurface.page import attach, install_confirmation_dialog, install_surface_inspector
+    from agentsurface.page import ConfirmationDialog, SurfaceInspector, page_surface
 
     text = CONTRACT.read_text(encoding="utf-8")
     procedures = procedures_from_contract(text)
@@ -77,6 +77,6 @@ async def main() -> None:  # pragma: no cover - runs in the page (e2e/test_djang
     await refresh()
     adapter = WebMCPAdapter()
     await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))
-    attach(registry, expenses, js.document.getElementById("expenses"))
-    install_confirmation_dialog(registry)
-    install_surface_inspector(registry, js.document.getElementById("inspector"), adapter=adapter)
+    page_surface(registry).attach(expenses, js.document.getElementById("expenses"))
+    ConfirmationDialog(registry)
+    SurfaceInspector(registry, js.document.getElementById("inspector"), adapter=adapter)

@@ -192,7 +192,9 @@ class FanOutSink:
                 log.exception("audit sink %r failed", sink)
 
 
-def record_lifecycle(sink: AuditSink, at: float, type_: str, registration_id: str | None, detail: str | None) -> None:
+def record_lifecycle(
+    sink: AuditSink, at: float, type_: str, registration_id: str | None, detail: str | None
+) -> None:
     """A registry lifecycle event into ``sink``; a sink that fails is logged, never raised."""
     try:
         if type(sink) is MemoryAuditSink:  # the default: it builds the record when read
@@ -201,11 +203,3 @@ def record_lifecycle(sink: AuditSink, at: float, type_: str, registration_id: st
             sink.record(AuditEvent(at=iso(at), type=type_, registration_id=registration_id, detail=detail))
     except Exception:
         log.exception("audit sink failed")
-
-
-def memory_audit_sink(capacity: int = 1000) -> MemoryAuditSink:
-    return MemoryAuditSink(capacity)
-
-
-def console_audit_sink(stream: TextIO | None = None) -> ConsoleAuditSink:
-    return ConsoleAuditSink(stream)

@@ -83,7 +83,7 @@ class ModelContext(Protocol):
         """Clear every tool if the browser can; False when it has no clearContext."""
         ...
 
-    def dispose(self) -> None:
+    def close(self) -> None:
         """Release whatever the wrapper holds (JS proxies)."""
         ...
 

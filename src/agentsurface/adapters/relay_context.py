@@ -61,10 +61,10 @@ class RelayModelContext:
         self._listing_changed()
         return True
 
-    def dispose(self) -> None:
+    def close(self) -> None:
         self._tools.clear()
         self._listing_changed()
-        self.detach()
+        self.disconnect()
 
     # ------------------------------------------------------------------ the connection
 
@@ -88,12 +88,12 @@ class RelayModelContext:
             for tool in self._tools.values()
         ]
 
-    def attach(self, send: Send) -> None:
+    def connect(self, send: Send) -> None:
         """A welcomed connection: it gets the listing now and on every change."""
         self._send = send
         self._send_listing()
 
-    def detach(self) -> None:
+    def disconnect(self) -> None:
         """The connection ended: its running calls have nobody to answer, so they are cancelled
         (a confirmation waiting in the page's dialog gives up as on a browser's abort)."""
         self._send = None
@@ -237,7 +237,7 @@ class RelayClientSession:
         self.source = source if isinstance(source, str) else None
         self.state = "welcomed"
         self.next = "retry"
-        self.context.attach(self.host.send)
+        self.context.connect(self.host.send)
         return True
 
     async def _ask(self, message: dict[str, Any]) -> bool:
@@ -271,5 +271,5 @@ class RelayClientSession:
     def closed(self) -> None:
         """The connection ended (either side)."""
         if self.state == "welcomed":
-            self.context.detach()
+            self.context.disconnect()
         self.state = "closed"

@@ -175,7 +175,7 @@ class WebMCPAdapter:
         self._targets.clear()
         context, self._context = self._context, None
         if context is not None:
-            context.dispose()
+            context.close()
 
     async def settled(self) -> None:
         """Wait until the browser reflects the latest surface (useful in tests and demos)."""

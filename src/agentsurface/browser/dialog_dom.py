@@ -218,7 +218,7 @@ class DomDialogView:
     # ------------------------------------------------------------------ wiring
 
     def connect(self, *, press: Press, activate: Activate, escape: Escape, tick: Callable[[], None]) -> None:
-        """Report gestures to the dialog's rules (called once, by ``install_confirmation_dialog``)."""
+        """Report gestures to the dialog's rules (called once, by ``ConfirmationDialog``)."""
         self._press, self._activate, self._escape, self._tick = press, activate, escape, tick
         self._listen(self.root, "pointerdown", self._on_pointerdown)
         self._listen(self.root, "mousedown", self._on_mousedown)
@@ -229,7 +229,7 @@ class DomDialogView:
         if self._shown is not None:  # a request was already shown when the dialog was installed
             self._start_ticking()
 
-    def dispose(self) -> None:
+    def close(self) -> None:
         """Remove the elements and listeners and free every proxy this view made."""
         self._stop_ticking()
         for target, event, proxy in self._listeners:

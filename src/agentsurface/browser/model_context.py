@@ -126,7 +126,7 @@ class BrowserModelContext:
         self._provided = []
         return True
 
-    def dispose(self) -> None:
+    def close(self) -> None:
         for held in (*self._tools.values(), *self._provided):
             held.release()
         self._tools.clear()

@@ -25,7 +25,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .._core.contracts.authority import CapabilityAuthority, create_capability_authority
+from .._core.contracts.authority import CapabilityAuthority
 from .._core.contracts.external import ExternalContractError
 from .._core.contracts.procedures import ProcedureContract
 from .._core.errors import AuthorityError
@@ -62,7 +62,7 @@ def authority_from_contract(source: str | bytes | Mapping[str, Any]) -> Capabili
             "contract.json was not written by the compiler (no 'compiler' field); "
             "run `agentsurface snapshot`"
         )
-    return create_capability_authority(document)
+    return CapabilityAuthority.from_manifest(document)
 
 
 # The file ``agentsurface bundle`` writes into the app wheel's .dist-info: the reviewed contract.

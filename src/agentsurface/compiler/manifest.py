@@ -1,7 +1,7 @@
 """The canonical contract document (``.agentsurface/contract.json``) and its bytes.
 
 It extends the runtime manifest of ``compile_manifest`` (format, version, completeness, one entry
-per declaration with its hash, whole-manifest hash), so ``create_capability_authority`` accepts it
+per declaration with its hash, whole-manifest hash), so ``CapabilityAuthority.from_manifest`` accepts it
 as is, with what a reviewer needs: the compiler that wrote it, the modules it compiled, each
 declaration's origin (module, top-level name, project-relative file, and the installed
 distribution that contributes it, if not the app) and one row per capability (kind, effect, reach,

@@ -284,7 +284,7 @@ async def serve_http(
             tasks.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            await bridge.link.close()
+            await bridge.link.aclose()
 
 
 async def _announce(server: uvicorn.Server, port: int, token: str, out: TextIO) -> None:

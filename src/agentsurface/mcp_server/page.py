@@ -206,7 +206,7 @@ class PageLink:
         self._woken.set()
         self._on_change()
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         with contextlib.suppress(Exception):
             if self._launched and self._browser is not None:
                 await self._browser.close()

@@ -20,4 +20,4 @@ async def serve_stdio(bridge: Bridge) -> None:
             tasks.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            await bridge.link.close()
+            await bridge.link.aclose()

@@ -4,10 +4,10 @@ against any ``PageDom`` (tests use a fake)."""
 
 from __future__ import annotations
 
-from .dialog import ConfirmationDialog, install_confirmation_dialog
+from .dialog import ConfirmationDialog
 from .dom import PageDom
-from .inspector import CallEntry, SurfaceInspector, ToolRow, install_surface_inspector
-from .lifecycle import INSTANCE_ATTRIBUTE, Attachment, PageSurface, attach, mount, page_surface
+from .inspector import CallEntry, SurfaceInspector, ToolRow
+from .lifecycle import INSTANCE_ATTRIBUTE, Attachment, PageSurface, page_surface
 from .scheduling import Coalescer
 from .state import State, notify_state_changed, on_state_change
 from .validators import dependencies_ready, preload_validators
@@ -23,11 +23,7 @@ __all__ = [
     "State",
     "SurfaceInspector",
     "ToolRow",
-    "attach",
     "dependencies_ready",
-    "install_confirmation_dialog",
-    "install_surface_inspector",
-    "mount",
     "notify_state_changed",
     "on_state_change",
     "page_surface",

@@ -1,7 +1,7 @@
 """The drop-in confirmation dialog: which pending confirmation the person sees, when its buttons
 accept input, and which of the person's gestures count as a decision.
 
-One line installs it in a page (``install_confirmation_dialog(registry)``); it lists
+One line installs it in a page (``ConfirmationDialog(registry)``); it lists
 ``registry.confirmations`` and resolves them, so it serves every path at once: the host's own
 wait (Chromium's ``document.modelContext``) and, as ``dialog.confirm``, the WebMCP adapter's
 ``confirm`` hook that the draft shape runs inside ``client.requestUserInteraction``.
@@ -26,6 +26,7 @@ module holds the rules and runs on CPython too, against any :class:`DialogView`.
 from __future__ import annotations
 
 import json
+import sys
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,7 +51,6 @@ __all__ = [
     "Verdict",
     "cell_text",
     "format_input",
-    "install_confirmation_dialog",
 ]
 
 INPUT_PROTECTION_MS = 700  # like browsers' permission prompts: long enough to notice a change
@@ -124,7 +124,7 @@ class DialogView(Protocol):
         """Show the time left before the request expires."""
         ...
 
-    def dispose(self) -> None:
+    def close(self) -> None:
         """Remove the rendering from the page and free what it holds."""
         ...
 
@@ -237,12 +237,36 @@ class ConfirmationDialog:
     def __init__(
         self,
         registry: AgentSurfaceRegistry,
-        view: DialogView,
+        view: DialogView | None = None,
         *,
+        parent: Any = None,
         on_decided: Decided | None = None,
         input_protection_ms: float = INPUT_PROTECTION_MS,
+        close_shield_ms: float = CLOSE_SHIELD_MS,
         on_outdated: Outdated | None = None,
     ) -> None:
+        """Add the confirmation dialog to the page (under ``parent``, default ``document.body``) and
+        keep it in step with ``registry.confirmations``. In the browser (Pyodide) it draws itself;
+        elsewhere pass a ``view`` (a ``DialogView``: a test double, another toolkit). Pass the result's
+        ``confirm`` to ``WebMCPAdapter(confirm=...)`` so the draft WebMCP shape prompts in it.
+
+        Its optional "If you deny, why?" field gives a denial the person's words: the registry keeps
+        them sanitized (one line of plain text, at most 200 characters), the agent's
+        ``CONFIRMATION_INVALID`` carries them as ``details.personSaid``, and the audit's
+        ``confirmation-denied`` event as its ``detail``.
+
+        A request whose capability declares a preview shows it as a table (row, field, before,
+        after). If the state it was computed from changed by the time the person presses Approve,
+        nothing is approved: the request ends stale (the agent gets ``CONFIRMATION_INVALID``
+        with reason ``stale``), the dialog closes, assistive technology is told, and
+        ``on_outdated(pending)`` lets the page say so too."""
+        dom_view = None
+        if view is None:
+            if sys.platform != "emscripten":
+                raise RuntimeError("ConfirmationDialog draws itself only in the browser: pass view= elsewhere")
+            from ..browser.dialog_dom import DomDialogView
+
+            view = dom_view = DomDialogView(parent=parent, css=_dialog_css(), close_shield_ms=close_shield_ms)
         self.registry = registry
         self.view = view
         self.on_decided = on_decided
@@ -258,6 +282,8 @@ class ConfirmationDialog:
             lambda _pending: self.render()
         )
         self.render()
+        if dom_view is not None:
+            dom_view.connect(press=self.press, activate=self.activate, escape=self.escape, tick=self.tick)
 
     # ------------------------------------------------------------------ state
 
@@ -276,7 +302,7 @@ class ConfirmationDialog:
             self._unsubscribe()
             self._unsubscribe = None
             self._shown = None
-            self.view.dispose()
+            self.view.close()
 
     # ------------------------------------------------------------------ the person's gestures
 
@@ -408,42 +434,3 @@ def _dialog_css() -> str:
     if data is None:
         raise OSError("agentsurface.page's loader cannot read dialog.css")
     return data.decode("utf-8")
-
-
-def install_confirmation_dialog(
-    registry: AgentSurfaceRegistry,
-    *,
-    parent: Any = None,
-    on_decided: Decided | None = None,
-    input_protection_ms: float = INPUT_PROTECTION_MS,
-    close_shield_ms: float = CLOSE_SHIELD_MS,
-    on_outdated: Outdated | None = None,
-) -> ConfirmationDialog:
-    """Add the confirmation dialog to the page (under ``parent``, default ``document.body``) and
-    keep it in step with ``registry.confirmations``. Browser only (Pyodide). Pass the result's
-    ``confirm`` to ``WebMCPAdapter(confirm=...)`` so the draft WebMCP shape prompts in it.
-
-    Its optional "If you deny, why?" field gives a denial the person's words: the registry keeps
-    them sanitized (one line of plain text, at most 200 characters), the agent's
-    ``CONFIRMATION_INVALID`` carries them as ``details.personSaid``, and the audit's
-    ``confirmation-denied`` event as its ``detail``.
-
-    A request whose capability declares a preview shows it as a table (row, field, before,
-    after). If the state it was computed from changed by the time the person presses Approve,
-    nothing is approved: the request ends stale (the agent gets ``CONFIRMATION_INVALID``
-    with reason ``stale``), the dialog closes, assistive technology is told, and
-    ``on_outdated(pending)`` lets the page say so too."""
-    from ..browser.dialog_dom import DomDialogView
-
-    css = _dialog_css()
-    view = DomDialogView(parent=parent, css=css, close_shield_ms=close_shield_ms)
-    dialog = ConfirmationDialog(
-        registry, view, on_decided=on_decided, input_protection_ms=input_protection_ms, on_outdated=on_outdated
-    )
-    view.connect(
-        press=dialog.press,
-        activate=dialog.activate,
-        escape=dialog.escape,
-        tick=dialog.tick,
-    )
-    return dialog

@@ -155,7 +155,7 @@ class SurfaceInspector:
             return []
         return [
             f"{', '.join(needing)} need the person's approval, but no confirmation dialog is installed: "
-            "calls would wait until their approval expires (install_confirmation_dialog(registry))"
+            "calls would wait until their approval expires (ConfirmationDialog(registry))"
         ]
 
     def _consumer_or_adapters(self) -> Consumer | None:
@@ -365,14 +365,6 @@ class SurfaceInspector:
         finally:
             if self._owns_dom:
                 self.dom.close()
-
-
-def install_surface_inspector(
-    registry: AgentSurfaceRegistry, root: Any, *, adapter: WebMCPAdapter | None = None
-) -> SurfaceInspector:
-    """One line: ``install_surface_inspector(registry, document.getElementById("inspector"),
-    adapter=adapter)``."""
-    return SurfaceInspector(registry, root, adapter=adapter)
 
 
 def _default_dom() -> PageDom | None:

@@ -11,15 +11,8 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Literal
 
-from agentsurface import (
-    AgentComponent,
-    AgentSurfaceRegistry,
-    ComponentBinding,
-    Consumer,
-    DefinitionError,
-    RegistrationHandle,
-    SurfaceEvent,
-)
+from agentsurface import AgentComponent, AgentSurfaceRegistry, Consumer, DefinitionError, SurfaceEvent
+from agentsurface.lowlevel import ComponentBinding, RegistrationHandle
 
 from .availability import AvailabilityFollower
 from .dom import Cancel, PageDom
@@ -84,7 +77,7 @@ class Attachment:
     def _unregister(self) -> None:
         handle, self.handle = self.handle, None
         if handle is not None:
-            handle.unregister()
+            handle.close()
 
     def __enter__(self) -> Attachment:
         return self
@@ -310,13 +303,3 @@ def page_surface(registry: AgentSurfaceRegistry, *, dom: PageDom | None = None) 
         surface = PageSurface(registry, dom=dom)
         _surfaces[registry] = surface
     return surface
-
-
-def attach(registry: AgentSurfaceRegistry, component: Component, element: Any) -> Attachment:
-    """``page_surface(registry).attach(component, element)``."""
-    return page_surface(registry).attach(component, element)
-
-
-def mount(registry: AgentSurfaceRegistry, component: Component) -> Attachment:
-    """``page_surface(registry).mount(component)``: for ``with`` / ``async with`` blocks."""
-    return page_surface(registry).mount(component)

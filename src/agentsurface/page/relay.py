@@ -5,7 +5,7 @@ Opt-in only: nothing connects unless the page calls this. The tools are the WebM
 projection of the registry (same names, descriptions, schemas, annotations, same scope and
 curation options), kept current as they come and go; every call runs through the same adapter
 and registry pipeline as a WebMCP call, so a consequential one waits for the person in this page's
-confirmation dialog (``install_confirmation_dialog(registry)``), never for the relay.
+confirmation dialog (``ConfirmationDialog(registry)``), never for the relay.
 """
 
 from __future__ import annotations

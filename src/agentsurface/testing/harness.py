@@ -14,7 +14,7 @@ from .._compat import running_loop_or_none
 from .._core.audit import AuditEvent, MemoryAuditSink
 from .._core.clock import ManualClock
 from .._core.consumer import Consumer
-from .._core.contracts.authority import CapabilityAuthority, compile_manifest, create_capability_authority
+from .._core.contracts.authority import CapabilityAuthority, compile_manifest
 from .._core.errors import AgentSurfaceError
 from .._core.events import SurfaceEvent
 from .._core.limits import Limits
@@ -334,7 +334,7 @@ def create_test_surface(
         items = list(contracts)
         if not items:
             raise ValueError("create_test_surface needs contracts=[...], an authority or a registry")
-        authority = create_capability_authority(compile_manifest(items))
+        authority = CapabilityAuthority.from_manifest(compile_manifest(items))
     manual = clock or ManualClock()
     audit = MemoryAuditSink(capacity=10_000)
     created = AgentSurfaceRegistry(

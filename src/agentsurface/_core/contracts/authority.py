@@ -1,7 +1,7 @@
 """Contract manifests and the capability authority that a registry requires.
 
 ``compile_manifest(contracts)`` writes the canonical manifest: format version, completeness,
-one entry per contract with its SHA-256, and a hash over the whole. ``create_capability_authority``
+one entry per contract with its SHA-256, and a hash over the whole. ``CapabilityAuthority.from_manifest``
 verifies such a manifest, deep-freezes it, and mints the only kind of object a registry accepts.
 Genuineness is recorded in a private weak set: copying attributes onto another object proves
 nothing.
@@ -58,7 +58,7 @@ def compile_manifest(contracts: Iterable[Any]) -> dict[str, JsonValue]:
 
 class CapabilityAuthority:
     """The frozen, verified manifest a registry executes under. Mint with
-    ``create_capability_authority``; instances made any other way are refused."""
+    ``CapabilityAuthority.from_manifest(manifest)``; instances made any other way are refused."""
 
     __slots__ = ("__weakref__", "_entries", "_manifest", "_refused", "_verified", "_withheld", "domain_paths")
 
@@ -81,6 +81,12 @@ class CapabilityAuthority:
         # Contracts are frozen; once a contract object has been checked, re-hashing it on
         # every mount would only cost time.
         self._verified: set[weakref.ref[Contract]] = set()  # weak: a C-level lookup per registration
+
+    @classmethod
+    def from_manifest(cls, manifest: Mapping[str, Any]) -> CapabilityAuthority:
+        """Verify a complete, hash-consistent manifest (``compile_manifest([...])``, or a reviewed
+        ``contract.json``) and mint an authority over it: the only kind a registry accepts."""
+        return _mint(manifest)
 
     @property
     def manifest(self) -> FrozenDict:
@@ -174,8 +180,8 @@ class CapabilityAuthority:
 _GENUINE: set[weakref.ref[CapabilityAuthority]] = set()
 
 
-def create_capability_authority(manifest: Mapping[str, Any]) -> CapabilityAuthority:
-    """Verify a complete, hash-consistent manifest and mint an authority over it."""
+def _mint(manifest: Mapping[str, Any]) -> CapabilityAuthority:
+    """``CapabilityAuthority.from_manifest``: verify, then mint."""
     if not isinstance(manifest, Mapping):
         raise AuthorityError("manifest must be a JSON object")
     version = manifest.get("version")
@@ -219,9 +225,11 @@ def is_genuine_authority(value: object) -> bool:
 
 
 def assert_capability_authority(value: object) -> CapabilityAuthority:
-    if not (isinstance(value, CapabilityAuthority) and weakref.ref(value) in _GENUINE):  # is_genuine_authority
+    if not (
+        isinstance(value, CapabilityAuthority) and weakref.ref(value) in _GENUINE
+    ):  # is_genuine_authority
         raise AuthorityError(
-            "a registry needs a CapabilityAuthority minted by create_capability_authority(manifest)"
+            "a registry needs a CapabilityAuthority minted by CapabilityAuthority.from_manifest(manifest)"
         )
     assert isinstance(value, CapabilityAuthority)
     return value

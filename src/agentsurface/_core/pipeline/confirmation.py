@@ -241,7 +241,7 @@ class ConfirmationController:
     @property
     def handled(self) -> bool:
         """Whether something shows the person the pending confirmations: a host dialog (the
-        page's ``install_confirmation_dialog``, or one of the app's own) subscribed here. Without
+        page's ``ConfirmationDialog``, or one of the app's own) subscribed here. Without
         one a consequential call waits until its approval expires, with nothing to click."""
         return bool(self._listeners)
 
@@ -302,7 +302,7 @@ class ConfirmationController:
             self._unshown_warned.add(pending.capability_id)
             log.warning(
                 "%s waits for the person's approval (for up to %g s), but nothing shows it: no "
-                "confirmation dialog is installed (agentsurface.page.install_confirmation_dialog("
+                "confirmation dialog is installed (agentsurface.page.ConfirmationDialog("
                 "registry), or a dialog of your own subscribed to registry.confirmations)",
                 pending.capability_id,
                 self._ttl,

@@ -62,7 +62,7 @@ class Pipeline:
         except Exception:
             log.exception("audit sink failed")
 
-    def dispose(self) -> None:
+    def close(self) -> None:
         for signal in list(self.active):
             signal.abort("disposed")
         self.actions.cancel_all()

@@ -51,7 +51,7 @@ class RegistrationHandle:
         """Push ``enabled`` and per-capability availability overrides (by name or id).
 
         An override is ``{"available": bool, "reason": str}``, ``(bool, reason)`` or a bool;
-        ``None`` clears it. Anything structural needs unregister + register.
+        ``None`` clears it. Anything structural needs close() and a new register().
         """
         if self._live("update"):
             assert self._reg is not None
@@ -62,7 +62,8 @@ class RegistrationHandle:
         if self._live("invalidate"):
             self._registry._bump([])
 
-    def unregister(self) -> None:
+    def close(self) -> None:
+        """End the registration: its tools leave the surface (nothing happens a second time)."""
         if self._reg is not None and self._reg.status == "active":
             self._registry._unregister(self._reg)
 

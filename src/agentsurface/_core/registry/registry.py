@@ -424,7 +424,7 @@ class AgentSurfaceRegistry:
             for signal in list(reg.inflight):
                 signal.abort("disposed")
         if self._pipeline is not None:
-            self._pipeline.dispose()
+            self._pipeline.close()
         self._by_id.clear()
         self._by_key.clear()
         self._holders.clear()

@@ -31,8 +31,8 @@ class RelayLink:
         self.gate.say(f"listening on ws://127.0.0.1:{self.listener.port} for pages that opt in")
         self.gate.say(f"paired origins: {paired}; allowed without pairing (--allow-origin): {allowed}")
 
-    async def close(self) -> None:
-        await self.listener.close()
+    async def aclose(self) -> None:
+        await self.listener.aclose()
 
     async def list_tools(self) -> list[Tool]:
         return self.sources.tools()

@@ -114,7 +114,7 @@ class RelayListener:
         )
         self.port = next(iter(self._server.sockets)).getsockname()[1]
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         if self._server is not None:
             self._server.close()
             with contextlib.suppress(Exception):
