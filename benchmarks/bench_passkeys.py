@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.server.soft_authenticator import SoftAuthenticator  # noqa: E402
+from tests._shared.server.soft_authenticator import SoftAuthenticator  # noqa: E402
 
 from agentsurface.server import Caller, open_store  # noqa: E402
 from agentsurface.server.passkeys import PasskeyConfig, Passkeys  # noqa: E402

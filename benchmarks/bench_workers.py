@@ -26,8 +26,8 @@ if str(ROOT) not in sys.path:
 
 from demo.db import open_store  # noqa: E402
 from demo.seed import open_seeded_store  # noqa: E402
-from tests.server.fleet import applied_once, figures, run_clients, start_worker  # noqa: E402
-from tests.server.postgres import running_postgres  # noqa: E402
+from tests._shared.server.fleet import applied_once, figures, run_clients, start_worker  # noqa: E402
+from tests._shared.server.postgres import running_postgres  # noqa: E402
 
 
 def measure(database: str, workers: int, clients: int, calls: int) -> dict[str, object]:

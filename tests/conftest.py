@@ -1,4 +1,21 @@
-"""Shared pytest configuration: a deterministic, modest hypothesis profile."""
+"""Shared pytest configuration: a deterministic, modest hypothesis profile, and speed markers
+set by folder.
+
+The test command (scripts/test.sh) runs the suites by speed: ``-m unit``, ``-m integration``,
+then ``-m e2e`` (e2e/ marks its own). Under tests/, the folder a test file sits in is its speed
+class, and nothing else is:
+
+- ``tests/unit/``: CPython, in-process (no servers, no PostgreSQL, no wheels or venvs built);
+- ``tests/integration/``: real servers and sockets, PostgreSQL, subprocesses, wheels and venvs.
+
+Both trees mirror the package (``src/agentsurface/``; ``_core`` is ``core``): ``unit/core/pipeline/``
+tests ``agentsurface._core.pipeline``, ``integration/server/`` the server on real sockets. What
+spans the repository (docs, the public API, releases, layering, the commit hook) is in
+``project/``; property-based tests are in ``unit/property/``; the demo and the example apps are in
+``integration/demo/`` and ``integration/examples/``. Helpers shared by both trees of one area are
+in ``tests/_shared/<area>/``; ``tests/support.py``, ``tests/doc_blocks.py`` and ``tests/fixtures/``
+serve everything (e2e/ included).
+"""
 
 from __future__ import annotations
 
@@ -18,46 +35,21 @@ settings.register_profile(
 )
 settings.load_profile("agentsurface")
 
+HERE = Path(__file__).resolve().parent
+SPEED_FOLDERS = ("unit", "integration")  # each the name of the marker its tests get
 
-# Speed classes, used by the test command (scripts/test.sh runs unit, then integration, then e2e):
-# every test under tests/ is ``unit`` unless it is in one of these, which start servers (uvicorn,
-# the demo backend), build wheels or venvs, or run node and other processes.
-INTEGRATION_PATHS = (
-    "backend/",
-    "bridge/",
-    "cli/",
-    "demo/",
-    "examples/",  # the examples' own test runs and `agentsurface check`, in subprocesses
-    "fastapi_routes/test_on_postgres.py",  # a real PostgreSQL
-    "django_views/test_example_project.py",  # the example project's own runner and `agentsurface check`
-    "django_views/test_django_store_postgres.py",  # a real PostgreSQL
-    "mcp_server/test_relay_listener.py",  # real loopback sockets
-    "mcp_server/test_relay_hostile_table.py",  # real loopback sockets
-    "mcp_server/test_http_listener.py",  # real loopback sockets
-    "compiler/test_page_imports.py",
-    "compiler/test_procedures_from_contract.py",  # the page side in a fresh interpreter
-    "compiler/test_external_installed.py",
-    "server/test_hardening.py",
-    "server/test_idempotency.py",
-    "server/test_load.py",
-    "server/test_store_conformance.py",
-    "server/test_workers.py",
-    "test_layering.py",
-    "test_doc_blocks.py",  # runs the blocks of README.md and docs/ in subprocesses
-    "test_release_artifacts.py",  # python -m build, twine check
-    "test_testing_plugin_quiet.py",  # an app's pytest run, with Chromium, in a subprocess
-)
-SPEED_MARKERS = ("unit", "integration", "e2e")
+
+def speed_of(path: Path) -> str | None:
+    """The speed class of a file under tests/ (its first folder), or None outside both trees."""
+    parts = path.resolve().relative_to(HERE).parts
+    return parts[0] if len(parts) > 1 and parts[0] in SPEED_FOLDERS else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    here = Path(__file__).parent
     for item in items:
-        path = Path(str(item.fspath))
-        if here not in path.parents:
+        path = Path(str(item.path)).resolve()
+        if HERE not in path.parents:
             continue  # e2e/ marks its own
-        if any(m.name in SPEED_MARKERS for m in item.iter_markers()):
-            continue
-        rel = path.relative_to(here).as_posix()
-        speed = "integration" if rel.startswith(INTEGRATION_PATHS) else "unit"
-        item.add_marker(getattr(pytest.mark, speed))
+        speed = speed_of(path)
+        if speed is not None:
+            item.add_marker(getattr(pytest.mark, speed))

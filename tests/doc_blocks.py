@@ -1,6 +1,6 @@
 """The code blocks of the documentation (README.md and every page under docs/), for the tests that
-run them (tests/test_doc_blocks.py and e2e/test_readme_first_app.py). A block is marked by an HTML
-comment on the line before its fence:
+run them (tests/integration/project/test_doc_blocks.py and e2e/test_readme_first_app.py). A block
+is marked by an HTML comment on the line before its fence:
 
     <!-- first-app: board/surface.py -->   a file of the "Your first app" project, as written
     <!-- first-app: run -->               the shell commands that install, review, bundle and test it

@@ -112,7 +112,7 @@ in the page, whose zip or wheel carries the ``.dist-info``. ``"0+unknown"`` with
 
 def _installed_version() -> str:
     # Imported here, not at the top: importlib.metadata (email, zipfile, csv) is not on the page's
-    # way to its first tool (tests/test_page_import_cost.py).
+    # way to its first tool (tests/unit/project/test_page_import_cost.py).
     from importlib.metadata import PackageNotFoundError, version
 
     try:

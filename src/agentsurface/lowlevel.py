@@ -7,7 +7,7 @@ registration (a contract plus the callables that run it), the descriptors a regi
 lists, the schema subset and its checks, the canonical JSON the digests are computed over, the
 closed table of error codes, the surface's event types, and the clock and executor protocols a
 registry takes. Nothing here is needed to write an app; everything here is stable in the same way
-as the top level (the repository's ``tests/test_public_api.py`` pins both).
+as the top level (the repository's ``tests/unit/project/test_public_api.py`` pins both).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Everything the library raises derives from ``AgentSurfaceError``::
     └── testing AgentClientError (also an AssertionError), InvocationFailed, ImpureObservation
 
 Agent-facing outcomes are never exceptions: they are ``ErrorPayload`` values in results. The
-library's internal control-flow exceptions derive from the root too (tests/test_public_api.py
+library's internal control-flow exceptions derive from the root too (tests/unit/project/test_public_api.py
 walks the package for any that does not).
 
 ``ERROR_MATRIX`` is the single source of truth for phases, retry categories, cacheability

@@ -58,7 +58,7 @@ class ListenerLimits:
     body (as its :class:`~agentsurface.server.ServerLimits`), and open MCP sessions.
 
     A session costs about 70 KiB while it is open (its server task, streams and transport:
-    ``tests/mcp_server/test_http_listener.py`` measures it), so ``max_sessions`` bounds the
+    ``tests/integration/mcp_server/test_http_listener.py`` measures it), so ``max_sessions`` bounds the
     listener's sessions at a few megabytes; the SDK's own cap, 10,000, would be about 700 MB.
     """
 

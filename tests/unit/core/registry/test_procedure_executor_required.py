@@ -1,0 +1,46 @@
+"""Procedure references need an executor at registration (function- and class-based components)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from agentsurface import (
+    AgentComponent,
+    AgentSurfaceRegistry,
+    CapabilityAuthority,
+    DefinitionError,
+    ProcedureReference,
+    compile_manifest,
+)
+from tests.support import PING, echo_executor, toolbar_contract
+
+
+class Toolbar(AgentComponent, type="app.toolbar", description="The toolbar"):
+    def agent_procedures(self) -> Sequence[ProcedureReference]:
+        return (PING.reference(),)
+
+
+def test_a_procedure_reference_without_an_executor_is_refused_at_registration() -> None:
+    contract = toolbar_contract()
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, PING])))
+    with pytest.raises(DefinitionError, match="no procedure executor") as info:
+        registry.register(contract.bind(procedures=[PING.reference()]))
+    assert info.value.code == "PLANE_VIOLATION"
+    assert "domain:app.ping" in str(info.value) and "set_procedure_executor" in str(info.value)
+    assert registry.registrations() == [] and registry.version == "0"  # nothing registered
+
+
+def test_a_class_based_component_with_references_and_no_executor_is_refused_too() -> None:
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Toolbar, PING])))
+    with pytest.raises(DefinitionError, match="no procedure executor"):
+        registry.register(Toolbar())
+    registry.set_procedure_executor(echo_executor)
+    assert registry.register(Toolbar()).status == "active"
+
+
+def test_a_component_without_references_needs_no_executor() -> None:
+    contract = toolbar_contract()
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, PING])))
+    assert registry.register(contract.bind()).status == "active"
