@@ -1,5 +1,5 @@
 """Rewrite every ``<!-- example: APP/PATH -->`` block of the docs with that file of examples/, as
-it is now (tests/examples/test_guides_show_examples.py fails until the guide shows the file).
+it is now (tests/integration/examples/test_guides_show_examples.py fails until the guide shows the file).
 
     .venv/bin/python scripts/sync_doc_examples.py
 """

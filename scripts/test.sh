@@ -47,7 +47,8 @@ echo "== mkdocs build --strict (the docs site: docs/, mkdocs.yml; any warning fa
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 # Fastest feedback first: in-process CPython tests, then the ones that start servers, build wheels
-# or run other processes, then headless Chromium (markers: pyproject.toml, tests/conftest.py).
+# or run other processes, then headless Chromium (markers: pyproject.toml; under tests/, the folder
+# sets them: tests/unit/ and tests/integration/, see tests/conftest.py).
 suites=(tests)
 if compgen -G "e2e/test_*.py" >/dev/null; then suites+=(e2e); fi
 for speed in unit integration e2e; do
