@@ -44,7 +44,10 @@ SAMPLERS = {
     "GWP-ASan": (GWP_ASAN_ON, ("GwpAsanMalloc", "GwpAsanPartitionAlloc"), "gwp_asan", "GWP-ASan"),
 }
 READY = "() => document.body.dataset.ready === 'true'"
-BOOTS = 3
+BOOTS = 3  # with a sampler off: each must boot
+# With a sampler forced on, boots until the first crash: the sampling is random, and on a loaded
+# machine the console's renderer survived 3 boots once (6 of 6 crashed on a quiet one).
+MAX_BOOTS_TO_CRASH = 10
 
 
 def boot(context: BrowserContext, url: str) -> bool:
@@ -117,8 +120,8 @@ def test_a_sampler_crashes_a_pyodide_renderer_and_the_failure_says_so(
     assert not any(a.startswith("--disable-features=") and f in a for a in args for f in features)
     chromium = launch(args)
     since = time.time()
-    crashes = sum(boot(chromium.context, demo_url) for _ in range(BOOTS))
-    assert crashes >= 1, f"no renderer crashed in {BOOTS} boots with the {sampler} in every renderer"
+    crashes = next((1 for _ in range(MAX_BOOTS_TO_CRASH) if boot(chromium.context, demo_url)), 0)
+    assert crashes == 1, f"no renderer crashed in {MAX_BOOTS_TO_CRASH} boots with the {sampler} in every renderer"
 
     dumps = [d for d in chromium.dumps(since, want=crashes) if d.origin == demo_url]
     assert dumps, "crashpad wrote no dump for the crashed renderer"
