@@ -499,7 +499,7 @@ def main() -> None:
         "--pages", nargs="+", choices=("ours", "typed", "console"), help="startup: only these pages (and bare)"
     )
     args = parser.parse_args()
-    from demo.backend import start_demo_server
+    from demo.server.backend import start_demo_server
 
     server, base = start_server(ROOT, port=0, quiet=True)
     isolated, isolated_base = start_isolated_server(ROOT)

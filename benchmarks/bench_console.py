@@ -77,7 +77,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run(root: Path, calls: int, burst: int) -> dict[str, Any]:
-    from demo.backend import start_demo_server
+    from demo.server.backend import start_demo_server
 
     server, url = start_demo_server(root, port=0)
     try:

@@ -39,7 +39,7 @@ from agentsurface.testing.chromium_flags import with_features
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from demo.backend import start_demo_server  # noqa: E402
+from demo.server.backend import start_demo_server  # noqa: E402
 
 READY = "view_devices__table__selectVisible"
 READ = "view_devices__filters__active"

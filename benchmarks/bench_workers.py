@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from demo.db import open_store  # noqa: E402
-from demo.seed import open_seeded_store  # noqa: E402
+from demo.server.db import open_store  # noqa: E402
+from demo.server.seed import open_seeded_store  # noqa: E402
 from tests._shared.server.fleet import applied_once, figures, run_clients, start_worker  # noqa: E402
 from tests._shared.server.postgres import running_postgres  # noqa: E402
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from agentsurface.server import StoreConfigError, StoreUnavailable, describe_dsn, sqlite_path, store_kind
 
-from .api import DEFAULT_RATE_LIMIT
-from .asgi import DATABASE_ENV, RATE_LIMIT_ENV, parse_rate_limit
-from .backend import ROOT, make_demo_server
-from .db import DEFAULT_DB_PATH, MEMORY
-from .seed import USERS, open_seeded_store
+from .server.api import DEFAULT_RATE_LIMIT
+from .server.asgi import DATABASE_ENV, RATE_LIMIT_ENV, parse_rate_limit
+from .server.backend import ROOT, make_demo_server
+from .server.db import DEFAULT_DB_PATH, MEMORY
+from .server.seed import USERS, open_seeded_store
 
 BUILD_SCRIPT = ROOT / "scripts" / "build_web.py"
 
@@ -129,7 +129,7 @@ def serve_workers(args: argparse.Namespace, db: str | Path, rate_limit: object) 
     os.environ[DATABASE_ENV] = str(db)
     if args.rate_limit:
         os.environ[RATE_LIMIT_ENV] = args.rate_limit
-    config = server_config("demo.asgi:create", factory=True, host=args.host, port=args.port, workers=args.workers,
+    config = server_config("demo.server.asgi:create", factory=True, host=args.host, port=args.port, workers=args.workers,
                            lifespan="off", log_level="warning", timeout_graceful_shutdown=2)
     try:
         sock = config.bind_socket()

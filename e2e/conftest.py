@@ -317,7 +317,7 @@ def demo_url(web_dist: Path) -> Iterator[str]:
     static files), as ``python scripts/demo.py`` runs it."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from demo.backend import start_demo_server
+    from demo.server.backend import start_demo_server
 
     server, url = start_demo_server(ROOT, port=0)
     yield url

@@ -44,7 +44,7 @@ def console_server(web_dist: Path) -> Iterator[str]:
 
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from demo.backend import start_demo_server
+    from demo.server.backend import start_demo_server
 
     server, url = start_demo_server(ROOT, port=0)
     yield url

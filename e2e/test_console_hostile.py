@@ -25,7 +25,7 @@ def limited_server(web_dist: Path) -> Iterator[str]:
 
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from demo.backend import start_demo_server
+    from demo.server.backend import start_demo_server
 
     from agentsurface.server import RateLimit
 

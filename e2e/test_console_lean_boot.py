@@ -11,7 +11,7 @@ from typing import Any
 
 from test_console import console_server, open_console  # noqa: F401 (a fixture, and the page's opening)
 
-WATCHED = ["pydantic", "pydantic_core", "jsonschema", "demo.app.contracts", "demo.app.session"]
+WATCHED = ["pydantic", "pydantic_core", "jsonschema", "demo.shared.contracts", "demo.shared.session"]
 # Stdlib modules the page compiles from source (Pyodide ships its stdlib as sources) that nothing
 # on the way to the first tool needs: the library's bridge, transport, dialog and type hints, and
 # Pyodide's package loader (the data-packages are imported in place from their wheels).

@@ -37,7 +37,7 @@ def console(web_dist: Path) -> Iterator[tuple[Any, str]]:
     """A fresh demo backend (seeded in-memory database); its base URL at localhost."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from demo.backend import start_demo_server
+    from demo.server.backend import start_demo_server
 
     server, url = start_demo_server(ROOT, port=0)
     yield server, url.replace("127.0.0.1", "localhost")
@@ -263,9 +263,9 @@ def test_a_reenrolled_person_registers_with_the_administrators_code(
     """The person's device is lost: an administrator re-enrols them (the library's
     ``passkeys.reenrol``, run here by the server's own code: no demo role holds its permission),
     and the console takes the code they were handed."""
-    from demo.db import Principal
-    from demo.passkeys import demo_passkeys
-    from demo.procedures import Session
+    from demo.server.db import Principal
+    from demo.server.passkeys import demo_passkeys
+    from demo.server.procedures import Session
 
     from agentsurface.server import Caller
 

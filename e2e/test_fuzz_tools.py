@@ -113,7 +113,7 @@ def console(open_page: Any, web_dist: Path) -> Iterator[Any]:
     """The console on its own backend (fresh seeded in-memory database), WebMCPTesting."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from demo.backend import start_demo_server
+    from demo.server.backend import start_demo_server
 
     server, url = start_demo_server(ROOT, port=0)
     try:

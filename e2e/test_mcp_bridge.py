@@ -208,7 +208,7 @@ def serve_console() -> tuple[Any, str]:
     """A fresh devices backend (seeded in-memory database), serving the page too."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from demo.backend import start_demo_server
+    from demo.server.backend import start_demo_server
 
     return start_demo_server(ROOT, port=0)
 

@@ -37,7 +37,7 @@ def demo() -> Iterator[tuple[Any, str]]:
     """A fresh demo backend (seeded in-memory database) per test, serving the page too."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from demo.backend import start_demo_server
+    from demo.server.backend import start_demo_server
 
     server, url = start_demo_server(ROOT, port=0)
     yield server, url

@@ -37,7 +37,7 @@ echo "== ruff"
 .venv/bin/ruff check src tests e2e benchmarks scripts demo examples
 echo "== mypy"
 .venv/bin/mypy
-# The demo and scripts too, the page's entry script included (it imports the demo.app package).
+# The demo and scripts too, the page's entry script included (it imports the demo.page package).
 .venv/bin/mypy --strict demo scripts/demo.py scripts/serve.py scripts/mkdocs_rst_roles.py
 echo "== import-linter (the layering contracts in pyproject.toml)"
 .venv/bin/lint-imports --no-cache

@@ -110,7 +110,7 @@ async def main(args: argparse.Namespace) -> int:
         import sys
         root = Path(__file__).resolve().parents[2]
         sys.path.insert(0, str(root))
-        from demo.backend import start_demo_server
+        from demo.server.backend import start_demo_server
 
         server, base = start_demo_server(root, port=0)
         port = int(base.rsplit(":", 1)[1])

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from demo.app import contracts as declared
+from demo.shared import contracts as declared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +22,7 @@ from agentsurface._core.schemas.schema import Valid
 from agentsurface.compiler.load import procedures_from_contract
 
 ROOT = Path(__file__).resolve().parents[3]
-CONTRACT = ROOT / "demo" / "app" / "contract.json"
+CONTRACT = ROOT / "demo" / "page" / "contract.json"
 DECLARED = {c.id: c for c in declared.PROCEDURES}
 
 TEXT = st.sampled_from(
@@ -117,7 +117,7 @@ rename = procedures["domain:devices.rename"].input.validate({{"deviceId": "dev-0
 disable = procedures["domain:devices.disable"].input.validate({{"deviceIds": ["dev-0001"]}})
 assert rename.json == {{"deviceId": "dev-0001", "name": "Roof"}}, rename
 assert disable.json == {{"deviceIds": ["dev-0001"], "reason": None}}, disable
-print(sorted(m for m in ("pydantic", "jsonschema", "demo.app.contracts") if m in sys.modules))
+print(sorted(m for m in ("pydantic", "jsonschema", "demo.shared.contracts") if m in sys.modules))
 """
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT

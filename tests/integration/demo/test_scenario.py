@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-from demo.app.model import ConsoleState, Device
-from demo.app.surface import DeviceDrawer, contracts, create_console_surface, reflecting
-from demo.backend import PROCEDURES_BASE, start_demo_server
+from demo.page.model import ConsoleState, Device
+from demo.page.surface import DeviceDrawer, contracts, create_console_surface, reflecting
+from demo.server.backend import PROCEDURES_BASE, start_demo_server
 
 from agentsurface.bridge import BackendBridge
 from agentsurface.page import page_surface

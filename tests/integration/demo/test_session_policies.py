@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from demo.app.model import ConsoleState, Device
-from demo.app.surface import create_console_surface
-from demo.backend import start_demo_server
+from demo.page.model import ConsoleState, Device
+from demo.page.surface import create_console_surface
+from demo.server.backend import start_demo_server
 
 from agentsurface.testing import ManualClock, assert_exposes, assert_hidden, create_test_surface
 

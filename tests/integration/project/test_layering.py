@@ -38,14 +38,16 @@ def test_the_package_keeps_every_contract() -> None:
 
 @pytest.fixture
 def copy(tmp_path: Path) -> Path:
-    """A project holding a copy of the package and of pyproject.toml (its contracts)."""
+    """A project holding a copy of the package, of the demo and of pyproject.toml (its contracts)."""
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     shutil.copytree(PACKAGE, tmp_path / "src" / "agentsurface", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "demo", tmp_path / "demo", ignore=shutil.ignore_patterns("__pycache__", "data"))
     return tmp_path
 
 
 def add_import(project: Path, module: str, statement: str) -> None:
-    path = project / "src" / Path(*module.split("."))
+    # The demo sits at the project's root, the package in src/.
+    path = project / ("." if module.startswith("demo.") else "src") / Path(*module.split("."))
     path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
     path.write_text(path.read_text() + f"\n{statement}\n")
 
@@ -72,6 +74,14 @@ def add_import(project: Path, module: str, statement: str) -> None:
         ("agentsurface.toolset.tools", "from agentsurface.toolset import meta", "no-cycles"),
         # the server's challenges reaching the stores that keep them: a cycle between its parts
         ("agentsurface.server.challenges.challenge", "from agentsurface.server.stores import Outcome", "no-cycles"),
+        # the demo's server reaching into the page, and the page into the server
+        ("demo.server.procedures", "from demo.page import model", "demo-split"),
+        ("demo.page.model", "from demo.server import db", "demo-split"),
+        # code both sides import touching the browser, or the server's packages
+        ("demo.shared.values", "import js", "demo-server-side"),
+        ("demo.server.db", "import agentsurface.page", "demo-server-side"),
+        ("demo.shared.contracts", "import starlette", "demo-page-side"),
+        ("demo.page.surface", "from agentsurface.server import serve", "demo-page-side"),
     ],
 )
 def test_a_wrong_import_breaks_its_contract(copy: Path, module: str, statement: str, contract: str) -> None:

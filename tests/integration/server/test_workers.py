@@ -11,8 +11,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from demo.db import open_store
-from demo.seed import open_seeded_store
+from demo.server.db import open_store
+from demo.server.seed import open_seeded_store
 
 from tests._shared.server.fleet import Worker, applied_once, run_clients, start_worker
 from tests._shared.server.postgres import PostgresServer

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from demo.backend import DemoServer, start_demo_server
+from demo.server.backend import DemoServer, start_demo_server
 
 from agentsurface.server import RateLimit
 

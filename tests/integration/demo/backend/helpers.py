@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from email.message import Message
 from typing import Any
 
-from demo.backend import ApiHeaders, DemoServer
+from demo.server.backend import ApiHeaders, DemoServer
 
 from agentsurface._core.errors import ERROR_MATRIX
 

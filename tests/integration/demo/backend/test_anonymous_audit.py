@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
-from demo.api import AnonymousRefusals, AuditLog
-from demo.backend import DemoServer, start_demo_server
-from demo.db import AuditEntry
-from demo.seed import open_seeded_store
+from demo.server.api import AnonymousRefusals, AuditLog
+from demo.server.backend import DemoServer, start_demo_server
+from demo.server.db import AuditEntry
+from demo.server.seed import open_seeded_store
 
 from agentsurface.server import RateLimit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from demo.backend import DemoServer
+from demo.server.backend import DemoServer
 
 from .helpers import AGENT, VIEWER, Client, Reply, audit_rows
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from demo.backend import DemoServer
+from demo.server.backend import DemoServer
 
 from .helpers import (
     ADMIN,

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from demo.backend import DemoServer
+from demo.server.backend import DemoServer
 
 from .helpers import ADMIN, FIXED_NOW, GLOBEX_OPERATOR, OPERATOR, PROCEDURES, audit_rows, devices_table
 

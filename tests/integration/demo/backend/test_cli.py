@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from demo.__main__ import parse_args
-from demo.db import DEFAULT_DB_PATH
+from demo.server.db import DEFAULT_DB_PATH
 
 ROOT = Path(__file__).resolve().parents[4]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from demo.backend import DemoServer
+from demo.server.backend import DemoServer
 
 from .helpers import AGENT, FIXED_NOW, Client, assert_error, assert_issue, audit_rows, devices_table, evidence
 
@@ -133,7 +133,7 @@ def test_failure_inside_the_transaction_changes_nothing(
     client: Client, server: DemoServer, monkeypatch: Any
 ) -> None:
     """An internal error after the UPDATE rolls it back and reports no internals."""
-    from demo import db
+    from demo.server import db
 
     original = db.Tx.disable
 
@@ -152,7 +152,7 @@ def test_failure_inside_the_transaction_changes_nothing(
 def test_busy_storage_is_a_transient_failure(client: Client, server: DemoServer, monkeypatch: Any) -> None:
     import sqlite3
 
-    from demo import db
+    from demo.server import db
 
     def busy(self: db.Tx, *args: Any) -> db.Change:
         raise sqlite3.OperationalError("database is locked")

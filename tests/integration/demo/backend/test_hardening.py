@@ -9,7 +9,7 @@ import json
 from urllib.parse import urlsplit
 
 import pytest
-from demo.backend import DemoServer
+from demo.server.backend import DemoServer
 
 from .helpers import OPERATOR
 

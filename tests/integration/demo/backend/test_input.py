@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from demo.backend import DemoServer
+from demo.server.backend import DemoServer
 
 from .helpers import MARKER, Client, assert_error, assert_issue, audit_rows, devices_table, envelope
 

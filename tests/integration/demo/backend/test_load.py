@@ -12,7 +12,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from demo.backend import DemoServer, make_demo_server
+from demo.server.backend import DemoServer, make_demo_server
 from scripts.serve import make_server
 
 from .helpers import OPERATOR

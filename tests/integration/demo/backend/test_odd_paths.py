@@ -9,7 +9,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from demo.backend import DemoServer, start_demo_server
+from demo.server.backend import DemoServer, start_demo_server
 from scripts.serve import start_server
 
 NOT_FOUND_PATHS: list[bytes] = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from demo.backend import DemoServer
+from demo.server.backend import DemoServer
 
 from .helpers import AGENT, GLOBEX_OPERATOR, Client, assert_error, assert_issue, audit_rows, devices_table
 

@@ -7,9 +7,9 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from demo.backend import start_demo_server
-from demo.db import DEFAULT_DB_PATH, open_store
-from demo.seed import FACTS, MODELS, USERS, open_seeded_store, seed_store
+from demo.server.backend import start_demo_server
+from demo.server.db import DEFAULT_DB_PATH, open_store
+from demo.server.seed import FACTS, MODELS, USERS, open_seeded_store, seed_store
 
 from .helpers import FIXED_NOW, Client
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from demo.backend import DemoServer, start_demo_server
+from demo.server.backend import DemoServer, start_demo_server
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -23,13 +23,14 @@ FILES = {
     "web/dist/wheels/x-1.0-py3-none-any.whl": ("PK", "application/zip"),
     "web/dist/pyodide/python_stdlib.zip": ("PK", "application/zip"),
     "web/style.css": ("body{}", "text/css"),
-    "demo/app/model.py": ("x = 1", "text/x-python"),
-    "demo/app/pyscript.toml": ("a = 1", "application/toml"),
+    "demo/page/model.py": ("x = 1", "text/x-python"),
+    "demo/page/pyscript.toml": ("a = 1", "application/toml"),
+    "demo/shared/values.py": ("x = 1", "text/x-python"),
 }
 PRIVATE = [".git/HEAD", ".venv/pyvenv.cfg", "demo/data/devices.sqlite3", "elsewhere/copy.sqlite3", "web/.env",
            # Only the page's public files are served: not the backend's sources (the seed holds the
            # demo tokens), the tests, the project's files or the web runtime's build inputs.
-           "demo/seed.py", "demo/db.py", "tests/server/domain.py", "pyproject.toml", "README.md",
+           "demo/server/seed.py", "demo/server/db.py", "tests/server/domain.py", "pyproject.toml", "README.md",
            "scripts/demo.py", "src/agentsurface/__init__.py", "web/package.json",
            "web/node_modules/x/index.js"]
 
@@ -66,7 +67,8 @@ def test_mime_types(site: tuple[DemoServer, str], name: str) -> None:
 
 
 @pytest.mark.parametrize("name", [*PRIVATE, "state/custom-name.bin", "demo/data/", "%2egit/HEAD",
-                                  "web/../.git/HEAD", "web/dist/../../demo/seed.py", "demo/app/../seed.py"])
+                                  "web/../.git/HEAD", "web/dist/../../demo/server/seed.py",
+                                  "demo/page/../server/seed.py", "demo/shared/../server/seed.py"])
 def test_private_files_are_not_served(site: tuple[DemoServer, str], name: str) -> None:
     assert fetch(f"{site[1]}/{name}")[0] == 404
 

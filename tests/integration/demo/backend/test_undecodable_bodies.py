@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from demo.backend import DemoServer, start_demo_server
+from demo.server.backend import DemoServer, start_demo_server
 
 from .helpers import FIXED_NOW, Client, assert_error, audit_rows, devices_table, envelope
 

@@ -33,7 +33,7 @@ Status: TypeAlias = Literal["online", "offline", "disabled"]
 ROLES: tuple[Role, ...] = ("viewer", "operator", "admin")
 STATUSES: tuple[Status, ...] = ("online", "offline", "disabled")
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"  # demo/data, git-ignored
 DEFAULT_DB_PATH = DATA_DIR / "devices.sqlite3"
 MEMORY = ":memory:"
 
@@ -397,7 +397,7 @@ def open_store(path: str | Path = DEFAULT_DB_PATH, *, reset: bool = False, pool_
     PostgreSQL database a ``postgresql://`` DSN names.
 
     ``reset`` deletes an existing database file (or the demo's tables) first. The schema is
-    created if missing; seeding is :func:`demo.seed.seed_store`'s job.
+    created if missing; seeding is :func:`demo.server.seed.seed_store`'s job.
     """
     target = str(path)
     if target.startswith("sqlite:"):

@@ -181,7 +181,7 @@ class ConsoleUI:
                     {"class": "who"},
                     f"{user.get('name', '?')} · {self.session.get('tenant', '?')} · {user.get('role', '?')}",
                 ),
-                h("div", {"id": "passkey-slot", "class": "passkey"}),  # demo.app.passkey fills it
+                h("div", {"id": "passkey-slot", "class": "passkey"}),  # demo.page.passkey fills it
             ),
             h(
                 "main",

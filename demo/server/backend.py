@@ -1,12 +1,12 @@
 """The demo's server: one Starlette app on uvicorn, one origin (so the page needs no CORS).
 
 - ``/api/agent/...``: the library's :class:`~agentsurface.server.ProcedureServer` serving every
-  procedure (``demo.procedures``: the devices operations and the app's own reads, such as
-  ``session.describe``) and their backend manifest, with the demo's hooks (``demo.api``);
-- any other ``/api/...``: a typed 404 (``demo.errors``), whatever the method;
-- everything else: the page's public files only (``index.html``, ``demo/app/``, ``web/dist/``, the
-  stylesheets and scripts directly in ``web/``), never the rest of the repository (sources, tests,
-  the seed with its tokens), dot-files or the database.
+  procedure (``demo.server.procedures``: the devices operations and the app's own reads, such as
+  ``session.describe``) and their backend manifest, with the demo's hooks (``demo.server.api``);
+- any other ``/api/...``: a typed 404 (``demo.server.errors``), whatever the method;
+- everything else: the page's public files only (``index.html``, ``demo/page/``, ``demo/shared/``,
+  ``web/dist/``, the stylesheets and scripts directly in ``web/``), never the rest of the
+  repository (this server's sources, tests, the seed with its tokens), dot-files or the database.
 
 ::
 
@@ -46,17 +46,17 @@ from .passkeys import demo_passkeys, with_passkey_approvals
 from .procedures import SERVED
 from .seed import open_seeded_store
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROCEDURES_BASE = "/api/agent"
 MAX_BODY_BYTES = 16 * 1024
 PRIVATE_SUFFIXES = (".sqlite", ".sqlite3", ".db", "-wal", "-shm", "-journal")
 # What the page loads, and nothing else: files, folders (with everything below), and the file
 # suffixes allowed directly in ``web/``.
 PUBLIC_FILES = frozenset({"index.html", "demo/__init__.py"})
-PUBLIC_FOLDERS = (("demo", "app"), ("web", "dist"))
+PUBLIC_FOLDERS = (("demo", "page"), ("demo", "shared"), ("web", "dist"))
 PUBLIC_WEB_SUFFIXES = (".css", ".js")
 
-log = logging.getLogger("demo.backend")
+log = logging.getLogger("demo.server.backend")
 
 
 def _utc_now() -> datetime:

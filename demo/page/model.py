@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from agentsurface.page import State
 
-from .values import Status
+from ..shared.values import Status
 
 Route = Literal["devices", "activity"]
 ROUTES: tuple[Route, ...] = ("devices", "activity")

@@ -35,8 +35,8 @@ from agentsurface.compiler.load import authority_from_contract, procedures_from_
 from agentsurface.lowlevel import ProcedureExecutor
 from agentsurface.page import Attachment, page_surface
 
+from ..shared.values import Status
 from .model import ROUTES, ConsoleState, Device, Filters, Route
-from .values import Status
 
 # The view's records and constraints are written so that the page needs no pydantic for them
 # (dataclasses of simple fields, annotated_types markers): pydantic writes the same JSON Schema.
@@ -68,8 +68,8 @@ def _active(filters: Filters) -> ActiveFilters:
 
 
 # ---------------------------------------------------------------- domain procedures (backend)
-# Declared once, in .contracts (pydantic models, imported by the server); the page takes them
-# from the reviewed contract.json, which `agentsurface check` holds equal to that module.
+# Declared once, in demo.shared.contracts (pydantic models, imported by the server); the page
+# takes them from the reviewed contract.json, which `agentsurface check` holds equal to that module.
 
 CONTRACT_FILE = Path(__file__).with_name("contract.json")
 DISABLE_ID, QUERY_ID, RENAME_ID = "domain:devices.disable", "domain:devices.query", "domain:devices.rename"
@@ -83,7 +83,7 @@ def _contract_text() -> bytes:
 @cache
 def procedures() -> dict[str, ProcedureContract]:
     """The procedures the reviewed contract declares, by id (made on first use, not at import:
-    the compiler finds the declarations in .contracts)."""
+    the compiler finds the declarations in demo.shared.contracts)."""
     return procedures_from_contract(_contract_text())
 
 

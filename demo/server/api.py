@@ -1,7 +1,7 @@
 """The demo's hooks into the library's procedure server: who is calling, and the audit log.
 
 The app has no routes of its own: its reads (``session.describe``, ``devices.query``) are
-procedures like the rest (``demo.procedures``), served by one
+procedures like the rest (``demo.server.procedures``), served by one
 :class:`~agentsurface.server.ProcedureServer`.
 
 - Authentication: ``Authorization: Bearer <token>`` names a user of the database. The page's agent

@@ -23,7 +23,7 @@ ORIGINS = ("http://localhost:*",)
 
 def _session(caller: Caller) -> Session:
     session = caller.data
-    if not isinstance(session, Session):  # every demo caller comes from demo.api.Authenticator
+    if not isinstance(session, Session):  # every demo caller comes from demo.server.api.Authenticator
         raise RuntimeError("a demo caller without its session")
     return session
 

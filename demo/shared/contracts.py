@@ -1,8 +1,8 @@
 """The devices procedures: the one source of truth of their contracts, served by the server.
 
-The backend serves them (``demo.procedures``); ``agentsurface snapshot`` writes their JSON
-Schemas into the reviewed ``contract.json`` (``agentsurface check`` holds the two together), and
-the page references them from there (``procedures_from_contract``: bound to what the person has
+The backend serves them (``demo.server.procedures``); ``agentsurface snapshot`` writes their
+JSON Schemas into the reviewed ``demo/page/contract.json`` (``agentsurface check`` holds the two
+together), and the page references them from there (``procedures_from_contract``: bound to what the person has
 on screen), without importing this module or pydantic on its way to its first tool. A call is
 checked twice: in the page before it leaves (the compiled JSON-Schema check, and these very
 models, imported then, for a value it cannot prove valid) and on the server, which trusts nothing

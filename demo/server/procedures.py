@@ -15,7 +15,7 @@ from typing import Literal
 
 from agentsurface.server import ProcedureCall, ServedProcedure, precondition_failed, serve
 
-from .app.contracts import (
+from ..shared.contracts import (
     DISABLE,
     ENABLE,
     QUERY,
@@ -29,7 +29,7 @@ from .app.contracts import (
     RenameInput,
     RenameOutput,
 )
-from .app.session import SESSION, SessionInput, SessionOutput
+from ..shared.session import SESSION, SessionInput, SessionOutput
 from .db import Change, DeviceFilter, Principal, Role, Tx, UnknownDevicesError, iso_seconds
 
 READ, WRITE = "devices.read", "devices.write"
@@ -79,7 +79,7 @@ def _unique(ids: Sequence[str]) -> list[str]:
 
 def describe_session(call: ProcedureCall, _value: SessionInput) -> SessionOutput:
     session = call.caller.data
-    if not isinstance(session, Session):  # every demo caller is authenticated by demo.api
+    if not isinstance(session, Session):  # every demo caller is authenticated by demo.server.api
         raise RuntimeError("caller without a session")
     who = session.principal
     return SessionOutput.model_validate({

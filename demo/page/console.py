@@ -27,11 +27,11 @@ from agentsurface.browser.jsvalues import js_or_none
 from agentsurface.browser.passkeys import passkey_presence
 from agentsurface.page import ConfirmationDialog, SurfaceInspector, dependencies_ready, preload_validators
 
+from ..shared.values import SESSION_DESCRIBE
 from .model import ConsoleState, Device
 from .passkey import offer_passkey
 from .surface import QUERY_ID, contracts, create_console_surface, reflecting
 from .ui import ConsoleUI
-from .values import SESSION_DESCRIBE
 
 params = js.URLSearchParams.new(js.location.search)
 TOKEN = js_or_none(params.get("token")) or "demo-acme-operator"  # get() answers JS null
@@ -94,7 +94,7 @@ background: set[asyncio.Future[None]] = set()
 async def _preload() -> None:
     await dependencies_ready()
     preload_validators()
-    import demo.app.contracts  # noqa: F401  (the procedures' own pydantic contracts)
+    import demo.shared.contracts  # noqa: F401  (the procedures' own pydantic contracts)
 
 
 async def _manifest() -> BackendUnavailableError | None:

@@ -1,11 +1,11 @@
 """The app's own read at start, ``session.describe``: who the caller is (user, role, tenant, and
-the devices procedures they may call). Served by the server (``demo.procedures``) like every
-procedure: same authentication, rate limit and audit, no route of its own; the page calls it by
-its id (``values.SESSION_DESCRIBE``), without importing this module (or pydantic).
+the devices procedures they may call). Served by the server (``demo.server.procedures``) like
+every procedure: same authentication, rate limit and audit, no route of its own; the page calls
+it by its id (``values.SESSION_DESCRIBE``), without importing this module (or pydantic).
 
 It is the page's, never the agent's: this module is kept apart from ``contracts.py`` and is not
-imported by ``surface.py``, so the reviewed contract (``contract.json``, the agent's ceiling)
-does not declare it and no component can offer it as a tool.
+imported by ``demo/page/surface.py``, so the reviewed contract (``contract.json``, the agent's
+ceiling) does not declare it and no component can offer it as a tool.
 """
 
 from __future__ import annotations
