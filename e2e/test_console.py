@@ -29,10 +29,19 @@ CONSOLE_DIALOG = DialogSelectors()
 
 # A raw executeTool started from page code, for tests that need the call's promise in the page
 # (test_console_hostile); the tests here use the agent client.
+# As an agent does: a call that meets a surface changing under it (CAPABILITY_NOT_FOUND, retry
+# "after-refresh": a loaded machine widens that moment) lists the tools again and retries, a few
+# times; a call still running after a second (waiting for the person) is left to run.
 START_CALL = """([name, input]) => {
   window.agentCall = (async () => {
-    const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
-    return await document.modelContext.executeTool(tool, input);
+    for (let attempt = 0; ; attempt++) {
+      const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
+      const call = document.modelContext.executeTool(tool, input);
+      const early = await Promise.race([call, new Promise((r) => setTimeout(() => r(null), 1000))]);
+      const seen = typeof early === 'string' ? early : JSON.stringify(early);
+      if (early === null || attempt >= 10 || !seen.includes('CAPABILITY_NOT_FOUND')) return await call;
+      await new Promise((r) => setTimeout(r, 100));
+    }
   })().then((text) => ({text}), (error) => ({error: String(error)}));
 }"""
 

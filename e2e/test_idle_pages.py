@@ -47,7 +47,14 @@ DEMO_PENDING_CONFIRMATION = """async () => {
     };
     await mc.executeTool(await tool('view_devices__filters__setFilters'), {status: 'offline', city: 'Milan'});
     await mc.executeTool(await tool('view_devices__table__selectVisible'), {});
-    window.idleCall = mc.executeTool(await tool('domain_devices__disable'), {reason: 'left idle'});
+    // As an agent does: a surface changing under the call (CAPABILITY_NOT_FOUND, retry after-refresh)
+    // is listed again and the call retried; one still running after a second waits for the person.
+    for (let attempt = 0; ; attempt++) {
+        window.idleCall = mc.executeTool(await tool('domain_devices__disable'), {reason: 'left idle'});
+        const early = await Promise.race([window.idleCall, new Promise((r) => setTimeout(() => r(null), 1000))]);
+        if (early === null || attempt >= 10 || !JSON.stringify(early).includes('CAPABILITY_NOT_FOUND')) break;
+        await new Promise((r) => setTimeout(r, 100));
+    }
     // Nobody answers: the dialog just stays open. Should the call end instead, its outcome is kept
     // for the test's message (a call refused before any dialog would otherwise be a bare timeout).
     window.idleCall.then(
