@@ -192,9 +192,7 @@ class FanOutSink:
                 log.exception("audit sink %r failed", sink)
 
 
-def record_lifecycle(
-    sink: AuditSink, at: float, type_: str, registration_id: str | None, detail: str | None
-) -> None:
+def record_lifecycle(sink: AuditSink, at: float, type_: str, registration_id: str | None, detail: str | None) -> None:
     """A registry lifecycle event into ``sink``; a sink that fails is logged, never raised."""
     try:
         if type(sink) is MemoryAuditSink:  # the default: it builds the record when read

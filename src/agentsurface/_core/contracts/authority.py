@@ -225,9 +225,7 @@ def is_genuine_authority(value: object) -> bool:
 
 
 def assert_capability_authority(value: object) -> CapabilityAuthority:
-    if not (
-        isinstance(value, CapabilityAuthority) and weakref.ref(value) in _GENUINE
-    ):  # is_genuine_authority
+    if not (isinstance(value, CapabilityAuthority) and weakref.ref(value) in _GENUINE):  # is_genuine_authority
         raise AuthorityError(
             "a registry needs a CapabilityAuthority minted by CapabilityAuthority.from_manifest(manifest)"
         )
