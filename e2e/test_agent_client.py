@@ -29,6 +29,7 @@ from agentsurface.testing import (
     WebMCPAgent,
     with_webmcp,
 )
+from agentsurface.testing.webmcp_results import result_from_outcome
 from notes_page import ADD, ARCHIVED, CLEAR, LIST, NOTES, WAIT
 
 NATIVE = "/e2e/pages/agent-client.html"
@@ -99,6 +100,34 @@ def test_waits_for_tools_the_page_mounts_and_unmounts(open_page: Any) -> None:
     agent.wait_for_tool_gone(ARCHIVED)
     assert agent.tool_names() == LIST
     assert page_state(run.page)["archiveOpen"] is False
+
+
+# Keeps toolchange events from the agent runtime's own listener (registered on its first call,
+# so after this one): its map of tool objects then goes stale, as in a race with a change.
+_DEAFEN_RUNTIME = """() => document.modelContext.addEventListener("toolchange", (event) => {
+  if (window.__deafRuntime !== false) event.stopImmediatePropagation();
+})"""
+_RUN = "([name]) => window.__agentSurfaceAgent.run('stale-' + Math.random(), name, {})"
+
+
+def test_a_tool_gone_since_the_agent_last_called_it_is_not_found(open_page: Any) -> None:
+    run, agent = open_notes(open_page, NATIVE, "webmcp")
+    run.page.evaluate(_DEAFEN_RUNTIME)
+    run.page.click("#toggle-archive")
+    agent.wait_for_tool(ARCHIVED)
+    assert agent.call(ARCHIVED).expect_ok() == ["old note"]  # the runtime now holds its tool object
+
+    run.page.click("#toggle-archive")
+    agent.wait_for_tool_gone(ARCHIVED)
+    outcome = run.page.evaluate(_RUN, [ARCHIVED])  # the held object is stale: not an UnknownError
+    assert outcome == {"rejected": "NotFoundError", "message": f"no tool {ARCHIVED}"}
+
+    run.page.click("#toggle-archive")  # back under the same name: called, once
+    agent.wait_for_tool(ARCHIVED)
+    assert result_from_outcome(ARCHIVED, run.page.evaluate(_RUN, [ARCHIVED])).expect_ok() == ["old note"]
+    assert agent.call(ADD, {"text": "x"}).expect_ok() == 1
+    assert page_state(run.page)["notes"] == ["x"]
+    assert run.page.evaluate("() => Object.keys(window.__agentSurfaceAgent.calls).length") == 0
 
 
 def test_approves_and_denies_with_trusted_clicks(open_page: Any) -> None:

@@ -36,14 +36,13 @@ CHROMIUM_FLAGS = [
 # cache): Chromium 156's browser process CHECK-fails on getTools() from such a document.
 _LEAVING = "window.__agentSurfaceMcpLeaving === true"
 _LIST = agent_runtime_function(f"if ({_LEAVING}) return []; return agent.list();")
-_CALL = agent_runtime_function(f"if ({_LEAVING}) return {{leaving: true}};" + """
+_CALL_BODY = f"if ({_LEAVING}) return {{leaving: true}};" + """
   if (!agent.shape()) return null;
-  agent.start(arg.id, arg.name, arg.input);
-  return agent.calls[arg.id].done.then(() => {
-    const call = agent.calls[arg.id];
-    delete agent.calls[arg.id];
-    return call.outcome;
-  });""")
+  return agent.run(arg.id, arg.name, arg.input);"""
+# A call sends only this once the document has the runtime (the first call installs it): the
+# runtime's source is parsed on every evaluate that carries it.
+_CALL = f"(arg) => {{ const agent = window.__agentSurfaceAgent; if (!agent) return {{install: true}}; {_CALL_BODY} }}"
+_INSTALL_AND_CALL = agent_runtime_function(_CALL_BODY)
 _ABORT = "(id) => { window.__agentSurfaceAgent?.calls[id]?.controller.abort(); }"
 # Is the page ready? Its tools (null: no WebMCP client), and whether its document has loaded.
 _PROBE = agent_runtime_function(
@@ -297,7 +296,7 @@ class PageLink:
         if self._navigating:
             raise PageGone("the page is navigating away")
         call_id = f"mcp-{next(self._ids)}"
-        running = asyncio.ensure_future(page.evaluate(_CALL, {"id": call_id, "name": name, "input": arguments}))
+        running = asyncio.ensure_future(self._evaluate_call(page, {"id": call_id, "name": name, "input": arguments}))
         try:
             done, _ = await asyncio.wait({running, gone}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
@@ -322,6 +321,14 @@ class PageLink:
         if outcome.get("leaving"):
             raise PageGone("the page is navigating away")
         return dict(outcome)
+
+
+    @staticmethod
+    async def _evaluate_call(page: Page, arg: dict[str, Any]) -> Any:
+        outcome = await page.evaluate(_CALL, arg)
+        if isinstance(outcome, dict) and outcome.get("install"):  # this document's first call
+            outcome = await page.evaluate(_INSTALL_AND_CALL, arg)
+        return outcome
 
 
 def _taken(task: asyncio.Future[Any]) -> None:

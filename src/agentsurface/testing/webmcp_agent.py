@@ -49,28 +49,58 @@ _RUNTIME = """(window.__agentSurfaceAgent ??= (() => {
     }
     return null;
   };
+  // The browser's tool objects by name, from the last getTools() (one from outside costs a few
+  // ms): a tool object stands for its name (executeTool runs whatever is registered under it
+  // now), so the map is refilled only when a name is missing, the tools change, or a call fails.
+  const tools = new Map();
+  let watching = false;
+  const toolNamed = async (name, fresh) => {
+    const client = document.modelContext;
+    if (!watching && typeof client.addEventListener === "function") {
+      client.addEventListener("toolchange", () => tools.clear());
+      watching = true;
+    }
+    if (fresh || !tools.has(name)) {
+      tools.clear();
+      for (const t of await client.getTools()) tools.set(t.name, t);
+    }
+    return tools.get(name);
+  };
+  const execute = async (name, input, signal) => {
+    if (shape() !== "native") {
+      return await navigator.modelContextTesting.executeTool(name, JSON.stringify(input), {signal});
+    }
+    const tool = await toolNamed(name, false);
+    if (!tool) throw new DOMException(`no tool ${name}`, "NotFoundError");
+    try {
+      try {
+        return await document.modelContext.executeTool(tool, input, {signal});
+      } catch (error) {  // clients that take the input as JSON text (@mcp-b/webmcp-polyfill 5.x)
+        if (!/Failed to parse input arguments/.test(String(error?.message))) throw error;
+        return await document.modelContext.executeTool(tool, JSON.stringify(input), {signal});
+      }
+    } catch (error) {
+      // Gone since the map was filled: say so, as a fresh listing would have. Never run again:
+      // the error may be the tool's own.
+      if (!(await toolNamed(name, true))) throw new DOMException(`no tool ${name}`, "NotFoundError");
+      throw error;
+    }
+  };
   const agent = {shape, list, calls: {}, polls: {},
     start(id, name, input) {
       const controller = new AbortController();
       const call = agent.calls[id] = {settled: false, outcome: null, controller};
-      call.done = (async () => {
-        const which = shape();
-        if (which === "native") {
-          const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
-          if (!tool) throw new DOMException(`no tool ${name}`, "NotFoundError");
-          try {
-            return await document.modelContext.executeTool(tool, input, {signal: controller.signal});
-          } catch (error) {  // clients that take the input as JSON text (@mcp-b/webmcp-polyfill 5.x)
-            if (!/Failed to parse input arguments/.test(String(error?.message))) throw error;
-            return await document.modelContext.executeTool(tool, JSON.stringify(input), {signal: controller.signal});
-          }
-        }
-        return await navigator.modelContextTesting.executeTool(
-            name, JSON.stringify(input), {signal: controller.signal});
-      })().then(
+      call.done = execute(name, input, controller.signal).then(
         (text) => { call.outcome = {text: text ?? null}; },
         (error) => { call.outcome = {rejected: error?.name ?? "Error", message: String(error?.message ?? error)}; },
       ).finally(() => { call.settled = true; });
+    },
+    async run(id, name, input) {  // start, wait, and hand back the outcome (forgetting the call)
+      agent.start(id, name, input);
+      await agent.calls[id].done;
+      const call = agent.calls[id];
+      delete agent.calls[id];
+      return call.outcome;
     },
     poll(key) {  // the latest finished listing for this wait, starting one at a time
       const state = agent.polls[key] ??= {busy: false, names: undefined};
