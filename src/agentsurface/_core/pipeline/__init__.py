@@ -41,7 +41,7 @@ from . import (
     resolution,
     settlement,
 )
-from .call import Admitted, Call
+from .call import Admitted, Call, Wait
 from .execution import HANDLER_STOP_GRACE
 from .failures import PhaseRefusal
 from .invocation import Invocation, InvocationResult
@@ -51,7 +51,7 @@ __all__ = ["HANDLER_STOP_GRACE", "PHASES", "Pipeline", "ProcedureExecutor", "inv
 
 log = logging.getLogger("agentsurface")
 
-Phase = Callable[[Call], Awaitable[None] | None]
+Phase = Callable[[Call], Wait]
 
 #: Phases 2 to 9, in order. Identity (1) admits a call before it has a context; settlement
 #: (10) closes every call that entered, whatever phase refused it.

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
 
 from ..registrations.entries import ActionEntry, QueueGroup
 from . import failures
-from .call import Call
+from .call import Call, Wait
 from .execution import abort_error
 from .failures import PhaseRefusal
 from .queues import QueueFull, Release
 
 
-def admit(call: Call) -> Awaitable[None] | None:
+def admit(call: Call) -> Wait:
     if call.cancelled_before_start:
         raise PhaseRefusal(failures.cancelled_before_start())
     target = call.target

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from ..errors import CapabilityFailure
-from ..policies.base import PolicyContext
+from ..policies.base import HookResult, PolicyContext
 from . import failures
-from .call import Call
+from .call import Call, Wait
 from .failures import PhaseRefusal
 
 log = logging.getLogger("agentsurface")
 
-Hook = Callable[[PolicyContext], Awaitable[None] | None]
+Hook = Callable[[PolicyContext], HookResult]
 
 
-def authorize(call: Call) -> Awaitable[None] | None:
+def authorize(call: Call) -> Wait:
     if not call.target.entry.policies:
         return None  # most calls: no coroutine to run
     return _authorize(call)

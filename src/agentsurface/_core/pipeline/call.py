@@ -8,9 +8,9 @@ recorded on the call in order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..consumer import Consumer
 from ..contracts.context import CancelSignal
@@ -25,6 +25,11 @@ from .invocation import Invocation
 if TYPE_CHECKING:
     from .runtime import Pipeline
 
+
+#: What a phase hands the pipeline's entry (``pipeline.start``): None when it is done, or an
+#: awaitable of what it must wait for (a queue slot, an async policy, an async handler). Only
+#: the entry tells the two apart: it answers now, or hands the rest of the call back to await.
+Wait: TypeAlias = Awaitable[None] | None
 
 #: ``Admitted.plain_input`` of a call whose input identity did not copy.
 UNCOPIED: Any = object()

@@ -17,7 +17,7 @@ from ..contracts.context import ActionContext, ReadContext
 from ..errors import AgentSurfaceError, CapabilityFailure, ErrorPayload
 from ..registrations.entries import ActionEntry, ObservationEntry, ProcedureEntry
 from . import failures, previews
-from .call import Call
+from .call import Call, Wait
 from .failures import PhaseRefusal
 
 log = logging.getLogger("agentsurface")
@@ -32,7 +32,7 @@ class _HandlerCancelled(AgentSurfaceError):
     """The handler's own task ended cancelled without the pipeline asking."""
 
 
-def execute(call: Call) -> Awaitable[None] | None:
+def execute(call: Call) -> Wait:
     """Run the handler. A synchronous handler's result settles here, without a coroutine or a
     timer (nothing can interrupt it); an awaitable one runs under the call's timeout."""
     pipeline = call.pipeline

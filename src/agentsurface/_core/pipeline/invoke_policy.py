@@ -4,13 +4,12 @@ effective input, then the confirmation floor or a policy's escalation."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
 
 from ..jsonvalue import JsonValue, canonical_json
 from ..policies.base import Policy, PolicyContext
 from . import failures, previews
 from .authorization import run_hook
-from .call import Call
+from .call import Call, Wait
 from .confirmation import request_material
 from .failures import PhaseRefusal
 
@@ -19,7 +18,7 @@ log = logging.getLogger("agentsurface")
 MAX_SUMMARY = 500
 
 
-def decide(call: Call) -> Awaitable[None] | None:
+def decide(call: Call) -> Wait:
     entry = call.target.entry
     if entry.policies:
         return _decide_with_policies(call)

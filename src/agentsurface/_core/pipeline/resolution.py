@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable
 
 from ..contracts.kinds import VERSION_GUARDED_EFFECTS
 from ..errors import CapabilityFailure
@@ -17,13 +16,13 @@ from ..policies.base import EXPOSE, Decision, PolicyContext, as_decision, evalua
 from ..registrations.registration import Registration
 from . import failures
 from .availability import policy_context
-from .call import Call, CallTarget
+from .call import Call, CallTarget, Wait
 from .failures import PhaseRefusal
 
 log = logging.getLogger("agentsurface")
 
 
-def resolve(call: Call) -> Awaitable[None] | None:
+def resolve(call: Call) -> Wait:
     registry = call.pipeline.registry
     req = call.request
     cid = req.capability_id

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 Outcome: TypeAlias = Literal["expose", "disable", "hide"]
 PolicyScope: TypeAlias = Literal["registry", "component", "capability"]
+#: What ``on_authorize``/``on_invoke`` return: a hook is a plain method (None) or ``async def``
+#: (its coroutine), as the author writes it; the pipeline awaits only the second.
+HookResult: TypeAlias = Awaitable[None] | None
 _RANK: dict[str, int] = {"expose": 0, "disable": 1, "hide": 2}
 
 
@@ -60,11 +63,11 @@ class Policy:
         """Synchronous vote for the snapshot: expose (None), disable or hide."""
         return None
 
-    def on_authorize(self, ctx: PolicyContext) -> Awaitable[None] | None:
+    def on_authorize(self, ctx: PolicyContext) -> HookResult:
         """Pre-input check (phase 4). Raise CapabilityFailure to refuse."""
         return None
 
-    def on_invoke(self, ctx: PolicyContext) -> Awaitable[None] | None:
+    def on_invoke(self, ctx: PolicyContext) -> HookResult:
         """Input-aware check over the validated effective input (phase 6)."""
         return None
 
