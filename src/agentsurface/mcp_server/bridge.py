@@ -23,6 +23,7 @@ from mcp.shared.exceptions import McpError
 from mcp.shared.message import SessionMessage
 
 from ..testing.webmcp_results import Tool
+from .chromium import OwnChromium
 from .errors import PageGone, page_gone, waited_too_long
 from .guard import guard
 from .options import WEBMCP_FEATURES, BridgeOptions
@@ -78,7 +79,7 @@ class _Server(Server[Any, Any]):
 class Bridge:
     """One page, any number of MCP sessions (stdio: one; HTTP: one per client)."""
 
-    def __init__(self, options: BridgeOptions) -> None:
+    def __init__(self, options: BridgeOptions, chromium: OwnChromium | None = None) -> None:
         self.options = options
         self.server: Server[Any, Any] = _Server(
             SERVER_NAME, version=_version(), instructions=_instructions(options)
@@ -91,7 +92,7 @@ class Bridge:
 
             self.link = RelayLink(options, self.mark_changed)
         else:
-            self.link = PageLink(options, self.mark_changed)
+            self.link = PageLink(options, self.mark_changed, chromium)
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self._listed: str | None = None  # the listing the clients were last told about
         self._tools: dict[str, Tool] = {}

@@ -22,6 +22,7 @@ from playwright.async_api import Error as PlaywrightError
 from ..testing.chromium_flags import with_features
 from ..testing.webmcp_agent import agent_runtime_function
 from ..testing.webmcp_results import Tool, parse_tool
+from .chromium import OwnChromium
 from .errors import PageGone
 from .options import WEBMCP_FEATURES, BridgeOptions, origin_of
 
@@ -111,9 +112,12 @@ def polyfill_script() -> Path:
 class PageLink:
     """``async with PageLink(options, on_change) as link``: the page is open and watched."""
 
-    def __init__(self, options: BridgeOptions, on_change: Callable[[], None]) -> None:
+    def __init__(
+        self, options: BridgeOptions, on_change: Callable[[], None], chromium: OwnChromium | None = None
+    ) -> None:
         self.options = options
         self._on_change = on_change
+        self._chromium = chromium  # started already, on URL (see mcp_server/chromium.py)
         self._ids = itertools.count(1)
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
@@ -138,6 +142,9 @@ class PageLink:
         Until then the page lists no tools."""
         self._playwright = await async_playwright().start()
         chromium = self._playwright.chromium
+        if self._chromium is not None:
+            await self._attach_own(chromium)
+            return
         if self.options.cdp:
             self._browser = await chromium.connect_over_cdp(self.options.cdp)
             contexts = self._browser.contexts
@@ -166,6 +173,24 @@ class PageLink:
             if self.options.polyfill:
                 await page.evaluate(polyfill_script().read_text())
             await page.evaluate(_WATCH)
+
+    async def _attach_own(self, chromium: Any) -> None:
+        """Attach to the Chromium started on URL: its page is loading already (it missed the
+        watch script that runs before a page's scripts; the probe finds its tools anyway)."""
+        assert self._chromium is not None
+        self._browser = await chromium.connect_over_cdp(await self._chromium.cdp_url())
+        self._launched = True
+        contexts = self._browser.contexts
+        context = self._context = contexts[0] if contexts else await self._browser.new_context()
+        await context.add_init_script(script=_WATCH)  # the documents from now on
+        if context.pages:
+            self._watch(context.pages[0])
+            with contextlib.suppress(PlaywrightError):  # between documents: the next has it
+                await context.pages[0].evaluate(_WATCH)  # the current one
+        else:
+            page = await context.new_page()
+            self._watch(page)
+            await page.goto(self.options.url, wait_until="commit")
 
     def _watch(self, page: Page) -> None:
         self.page = page
@@ -209,6 +234,8 @@ class PageLink:
         with contextlib.suppress(Exception):
             if self._launched and self._browser is not None:
                 await self._browser.close()
+        if self._chromium is not None:
+            self._chromium.close()
         # Attached over CDP: leave the person's browser and page as they are (disconnect only).
         if self._playwright is not None:
             with contextlib.suppress(Exception):
