@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, Protocol
 
 from .._core.contracts.context import CancelSignal
@@ -27,6 +27,10 @@ Send = Callable[[str], None]
 
 def _frame(**fields: Any) -> str:
     return json.dumps(fields, ensure_ascii=False)
+
+
+def _failed(call_id: int, exc: Exception) -> str:
+    return _frame(type="result", id=call_id, rejected=type(exc).__name__, message=str(exc))
 
 
 class RelayModelContext:
@@ -124,22 +128,37 @@ class RelayModelContext:
             if signal is not None:
                 signal.abort("cancelled by the agent")
         elif message.get("type") == "call" and self._send is not None and call_id not in self._calls:
-            signal = CancelSignal()
-            self._calls[call_id] = signal
-            task = asyncio.ensure_future(self._run(call_id, message.get("name"), message.get("input"), signal, self._send))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._start(call_id, message.get("name"), message.get("input"), self._send)
 
-    async def _run(self, call_id: int, name: object, tool_input: Any, signal: CancelSignal, send: Send) -> None:
+    def _start(self, call_id: int, name: object, tool_input: Any, send: Send) -> None:
         tool = self._tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            send(_frame(type="result", id=call_id, rejected="NotFoundError", message=f"no tool {name!r}"))
+            return
+        signal = CancelSignal()
+        call = ToolCall(signal=signal)
+        # The adapter's tools answer a call that never waits at once (``now``: its content as
+        # JSON text): the result frame then leaves in this same turn, with no task to schedule.
+        now = getattr(tool.execute, "now", None)
         try:
-            if tool is None:
-                frame = _frame(type="result", id=call_id, rejected="NotFoundError", message=f"no tool {name!r}")
-            else:
-                content = await tool.execute(tool_input, ToolCall(signal=signal))
-                frame = _frame(type="result", id=call_id, text=json.dumps(content, ensure_ascii=False))
+            outcome = tool.execute(tool_input, call) if now is None else now(tool_input, call)
         except Exception as exc:  # the adapter answers in content; this is a defect: say so
-            frame = _frame(type="result", id=call_id, rejected=type(exc).__name__, message=str(exc))
+            send(_failed(call_id, exc))
+            return
+        if isinstance(outcome, str):
+            send(_frame(type="result", id=call_id, text=outcome))
+            return
+        self._calls[call_id] = signal
+        task = asyncio.ensure_future(self._finish(call_id, outcome, send))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _finish(self, call_id: int, outcome: Awaitable[Any], send: Send) -> None:
+        try:
+            content = await outcome
+            frame = _frame(type="result", id=call_id, text=json.dumps(content, ensure_ascii=False))
+        except Exception as exc:
+            frame = _failed(call_id, exc)
         finally:
             self._calls.pop(call_id, None)
         if self._send is send:  # the same connection still listens

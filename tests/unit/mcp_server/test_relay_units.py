@@ -346,3 +346,58 @@ async def test_a_burst_of_tool_changes_is_one_listing() -> None:
     await context.register_tool(WebMCPTool("d", "d", "d", {"type": "object"}, {}, execute))
     await asyncio.sleep(0)
     assert len(sent) == 2  # detached: nothing goes out
+
+
+async def test_a_call_that_never_waits_is_answered_in_the_same_turn_and_one_that_waits_later() -> None:
+    from agentsurface import (
+        AgentComponent,
+        AgentSurfaceRegistry,
+        CapabilityAuthority,
+        Consumer,
+        action,
+        compile_manifest,
+        observation,
+    )
+    from agentsurface.adapters.relay_context import RelayModelContext
+    from agentsurface.adapters.webmcp import WebMCPAdapter
+
+    class Lamp(AgentComponent, type="home.lamp", description="A lamp."):
+        on = False
+
+        @observation("Whether the lamp is on.")
+        def lit(self) -> bool:
+            return self.on
+
+        @action("Switch the lamp on.", confirmation="required")
+        def switch_on(self) -> bool:
+            self.on = True
+            return True
+
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Lamp])))
+    lamp = Lamp()
+    registry.register(lamp)
+    context = RelayModelContext()
+    adapter = WebMCPAdapter(model_context=context)
+    await adapter.start(registry=registry, consumer=Consumer("relay-agent", "webmcp"))
+    sent: list[dict[str, Any]] = []
+    context.connect(lambda text: sent.append(json.loads(text)))
+    read, write = sorted(context.tool_names)
+
+    context.receive({"type": "call", "id": 1, "name": read, "input": {}})
+    (frame,) = [f for f in sent if f.get("type") == "result"]  # before any turn of the loop
+    assert frame["id"] == 1 and json.loads(frame["text"]) == {"content": [{"type": "text", "text": "false"}]}
+
+    context.receive({"type": "call", "id": 2, "name": write, "input": {}})
+    assert [f["id"] for f in sent if f.get("type") == "result"] == [1]  # it waits for the person
+    context.receive({"type": "cancel", "id": 2})
+    for _ in range(50):
+        await asyncio.sleep(0)
+        if len([f for f in sent if f.get("type") == "result"]) == 2:
+            break
+    last = [f for f in sent if f.get("type") == "result"][-1]
+    assert last["id"] == 2 and not lamp.on
+    assert json.loads(last["text"])["isError"] is True
+
+    context.receive({"type": "call", "id": 3, "name": "nope", "input": {}})
+    assert sent[-1] == {"type": "result", "id": 3, "rejected": "NotFoundError", "message": "no tool 'nope'"}
+    await adapter.aclose()
