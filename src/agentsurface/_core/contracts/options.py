@@ -27,7 +27,7 @@ class _Described(TypedDict, total=False):
     output: SchemaSource
     """The output schema: a type hint or pydantic model, a JSON Schema mapping."""
     meta: Mapping[str, Any] | None
-    """Free JSON for tools and the inspector (at most 2 KiB serialized; hashed)."""
+    """Free JSON the contract and its descriptors carry (at most 2 KiB serialized)."""
     untrusted_output: bool
     """The output may carry text the app does not vouch for (mail, web pages): the tool says so
     to the agent (``untrustedContentHint``)."""
