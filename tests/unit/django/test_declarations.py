@@ -162,12 +162,18 @@ def test_every_option_reaches_the_contract_as_given() -> None:
     contract = route_contract(procedure("domain:x.options", effect="server-mutation", input=Ref, **given)(fresh()))
     assert contract is not None
     expected = ProcedureContract(
-        id="domain:x.options", description="A view of the tests.", effect="server-mutation", input=contract.input, **given
+        id="domain:x.options",
+        description="A view of the tests.",
+        effect="server-mutation",
+        input=contract.input,
+        **given,
     )
     assert plain(contract) == plain(expected)
     bare = route_contract(procedure("domain:x.bare", effect="server-mutation", input=Ref)(fresh()))
     assert bare is not None
-    defaults = ProcedureContract(id="domain:x.bare", description="A view of the tests.", effect="server-mutation", input=bare.input)
+    defaults = ProcedureContract(
+        id="domain:x.bare", description="A view of the tests.", effect="server-mutation", input=bare.input
+    )
     assert plain(bare) == plain(defaults)
 
 

@@ -35,7 +35,8 @@ class Checked(Generic[Given, Stored]):
     ``input: Checked[SchemaSource, Schema] = Checked(EMPTY_INPUT)``: the constructor takes any
     schema source and ``__post_init__`` stores the Schema made of it. Type checkers check a
     constructor call against ``Given`` and a read against ``Stored`` (a dataclass field typed
-    by a descriptor); ``Checked()`` with no default declares a required field.
+    by a descriptor). ``Checked()``, with no default, makes a required field (a type checker
+    sees an assignment there, and only the call at run time says the value is missing).
 
     At run time it only gives the dataclass the field's default: ``slots=True`` puts the slot
     in its place, and without slots the instance's own value shadows it."""

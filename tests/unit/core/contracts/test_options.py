@@ -190,13 +190,6 @@ def test_checked_gives_the_default_and_leaves_the_value_to_the_instance() -> Non
 
 def test_checked_with_no_default_is_a_required_field() -> None:
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'output'"):
-        ObservationContract("Rows")  # type: ignore[call-arg]
+        ObservationContract("Rows")
     assert dataclasses.fields(ObservationContract)[1].default is dataclasses.MISSING
 
-
-def test_the_contracts_keep_their_slots() -> None:
-    """The descriptor only gives the default: a slot holds each value, as before."""
-    for contract in (ObservationContract, ActionContract, ProcedureContract):
-        assert "input" not in vars(contract) or type(vars(contract)["input"]).__name__ == "member_descriptor"
-        assert type(vars(contract)["output"]).__name__ == "member_descriptor"
-        assert not hasattr(ActionContract("Go"), "__dict__")
