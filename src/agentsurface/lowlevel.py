@@ -2,7 +2,8 @@
 
 An app declares its surface with ``agentsurface`` (``AgentComponent``, ``action``,
 ``observation``, ``ProcedureContract``, ``AgentSurfaceRegistry``...). This module holds the rest of
-the public surface: the frozen contracts a component class compiles to, the bindings of a
+the public surface: the frozen contracts a component class compiles to, the options the
+decorators pass to them (``ActionOptions``...: the keywords of ``@action(...)``), the bindings of a
 registration (a contract plus the callables that run it), the descriptors a registry's snapshot
 lists, the schema subset and its checks, the canonical JSON the digests are computed over, the
 closed table of error codes, the surface's event types, and the clock and executor protocols a
@@ -26,6 +27,8 @@ from ._core.contracts import (
     ObservationBinding,
     ObservationContract,
 )
+from ._core.contracts.fields import SchemaSource
+from ._core.contracts.options import ActionOptions, ObservationOptions, RouteProcedureOptions
 from ._core.errors import ErrorCode, ErrorSpec
 from ._core.events import EVENT_TYPES
 from ._core.jsonvalue import canonical_json
@@ -51,6 +54,7 @@ __all__ = [
     "ActionBinding",
     "ActionContract",
     "ActionDescriptor",
+    "ActionOptions",
     "Budget",
     "Clock",
     "ComponentBinding",
@@ -63,10 +67,13 @@ __all__ = [
     "ObservationBinding",
     "ObservationContract",
     "ObservationDescriptor",
+    "ObservationOptions",
     "ProcedureDescriptor",
     "ProcedureExecutor",
     "RegistrationHandle",
+    "RouteProcedureOptions",
     "Schema",
+    "SchemaSource",
     "Snapshot",
     "SystemClock",
     "Valid",

@@ -28,10 +28,13 @@ are never procedures.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, Unpack
 
 from .. import DefinitionError, ProcedureContract
+from .._core.contracts.kinds import ProcedureEffect
+from .._core.contracts.options import RouteProcedureOptions, spelled_out
+from .._core.keywords import keywords_checked
 from ..server.procedures import Approval
 from ..server.routes import RouteProcedure, described, mark, route_rules
 from ._serving import AgentViews, user_caller
@@ -41,25 +44,19 @@ from ._views import METHODS, Method, ViewInputs, field_names, input_model
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-
+@keywords_checked("procedure(...)")
+@spelled_out(RouteProcedureOptions, ProcedureContract)
 def procedure(
     id: str,
     *,
-    effect: str,
+    effect: ProcedureEffect,
     input: Any = None,
-    output: Any = None,
     method: Method | None = None,
     description: str | None = None,
     permissions: Iterable[str] = (),
     require_confirmation: bool = False,
     approval: Approval | None = None,
-    confirmation: str | None = None,
-    idempotent: bool | None = None,
-    reversible: bool | None = None,
-    audit: str | None = None,
-    meta: Mapping[str, Any] | None = None,
-    untrusted_output: bool = False,
-    policies: Sequence[str] = (),
+    **options: Unpack[RouteProcedureOptions],
 ) -> Callable[[F], F]:
     """Declare the view below it as the procedure ``id`` (``domain:...``).
 
@@ -68,8 +65,9 @@ def procedure(
     keyword arguments by name, the rest sent as its JSON body, or as its query string when
     ``method`` is ``"GET"`` (the default for ``effect="server-query"``, else ``"POST"``); it
     refuses unknown fields. ``output`` is the schema of the view's JSON answer (None: none).
-    ``effect``, ``description`` (default: the docstring's first paragraph) and the governance
-    fields are the :class:`~agentsurface.ProcedureContract`'s; ``permissions`` (Django's
+    ``effect``, ``description`` (default: the docstring's first paragraph) and ``options``
+    (:class:`~agentsurface.lowlevel.RouteProcedureOptions`: the governance fields and the rest)
+    are the :class:`~agentsurface.ProcedureContract`'s; ``permissions`` (Django's
     ``"app.codename"`` with the default caller), ``require_confirmation`` and ``approval`` are
     :func:`agentsurface.server.serve`'s; a procedure that needs approval asks the page for its
     dialog too (``confirmation="required"`` unless given)."""
@@ -85,19 +83,11 @@ def procedure(
         perms, required, level = route_rules(
             str(id), permissions=permissions, require_confirmation=require_confirmation, approval=approval
         )
+        declared = options.copy()
+        if required and declared.get("confirmation") is None:
+            declared["confirmation"] = "required"
         contract = ProcedureContract(
-            id=id,
-            description=described(function, description),
-            effect=effect,  # type: ignore[arg-type]  # checked by the contract
-            input=model,
-            output=output,
-            idempotent=idempotent,
-            reversible=reversible,
-            confirmation=confirmation if confirmation is not None else ("required" if required else None),  # type: ignore[arg-type]
-            audit=audit,  # type: ignore[arg-type]
-            meta=meta,
-            untrusted_output=untrusted_output,
-            policies=policies,
+            id=id, description=described(function, description), effect=effect, input=model, **declared
         )
         inputs = ViewInputs(model, verb, field_names(model))
         return mark(function, RouteProcedure(contract, perms, required, level, inputs))

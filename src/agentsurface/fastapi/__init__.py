@@ -22,69 +22,65 @@ approval, idempotency by invocation id, audit. Routes not marked are never proce
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, Unpack
 
 from .. import DefinitionError, ProcedureContract
+from .._core.contracts.kinds import ProcedureEffect
+from .._core.contracts.options import RouteProcedureOptions, spelled_out
+from .._core.keywords import keywords_checked
 from ..server.procedures import Approval
 from ..server.routes import RouteProcedure, described, mark, route_rules
 from ._inputs import return_model, route_inputs
 from ._serving import AgentProcedures
 
 F = TypeVar("F", bound=Callable[..., Any])
-_UNSET: Any = object()
 
 
+class _ReturnAnnotation:
+    """``output``'s default in the signature: the route's return annotation."""
 
+    def __repr__(self) -> str:
+        return "<the return annotation>"
+
+
+@keywords_checked("procedure(...)")
+@spelled_out(RouteProcedureOptions, ProcedureContract, output=_ReturnAnnotation())
 def procedure(
     id: str,
     *,
-    effect: str,
+    effect: ProcedureEffect,
     description: str | None = None,
-    output: Any = _UNSET,
     permissions: Iterable[str] = (),
     require_confirmation: bool = False,
     approval: Approval | None = None,
-    confirmation: str | None = None,
-    idempotent: bool | None = None,
-    reversible: bool | None = None,
-    audit: str | None = None,
-    meta: Mapping[str, Any] | None = None,
-    untrusted_output: bool = False,
-    policies: Sequence[str] = (),
+    **options: Unpack[RouteProcedureOptions],
 ) -> Callable[[F], F]:
     """Declare the path operation below it as the procedure ``id`` (``domain:...``).
 
     Put it under the route decorator (``@app.post(...)`` on top). ``effect``, ``description``
-    (default: the docstring's first paragraph) and the governance fields are the
-    :class:`~agentsurface.ProcedureContract`'s; ``output`` overrides the return annotation as the
-    output schema (``None``: no output schema). ``permissions``, ``require_confirmation`` and
-    ``approval`` are :func:`agentsurface.server.serve`'s; a procedure that needs approval asks the
-    page for its dialog too (``confirmation="required"`` unless given)."""
+    (default: the docstring's first paragraph) and ``options``
+    (:class:`~agentsurface.lowlevel.RouteProcedureOptions`: the governance fields and the rest)
+    are the :class:`~agentsurface.ProcedureContract`'s; ``output`` overrides the return
+    annotation as the output schema (``None``: no output schema). ``permissions``,
+    ``require_confirmation`` and ``approval`` are :func:`agentsurface.server.serve`'s; a
+    procedure that needs approval asks the page for its dialog too (``confirmation="required"``
+    unless given)."""
 
     def decorate(function: F) -> F:
         if not callable(function):
             raise DefinitionError("INVALID_DEFINITION", f"{function!r} is not a function", path=str(id))
         text = described(function, description)
         inputs = route_inputs(function, str(id))
-        out = return_model(function) if output is _UNSET else output
         perms, required, level = route_rules(
             str(id), permissions=permissions, require_confirmation=require_confirmation, approval=approval
         )
-        contract = ProcedureContract(
-            id=id,
-            description=text,
-            effect=effect,  # type: ignore[arg-type]  # checked by the contract
-            input=inputs.model,
-            output=out,
-            idempotent=idempotent,
-            reversible=reversible,
-            confirmation=confirmation if confirmation is not None else ("required" if required else None),  # type: ignore[arg-type]
-            audit=audit,  # type: ignore[arg-type]
-            meta=meta,
-            untrusted_output=untrusted_output,
-            policies=policies,
-        )
+        declared = options.copy()
+        if "output" not in declared:
+            declared["output"] = return_model(function)
+        if required and declared.get("confirmation") is None:
+            declared["confirmation"] = "required"
+        contract = ProcedureContract(id=id, description=text, effect=effect, input=inputs.model, **declared)
         return mark(function, RouteProcedure(contract, perms, required, level, inputs))
 
     return decorate

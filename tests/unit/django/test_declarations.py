@@ -4,7 +4,9 @@ and the definition errors raised at start instead of at the first call."""
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import inspect
+from typing import Any, get_type_hints
 
 import pytest
 from django.contrib.auth.decorators import login_required
@@ -13,10 +15,12 @@ from django.urls import include, path, re_path
 from expenses import views
 from pydantic import BaseModel, ConfigDict
 
-from agentsurface import DefinitionError
+from agentsurface import DefinitionError, ProcedureContract
 from agentsurface._core.contracts.procedures import route_contract
 from agentsurface.django import AgentViews, procedure
+from agentsurface.lowlevel import RouteProcedureOptions
 from agentsurface.server import open_store
+from tests.unit.core.contracts.test_options import SAMPLES, plain
 
 
 class Ref(BaseModel):
@@ -151,3 +155,34 @@ def test_an_optional_url_group_follows_its_optional_field() -> None:
     assert served._resolve(view, {"number": 3})[1] == "/pages/3/"
     assert served._resolve(view, {})[1] == "/pages/"
     assert served._resolve(view, {})[0].kwargs == {}
+
+
+def test_every_option_reaches_the_contract_as_given() -> None:
+    given = {name: SAMPLES[name] for name in get_type_hints(RouteProcedureOptions)}
+    contract = route_contract(procedure("domain:x.options", effect="server-mutation", input=Ref, **given)(fresh()))
+    assert contract is not None
+    expected = ProcedureContract(
+        id="domain:x.options",
+        description="A view of the tests.",
+        effect="server-mutation",
+        input=contract.input,
+        **given,
+    )
+    assert plain(contract) == plain(expected)
+    bare = route_contract(procedure("domain:x.bare", effect="server-mutation", input=Ref)(fresh()))
+    assert bare is not None
+    defaults = ProcedureContract(
+        id="domain:x.bare", description="A view of the tests.", effect="server-mutation", input=bare.input
+    )
+    assert plain(bare) == plain(defaults)
+
+
+def test_the_signature_names_each_option_and_a_misspelt_one_fails_at_the_call() -> None:
+    parameters = inspect.signature(procedure).parameters
+    defaults = {f.name: f.default for f in dataclasses.fields(ProcedureContract)}
+    for name in get_type_hints(RouteProcedureOptions):
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert parameters[name].default == defaults[name], name
+    assert list(parameters)[:4] == ["id", "effect", "input", "method"]
+    with pytest.raises(TypeError, match=r"procedure\(\.\.\.\) got unknown keyword 'untrusted' \(did you mean 'untrusted_output'\?\)"):
+        procedure("domain:x.typo", effect="server-mutation", untrusted=True)

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 import sys
 import textwrap
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from agentsurface import DefinitionError
+from agentsurface import DefinitionError, ProcedureContract
+from agentsurface._core.contracts.procedures import route_contract
 from agentsurface._core.schemas.schema import Invalid, Valid
 from agentsurface.compiler.config import load_config
 from agentsurface.compiler.errors import CompileError
 from agentsurface.compiler.load import procedures_from_contract
 from agentsurface.compiler.manifest import compile_project, contract_bytes
 from agentsurface.fastapi import AgentProcedures, procedure
+from agentsurface.lowlevel import RouteProcedureOptions
 from agentsurface.server import SqliteInvocationStore
+from tests.unit.core.contracts.test_options import SAMPLES, plain
 
 ROUTES = '''
 from fastapi import APIRouter, Depends, Header
@@ -158,3 +164,44 @@ def test_the_route_must_agree_with_its_contract_when_served() -> None:
     second.get("/b")(things)
     with pytest.raises(DefinitionError, match="more than one route"):
         AgentProcedures(second, caller=lambda: None, store=SqliteInvocationStore(":memory:"))
+
+
+def test_every_option_reaches_the_contract_as_given() -> None:
+    given = {name: SAMPLES[name] for name in get_type_hints(RouteProcedureOptions)}
+
+    @procedure("domain:t.options", effect="server-mutation", description="Options", **given)
+    def options() -> Thing: ...
+
+    contract = route_contract(options)
+    assert contract is not None
+    expected = ProcedureContract(
+        id="domain:t.options", description="Options", effect="server-mutation", input=contract.input, **given
+    )
+    assert plain(contract) == plain(expected)
+
+
+def test_an_option_left_out_takes_the_contracts_default_and_the_output_the_return_annotation() -> None:
+    @procedure("domain:t.plain", effect="server-query", description="Plain")
+    def plain_route() -> Thing: ...
+
+    @procedure("domain:t.none", effect="server-query", description="None", output=None)
+    def no_output() -> Thing: ...
+
+    contract, bare = route_contract(plain_route), route_contract(no_output)
+    assert contract is not None and bare is not None
+    assert contract.output is not None and list(contract.output.json_schema["required"]) == ["name"]
+    assert bare.output is None
+    defaults = ProcedureContract(id="domain:t.plain", description="Plain", effect="server-query", input=contract.input)
+    assert {**plain(contract), "output": None, "hash": ""} == {**plain(defaults), "hash": ""}
+
+
+def test_the_signature_names_each_option_and_a_misspelt_one_fails_at_the_call() -> None:
+    parameters = inspect.signature(procedure).parameters
+    defaults = {f.name: f.default for f in dataclasses.fields(ProcedureContract)}
+    for name in get_type_hints(RouteProcedureOptions):
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert name == "output" or parameters[name].default == defaults[name], name
+    assert repr(parameters["output"].default) == "<the return annotation>"
+    assert list(parameters)[:3] == ["id", "effect", "description"]
+    with pytest.raises(TypeError, match=r"procedure\(\.\.\.\) got unknown keyword 'reversable' \(did you mean 'reversible'\?\)"):
+        procedure("domain:t.typo", effect="server-mutation", reversable=True)

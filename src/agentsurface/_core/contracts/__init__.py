@@ -2,9 +2,9 @@
 
 A contract is what the manifest hashes and the authority approves: ids, descriptions, kinds,
 effects, schemas, confirmation floor, required policies. A binding supplies handlers and live
-state at mount time and cannot change any of that. View contracts live in ``components``,
-domain procedures in ``procedures``, live bindings in ``bindings``, checked fields in
-``contract_fields``.
+state at mount time and cannot change any of that. View contracts live in ``view``, domain
+procedures in ``procedures``, live bindings in ``bindings``, checked fields in ``fields``, and
+the options the decorators pass to the contracts in ``options``.
 """
 
 from __future__ import annotations

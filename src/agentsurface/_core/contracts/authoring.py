@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, Unpack
 
 from ..errors import DefinitionError
 from ..ids import DEFAULT_INSTANCE_ID, validate_capability_name
@@ -31,16 +31,16 @@ from . import (
     ActionContract,
     ComponentBinding,
     ComponentContract,
-    Concurrency,
     ObservationBinding,
     ObservationContract,
     ProcedureReference,
 )
 from .context import ActionContext, ReadContext
-from .kinds import AuditLevel, ConfirmationLevel, ViewEffect
+from .options import ActionOptions, ObservationOptions, spelled_out
 from .signatures import Signature
 
 F = TypeVar("F", bound=Callable[..., Any])
+Options = TypeVar("Options", ObservationOptions, ActionOptions)
 
 
 def camel_case(name: str) -> str:
@@ -49,15 +49,27 @@ def camel_case(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest if part)
 
 
-class _Member(Generic[F]):
-    """A decorated method: the function plus its capability options, resolved per class."""
+class _Member(Generic[F, Options]):
+    """A decorated method: the function, its contract's options (resolved per class) and the
+    options of its binding."""
 
     kind: ClassVar[str]
 
-    def __init__(self, fn: F, name: str | None, options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        fn: F,
+        description: str,
+        options: Options,
+        name: str | None,
+        unavailable_reason: str | None,
+        policies: Sequence[Policy],
+    ) -> None:
         self.fn = fn
+        self.description = description
+        self.options: Options = options
         self.name = name or camel_case(fn.__name__)
-        self.options = options
+        self.unavailable_reason = unavailable_reason
+        self.policies = tuple(policies)
         self.when_fn: Callable[[Any], bool] | None = None
         self.when_reason: str | None = None
         self.precondition_fn: Callable[..., Any] | None = None
@@ -98,11 +110,11 @@ class _Member(Generic[F]):
         return self.fn(*args, **kwargs)
 
 
-class _ObservationMember(_Member[F]):
+class _ObservationMember(_Member[F, ObservationOptions]):
     kind = "observation"
 
 
-class _ActionMember(_Member[F]):
+class _ActionMember(_Member[F, ActionOptions]):
     kind = "action"
 
     def precondition(self, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -120,80 +132,49 @@ class _ActionMember(_Member[F]):
         return fn
 
 
+# The contract's options are declared once (options.py) and passed to the contract as given;
+# the signature spelled out from them names each one, with the contract's default.
 @keywords_checked("@observation(...)")
+@spelled_out(ObservationOptions, ObservationContract, output=None)
 def observation(
     description: str,
     *,
     name: str | None = None,
-    output: Any = None,
-    meta: Mapping[str, Any] | None = None,
-    timeout: float | None = None,
-    untrusted_output: bool = False,
     unavailable_reason: str | None = None,
     policies: Sequence[Policy] = (),
+    **options: Unpack[ObservationOptions],
 ) -> Callable[[F], _ObservationMember[F]]:
-    """Declare a method as an observation; its return annotation is the output schema."""
+    """Declare a method as an observation; its return annotation is the output schema.
+
+    ``options`` are :class:`~agentsurface.lowlevel.ObservationOptions`, the contract's fields
+    (``output=`` replaces the return annotation). ``name`` is the capability's name (default:
+    the method's, in camelCase); ``unavailable_reason`` and ``policies`` go to its binding."""
 
     def decorate(fn: F) -> _ObservationMember[F]:
-        return _ObservationMember(
-            fn,
-            name,
-            dict(
-                description=description,
-                output=output,
-                meta=meta,
-                timeout=timeout,
-                untrusted_output=untrusted_output,
-                unavailable_reason=unavailable_reason,
-                policies=tuple(policies),
-            ),
-        )
+        return _ObservationMember(fn, description, options, name, unavailable_reason, policies)
 
     return decorate
 
 
 @keywords_checked("@action(...)")
+@spelled_out(ActionOptions, ActionContract, input=None, output=None)
 def action(
     description: str,
     *,
-    effect: ViewEffect = "local-state",
     name: str | None = None,
-    input: Any = None,
-    output: Any = None,
-    idempotent: bool | None = None,
-    reversible: bool | None = None,
-    confirmation: ConfirmationLevel | None = None,
-    audit: AuditLevel | None = None,
-    meta: Mapping[str, Any] | None = None,
-    timeout: float | None = None,
-    concurrency: Concurrency | None = None,
-    untrusted_output: bool = False,
     unavailable_reason: str | None = None,
     policies: Sequence[Policy] = (),
+    **options: Unpack[ActionOptions],
 ) -> Callable[[F], _ActionMember[F]]:
-    """Declare a method as an action; parameters become the input object schema."""
+    """Declare a method as an action; parameters become the input object schema.
+
+    ``options`` are :class:`~agentsurface.lowlevel.ActionOptions`, the contract's fields
+    (``input=`` and ``output=`` replace the parameters and the return annotation). ``name`` is
+    the capability's name (default: the method's, in camelCase); ``unavailable_reason`` and
+    ``policies`` go to its binding."""
 
     def decorate(fn: F) -> _ActionMember[F]:
-        return _ActionMember(
-            fn,
-            name,
-            dict(
-                description=description,
-                effect=effect,
-                input=input,
-                output=output,
-                idempotent=idempotent,
-                reversible=reversible,
-                confirmation=confirmation,
-                audit=audit,
-                meta=meta,
-                timeout=timeout,
-                concurrency=concurrency or Concurrency(),
-                untrusted_output=untrusted_output,
-                unavailable_reason=unavailable_reason,
-                policies=tuple(policies),
-            ),
-        )
+        return _ActionMember(fn, description, options, name, unavailable_reason, policies)
 
     return decorate
 
@@ -222,7 +203,7 @@ class AgentComponent:
     """Base class for a component type. Subclass with ``type=`` and ``description=``."""
 
     contract: ClassVar[ComponentContract]
-    _agent_members: ClassVar[dict[str, tuple[_Member[Any], Signature]]]
+    _agent_members: ClassVar[dict[str, tuple[_Member[Any, Any], Signature]]]
     instance_id: str = DEFAULT_INSTANCE_ID
 
     def __init_subclass__(
@@ -256,7 +237,7 @@ class AgentComponent:
             return
         if description is None:
             description = (cls.__doc__ or "").strip()
-        members: dict[str, tuple[_Member[Any], Signature]] = {}
+        members: dict[str, tuple[_Member[Any, Any], Signature]] = {}
         observations: dict[str, ObservationContract] = {}
         actions: dict[str, ActionContract] = {}
         for klass in reversed(cls.__mro__):
@@ -268,7 +249,6 @@ class AgentComponent:
                         raise _in_method(exc, klass, attr) from None
         for attr, (member, sig) in members.items():
             where = f"{type}.{member.name}"
-            opts = member.options
             if member.name in observations or member.name in actions:
                 raise DefinitionError(
                     "DUPLICATE_CAPABILITY",
@@ -278,30 +258,15 @@ class AgentComponent:
             try:
                 validate_capability_name(member.name)
                 if isinstance(member, _ObservationMember):
-                    observations[member.name] = ObservationContract(
-                        description=opts["description"],
-                        output=_output_schema(sig, opts["output"], where, required=True),
-                        meta=opts["meta"],
-                        timeout=opts["timeout"],
-                        untrusted_output=opts["untrusted_output"],
-                    )
+                    observed = member.options.copy()
+                    observed["output"] = _output_schema(sig, observed.get("output"), where, required=True)
+                    observations[member.name] = ObservationContract(member.description, **observed)
                 else:
-                    actions[member.name] = ActionContract(
-                        description=opts["description"],
-                        effect=opts["effect"],
-                        input=as_schema(opts["input"])
-                        if opts["input"] is not None
-                        else sig.input_schema(where),
-                        output=_output_schema(sig, opts["output"], where, required=False),
-                        idempotent=opts["idempotent"],
-                        reversible=opts["reversible"],
-                        confirmation=opts["confirmation"],
-                        audit=opts["audit"],
-                        meta=opts["meta"],
-                        timeout=opts["timeout"],
-                        concurrency=opts["concurrency"],
-                        untrusted_output=opts["untrusted_output"],
-                    )
+                    acted = member.options.copy()
+                    given = acted.get("input")
+                    acted["input"] = as_schema(given) if given is not None else sig.input_schema(where)
+                    acted["output"] = _output_schema(sig, acted.get("output"), where, required=False)
+                    actions[member.name] = ActionContract(member.description, **acted)
             except DefinitionError as exc:
                 located = exc if (exc.path or "").startswith(where) else exc.at(where)
                 raise _in_method(located, cls, attr) from None
@@ -339,8 +304,8 @@ class AgentComponent:
         actions: dict[str, ActionBinding] = {}
         for attr, (member, sig) in type(self)._agent_members.items():
             when = _bound_predicate(self, member.when_fn)
-            reason = member.when_reason or member.options["unavailable_reason"] or _doc_line(member.when_fn)
-            policies = member.options["policies"]
+            reason = member.when_reason or member.unavailable_reason or _doc_line(member.when_fn)
+            policies = member.policies
             if isinstance(member, _ObservationMember):
                 observations[member.name] = ObservationBinding(
                     read=_reader(self, attr, sig), when=when, unavailable_reason=reason, policies=policies

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_origin
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, get_origin, overload
 
 from ..errors import DefinitionError
 from ..jsonvalue import FrozenDict, JsonValue, NotJsonError, freeze, json_size, to_json_value
@@ -21,6 +21,44 @@ from .kinds import (
     ConfirmationLevel,
     confirmation_rank,
 )
+
+SchemaSource: TypeAlias = object
+"""What a schema field takes: a Schema, a JSON Schema mapping, or a type hint / pydantic model."""
+
+Given = TypeVar("Given")
+Stored = TypeVar("Stored")
+
+
+class Checked(Generic[Given, Stored]):
+    """The type of a contract field given as ``Given`` and stored as ``Stored``.
+
+    ``input: Checked[SchemaSource, Schema] = Checked(EMPTY_INPUT)``: the constructor takes any
+    schema source and ``__post_init__`` stores the Schema made of it. Type checkers check a
+    constructor call against ``Given`` and a read against ``Stored`` (a dataclass field typed
+    by a descriptor). ``Checked()``, with no default, makes a required field (a type checker
+    sees an assignment there, and only the call at run time says the value is missing).
+
+    At run time it only gives the dataclass the field's default: ``slots=True`` puts the slot
+    in its place, and without slots the instance's own value shadows it."""
+
+    __slots__ = ("default",)
+
+    def __init__(self, *default: Stored) -> None:
+        self.default = default
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any]) -> Stored: ...
+    @overload
+    def __get__(self, instance: object, owner: type[Any] | None = None) -> Stored: ...
+    def __get__(self, instance: object, owner: type[Any] | None = None) -> Stored:
+        if instance is None and self.default:
+            return self.default[0]
+        raise AttributeError("no default")  # dataclasses read this as "a required field"
+
+    if TYPE_CHECKING:  # what the constructor accepts; at run time the slot (or __dict__) holds it
+
+        def __set__(self, instance: object, value: Given) -> None: ...
+
 
 MAX_COMPONENT_DESCRIPTION = 500
 MAX_CAPABILITY_DESCRIPTION = 300
@@ -176,6 +214,9 @@ class Concurrency:
         if self.queue_depth is not None:
             out["queueDepth"] = self.queue_depth
         return out
+
+
+DEFAULT_CONCURRENCY = Concurrency()  # frozen: one instance serves every action that sets none
 
 
 def _governance(

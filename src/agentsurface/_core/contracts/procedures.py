@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import DefinitionError, DefinitionErrorCode
 from ..ids import parse_procedure_id
@@ -20,7 +20,9 @@ from ..schemas.schema import EMPTY_INPUT, Schema
 from .bindings import check_live_options, check_policies, mint
 from .fields import (
     MAX_CAPABILITY_DESCRIPTION,
+    Checked,
     Concurrency,
+    SchemaSource,
     checked_description,
     checked_flag,
     checked_names,
@@ -40,8 +42,6 @@ from .kinds import (
     confirmation_rank,
 )
 
-SchemaSource = object  # a Schema, a JSON Schema mapping, or a type hint / pydantic model
-
 
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class ProcedureContract:
@@ -50,8 +50,8 @@ class ProcedureContract:
     id: str
     description: str
     effect: ProcedureEffect
-    input: Schema = EMPTY_INPUT
-    output: Schema | None = None
+    input: Checked[SchemaSource, Schema] = Checked(EMPTY_INPUT)
+    output: Checked[SchemaSource, Schema | None] = Checked(None)
     idempotent: bool | None = None
     reversible: bool | None = None
     confirmation: ConfirmationLevel | None = None
@@ -63,25 +63,6 @@ class ProcedureContract:
     hash: str = field(default="", init=False, compare=False)
 
     kind: Kind = field(default="procedure", init=False)
-
-    if TYPE_CHECKING:  # the generated __init__ accepts any schema source and stores a Schema
-
-        def __init__(
-            self,
-            id: str,
-            description: str,
-            effect: ProcedureEffect,
-            input: SchemaSource = None,
-            output: SchemaSource = None,
-            idempotent: bool | None = None,
-            reversible: bool | None = None,
-            confirmation: ConfirmationLevel | None = None,
-            audit: AuditLevel | None = None,
-            meta: Mapping[str, Any] | None = None,
-            timeout: float | None = None,
-            untrusted_output: bool = False,
-            policies: Sequence[str] = (),
-        ) -> None: ...
 
     def __post_init__(self) -> None:
         parse_procedure_id(self.id)

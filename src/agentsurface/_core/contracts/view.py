@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import DefinitionError
 from ..ids import (
@@ -33,9 +33,12 @@ from .bindings import (
     mint,
 )
 from .fields import (
+    DEFAULT_CONCURRENCY,
     MAX_CAPABILITY_DESCRIPTION,
     MAX_COMPONENT_DESCRIPTION,
+    Checked,
     Concurrency,
+    SchemaSource,
     check_view_effect,
     checked_description,
     checked_flag,
@@ -50,32 +53,19 @@ from .fields import (
 from .kinds import AuditLevel, ConfirmationLevel, Effect, Kind, ViewEffect
 from .procedures import ProcedureReference
 
-SchemaSource = object  # a Schema, a JSON Schema mapping, or a type hint / pydantic model
-
 
 @dataclass(frozen=True, slots=True)
 class ObservationContract:
     """Reads semantic state. Output schema required; effect ``read``; never confirmed."""
 
     description: str
-    output: Schema
+    output: Checked[SchemaSource, Schema] = Checked()
     meta: Mapping[str, Any] | None = None
     timeout: float | None = None
     untrusted_output: bool = False
 
     kind: Kind = field(default="observation", init=False)
     effect: Effect = field(default="read", init=False)
-
-    if TYPE_CHECKING:  # the generated __init__ accepts any schema source and stores a Schema
-
-        def __init__(
-            self,
-            description: str,
-            output: SchemaSource,
-            meta: Mapping[str, Any] | None = None,
-            timeout: float | None = None,
-            untrusted_output: bool = False,
-        ) -> None: ...
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -114,36 +104,18 @@ class ActionContract:
 
     description: str
     effect: ViewEffect = "local-state"
-    input: Schema = EMPTY_INPUT
-    output: Schema | None = None
+    input: Checked[SchemaSource, Schema] = Checked(EMPTY_INPUT)
+    output: Checked[SchemaSource, Schema | None] = Checked(None)
     idempotent: bool | None = None
     reversible: bool | None = None
     confirmation: ConfirmationLevel | None = None
     audit: AuditLevel | None = None
     meta: Mapping[str, Any] | None = None
     timeout: float | None = None
-    concurrency: Concurrency = field(default_factory=Concurrency)
+    concurrency: Checked[Concurrency | None, Concurrency] = Checked(DEFAULT_CONCURRENCY)
     untrusted_output: bool = False
 
     kind: Kind = field(default="action", init=False)
-
-    if TYPE_CHECKING:  # the generated __init__ accepts any schema source and stores a Schema
-
-        def __init__(
-            self,
-            description: str,
-            effect: ViewEffect = "local-state",
-            input: SchemaSource = None,
-            output: SchemaSource = None,
-            idempotent: bool | None = None,
-            reversible: bool | None = None,
-            confirmation: ConfirmationLevel | None = None,
-            audit: AuditLevel | None = None,
-            meta: Mapping[str, Any] | None = None,
-            timeout: float | None = None,
-            concurrency: Concurrency = ...,
-            untrusted_output: bool = False,
-        ) -> None: ...
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -156,7 +128,9 @@ class ActionContract:
         if self.output is not None:
             object.__setattr__(self, "output", checked_schema(self.output, "output"))
         settle_governance(self)
-        if not isinstance(self.concurrency, Concurrency):
+        if self.concurrency is None:  # None: the default, as for input and output
+            object.__setattr__(self, "concurrency", DEFAULT_CONCURRENCY)
+        elif not isinstance(self.concurrency, Concurrency):
             raise DefinitionError("INVALID_DEFINITION", "concurrency must be a Concurrency")
         checked_flag(self.untrusted_output, "untrusted_output")
 
