@@ -107,10 +107,9 @@ def registry_for(contracts: Iterable[Any], **options: Any) -> AgentSurfaceRegist
     """A registry whose authority approves exactly ``contracts``; when they include procedures,
     ``echo_backend`` is their executor (a reference needs one at registration)."""
     items = list(contracts)
-    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest(items)), **options)
     if any(isinstance(item, ProcedureContract) for item in items):
-        registry.set_procedure_executor(echo_backend)
-    return registry
+        options.setdefault("procedure_executor", echo_backend)
+    return AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest(items)), **options)
 
 
 class FakeClock:
@@ -163,19 +162,17 @@ def make_registry(
     **options: Any,
 ) -> AgentSurfaceRegistry:
     """A test registry on a ManualClock (environment ``test``, audit kept in memory) whose
-    authority approves exactly ``contracts``; ``echo_backend`` executes their procedures until a
-    test installs its own executor."""
+    authority approves exactly ``contracts``; ``echo_backend`` executes their procedures unless
+    the test gives its own ``procedure_executor``."""
     items = list(contracts)
     authority = CapabilityAuthority.from_manifest(compile_manifest(items))
     options.setdefault("environment", "test")
-    registry = AgentSurfaceRegistry(
+    if any(isinstance(item, ProcedureContract) for item in items):
+        # A procedure reference needs an executor at registration.
+        options.setdefault("procedure_executor", echo_backend)
+    return AgentSurfaceRegistry(
         authority=authority,
         clock=clock if clock is not None else ManualClock(),
         audit=audit if audit is not None else MemoryAuditSink(),
         **options,
     )
-    if any(isinstance(item, ProcedureContract) for item in items):
-        # A procedure reference needs an executor at registration; tests that exercise the
-        # backend install their own over this one.
-        registry.set_procedure_executor(echo_backend)
-    return registry

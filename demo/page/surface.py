@@ -345,8 +345,7 @@ def create_console_surface(
     before anything registers (a procedure reference needs one at registration)."""
     host = dict(session)
     authority = committed_authority()
-    registry = AgentSurfaceRegistry(authority=authority, context=lambda: host, **registry_options)
-    registry.set_procedure_executor(executor)
+    registry = AgentSurfaceRegistry(authority=authority, context=lambda: host, **registry_options, procedure_executor=executor)
     return ConsoleSurface(registry, state)
 
 

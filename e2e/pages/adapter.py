@@ -155,8 +155,7 @@ async def run_procedure(procedure_id: str, value: object, ctx: object) -> object
 
 state = BoardState()
 authority = CapabilityAuthority.from_manifest(compile_manifest([Board, Palette, EXPORT, ARCHIVE]))
-registry = AgentSurfaceRegistry(authority=authority)
-registry.set_procedure_executor(run_procedure)
+registry = AgentSurfaceRegistry(authority=authority, procedure_executor=run_procedure)
 registry.register(Board(state))
 palette_handle = None
 

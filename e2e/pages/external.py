@@ -42,8 +42,7 @@ sys.path.insert(0, SITE)
 
 from widgetshop.surface import Basket, OrderDesk, Panel  # noqa: E402
 
-registry = AgentSurfaceRegistry(authority=authority_from_contract(await fetch_text("external-contract.json")))  # noqa: F704
-registry.set_procedure_executor(lambda capability, value, context: {"ordered": value["count"]})
+registry = AgentSurfaceRegistry(authority=authority_from_contract(await fetch_text("external-contract.json")), procedure_executor=lambda capability, value, context: {"ordered": value["count"]})  # noqa: F704
 outcome = {}
 for component in (Basket(), Panel(), OrderDesk()):
     name = type(component).__name__

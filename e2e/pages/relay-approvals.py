@@ -71,8 +71,7 @@ class Account(AgentComponent, type="e2e.account", description="The account open 
 
 
 bridge = BackendBridge(BASE, headers=AGENT, presence=passkey_presence(BASE, headers=AGENT))
-registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(await bridge.connect([Account, STAMP])))  # noqa: F704
-registry.set_procedure_executor(bridge)
+registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(await bridge.connect([Account, STAMP])), procedure_executor=bridge)  # noqa: F704
 registry.register(Account())
 dialog = ConfirmationDialog(registry)
 relay = None

@@ -27,8 +27,7 @@ async def execute(procedure_id, value, context):  # the agent's calls, then the 
         await refresh()
 
 
-registry = AgentSurfaceRegistry(authority=authority)
-registry.set_procedure_executor(execute)
+registry = AgentSurfaceRegistry(authority=authority, procedure_executor=execute)
 dialog = ConfirmationDialog(registry)
 adapter = WebMCPAdapter(confirm=dialog.confirm)
 await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))

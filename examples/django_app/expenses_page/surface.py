@@ -72,8 +72,7 @@ async def main() -> None:  # pragma: no cover - runs in the page (e2e/test_djang
             await refresh()  # the server's answer is the truth
         return output
 
-    registry = AgentSurfaceRegistry(authority=authority_from_contract(text))
-    registry.set_procedure_executor(execute)
+    registry = AgentSurfaceRegistry(authority=authority_from_contract(text), procedure_executor=execute)
     await refresh()
     adapter = WebMCPAdapter()
     await adapter.start(registry=registry, consumer=Consumer("browser-agent", "webmcp"))

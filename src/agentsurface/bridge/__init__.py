@@ -4,8 +4,7 @@
 
     bridge = BackendBridge("/api/agent", headers=lambda: {"Authorization": f"Bearer {token()}"})
     manifest = await bridge.connect(CONTRACTS)        # the backend manifest is the ceiling
-    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(manifest))
-    registry.set_procedure_executor(bridge)
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(manifest), procedure_executor=bridge)
 
 In the page the transport is the browser's ``fetch`` (with an AbortController); under CPython it is httpx
 (``pip install 'agentsurface[bridge]'``). The server side is :mod:`agentsurface.server`.

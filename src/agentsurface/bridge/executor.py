@@ -73,7 +73,7 @@ class BackendUnavailableError(AgentSurfaceError, RuntimeError):
 
 
 class BackendBridge:
-    """Install with ``registry.set_procedure_executor(bridge)`` after ``await bridge.connect(...)``.
+    """Give it as ``AgentSurfaceRegistry(procedure_executor=bridge)`` after ``await bridge.connect(...)``.
 
     ``headers`` (a mapping or a function returning one, e.g. the current bearer token) go with
     every request; in the page, same-origin cookies go too. ``timeout`` bounds each call in

@@ -20,6 +20,7 @@ from .._core.events import SurfaceEvent
 from .._core.limits import Limits
 from .._core.pipeline.confirmation import PendingConfirmation
 from .._core.pipeline.invocation import MISSING, Invocation, InvocationResult
+from .._core.pipeline.runtime import ProcedureExecutor
 from .._core.policies.base import Policy
 from .._core.registry.descriptors import Budget, Snapshot
 from .._core.registry.registry import AgentSurfaceRegistry, Environment, RegistrationHandle
@@ -315,6 +316,7 @@ def create_test_surface(
     on_duplicate_instance: Literal["reject", "replace"] = "reject",
     duplicate_suffix_policy: Literal["off", "warn", "error"] = "warn",
     route: Callable[[], Mapping[str, Any] | None] | None = None,
+    procedure_executor: ProcedureExecutor | None = None,
 ) -> TestSurface:
     """A harness over ``registry``, or over a new registry whose authority is ``authority`` or a
     test authority compiled from ``contracts`` (component classes or contract objects).
@@ -349,5 +351,6 @@ def create_test_surface(
         limits=limits,
         clock=manual,
         audit=audit,
+        procedure_executor=procedure_executor,
     )
     return TestSurface(created, manual, consumer, host_values, audit)

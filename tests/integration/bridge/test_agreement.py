@@ -26,8 +26,7 @@ AGENT = Consumer("agent", "embedded")
 
 async def test_agreeing_contracts_are_all_exposed(bridge: BackendBridge) -> None:
     manifest = await bridge.connect(PAGE_CONTRACTS)
-    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(manifest))
-    registry.set_procedure_executor(bridge)
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(manifest), procedure_executor=bridge)
     registry.register(DevicesPage(["acme-1"]))
     registry.register(SearchBox())
     exposed = {p.procedure_id for p in registry.snapshot(consumer=AGENT).procedures}
@@ -68,8 +67,7 @@ async def test_a_procedure_missing_on_the_server_is_not_exposed(db_path: Path) -
         "domain:devices.query is not served by the backend (absent from its manifest), so it is not exposed"
     ]
     assert not bridge.serves(QUERY)
-    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(manifest))
-    registry.set_procedure_executor(bridge)
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(manifest), procedure_executor=bridge)
     registry.register(DevicesPage(["acme-1"]))
     with pytest.raises(AuthorityError, match=r"domain:devices\.query"):
         registry.register(SearchBox())  # its only procedure is not served: refused at registration
@@ -116,8 +114,7 @@ def reviewed_authority() -> CapabilityAuthority:
 
 async def test_the_reviewed_authority_checked_by_the_bridge_registers_components(bridge: BackendBridge) -> None:
     authority = await bridge.authority(reviewed_authority())  # no connect() first
-    registry = AgentSurfaceRegistry(authority=authority)
-    registry.set_procedure_executor(bridge)
+    registry = AgentSurfaceRegistry(authority=authority, procedure_executor=bridge)
     registry.register(DevicesPage(["acme-1"]))  # the component is in the reviewed contract
     registry.register(SearchBox())
     exposed = {p.procedure_id for p in registry.snapshot(consumer=AGENT).procedures}
@@ -141,8 +138,7 @@ async def test_the_reviewed_authority_withholds_what_the_server_does_not_serve(d
         authority = await bridge.authority(reviewed_authority())
         await bridge.aclose()
     assert list(authority.withheld) == [QUERY.id]
-    registry = AgentSurfaceRegistry(authority=authority)
-    registry.set_procedure_executor(bridge)
+    registry = AgentSurfaceRegistry(authority=authority, procedure_executor=bridge)
     registry.register(DevicesPage(["acme-1"]))
     with pytest.raises(AuthorityError, match=r"withheld from this page: the backend at .* does not serve it"):
         registry.register(SearchBox())

@@ -123,8 +123,7 @@ async def test_a_preview_gone_stale_during_the_passkey_ceremony_never_reaches_th
         transport = Recording()
         bridge = BackendBridge(base, headers={"Authorization": "Bearer tok-alice"}, presence=presence,
                                transport=transport)
-        registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(await bridge.connect(PAGE_CONTRACTS)))
-        registry.set_procedure_executor(bridge)
+        registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(await bridge.connect(PAGE_CONTRACTS)), procedure_executor=bridge)
         registry.register(DevicesPage(["acme-1", "acme-2"], preview=lambda effective: [
             Change(i, "status", status[i], "disabled") for i in effective["deviceIds"]]))
         result = await approved_disable(registry)

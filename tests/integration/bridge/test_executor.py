@@ -37,8 +37,7 @@ AGENT = Consumer("agent", "embedded")
 
 
 async def page(bridge: BackendBridge, *, confirm_disable: bool = True) -> AgentSurfaceRegistry:
-    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(await bridge.connect(PAGE_CONTRACTS)))
-    registry.set_procedure_executor(bridge)
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(await bridge.connect(PAGE_CONTRACTS)), procedure_executor=bridge)
     registry.register(DevicesPage(["acme-1", "acme-2"], confirm_disable=confirm_disable))
     return registry
 
@@ -263,8 +262,7 @@ async def test_the_bridges_own_deadline_gives_a_timeout(hostile: tuple[BackendBr
 
 async def test_the_registrys_timeout_stops_the_request_too(hostile: tuple[BackendBridge, dict[str, Any]]) -> None:
     bridge, seen = hostile
-    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(bridge.ceiling(PAGE_CONTRACTS)))
-    registry.set_procedure_executor(bridge)
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(bridge.ceiling(PAGE_CONTRACTS)), procedure_executor=bridge)
     from .page import SearchBox
 
     registry.register(SearchBox())

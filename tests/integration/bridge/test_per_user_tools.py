@@ -30,8 +30,7 @@ async def registry_for(backend: str, token: str) -> tuple[AgentSurfaceRegistry, 
     bridge = BackendBridge(backend, headers={"Authorization": f"Bearer {token}"}, timeout=10)
     authority = await bridge.authority(CapabilityAuthority.from_manifest(compile_manifest(PAGE_CONTRACTS)))
     await bridge.load_callable()
-    registry = AgentSurfaceRegistry(authority=authority, policies=[bridge.callable_policy()])
-    registry.set_procedure_executor(bridge)
+    registry = AgentSurfaceRegistry(authority=authority, policies=[bridge.callable_policy()], procedure_executor=bridge)
     registry.register(DevicesPage(["acme-1"]))
     registry.register(SearchBox())
     return registry, bridge

@@ -123,6 +123,8 @@ class App:
     release_wait: asyncio.Event = field(default_factory=asyncio.Event)
     wait_cancelled: list[str] = field(default_factory=list)
     events: list[Any] = field(default_factory=list)
+    # What the backend answers instead of the echo below (a test of server refusals sets it).
+    backend: Callable[[str, Any, ActionContext], Any] | None = None
 
     # ---- mounting
 
@@ -214,6 +216,8 @@ class App:
     # ---- the server side of domain procedures
 
     async def execute_procedure(self, procedure_id: str, value: Any, ctx: ActionContext) -> Any:
+        if self.backend is not None:
+            return await self.backend(procedure_id, value, ctx)
         self.calls[procedure_id] += 1
         self.server.append((procedure_id, value))
         return {"done": procedure_id, "ids": value.get("ids") if isinstance(value, dict) else None}
@@ -232,10 +236,16 @@ class App:
 def make_app(**limits: Any) -> App:
     clock = ManualClock()
     authority = CapabilityAuthority.from_manifest(compile_manifest(CONTRACTS))
-    registry = AgentSurfaceRegistry(authority=authority, clock=clock, limits=Limits(**limits), environment="test")
+    app: App
+
+    def execute(procedure_id: str, value: Any, ctx: ActionContext) -> Any:  # the app's backend
+        return app.execute_procedure(procedure_id, value, ctx)
+
+    registry = AgentSurfaceRegistry(
+        authority=authority, clock=clock, limits=Limits(**limits), environment="test", procedure_executor=execute
+    )
     app = App(registry, clock)
     registry.subscribe(app.events.append)
-    registry.set_procedure_executor(app.execute_procedure)
     return app
 
 

@@ -357,7 +357,7 @@ async def test_errors_raised_by_handlers_keep_code_retry_and_details(app: App, s
             )
         )
 
-    app.registry.set_procedure_executor(refuse)
+    app.backend = refuse
     result = await fake.agent.call(DISABLE, {"ids": ["d1"], "reason": "broken"})
     assert result.is_error
     assert result.payload == {

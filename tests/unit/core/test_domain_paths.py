@@ -88,8 +88,7 @@ async def test_a_snake_case_backend_procedure_is_callable_through_its_hashed_too
         id="domain:devices.disable_all", description="Disable every device", effect="server-mutation"
     )
     contract = toolbar_contract()
-    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, procedure])))
-    registry.set_procedure_executor(echo_executor)
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, procedure])), procedure_executor=echo_executor)
     registry.register(contract.bind(procedures=[procedure.reference()]))
     toolset = AgentToolset(registry, consumer=CONSUMER, topology="embedded")
     (tool,) = toolset.tools()

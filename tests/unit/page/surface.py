@@ -54,6 +54,5 @@ def export(procedure_id: str, value: object, context: object) -> dict[str, str]:
 
 
 def make_registry() -> AgentSurfaceRegistry:
-    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Board, EXPORT])))
-    registry.set_procedure_executor(export)
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Board, EXPORT])), procedure_executor=export)
     return registry

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.metadata
+import inspect
 import pkgutil
 import re
 from pathlib import Path
@@ -419,6 +420,12 @@ def test_no_public_module_serves_names_beside_its_pinned_ones(name: str) -> None
 def test_names_never_released_are_gone(module: str, name: str) -> None:
     with pytest.raises(AttributeError):
         getattr(importlib.import_module(module), name)
+
+
+def test_the_registry_takes_its_executor_at_construction_only() -> None:
+    registry = agentsurface.AgentSurfaceRegistry
+    assert "procedure_executor" in inspect.signature(registry).parameters
+    assert not [name for name in dir(registry) if name.startswith("set_")]  # no setter, by any name
 
 
 def test_each_teardown_has_one_verb() -> None:

@@ -162,11 +162,12 @@ def devices_surface(
 ) -> Devices:
     """One devices table (``default``) referencing the destructive disable procedure."""
     clock = registry_options.setdefault("clock", ManualClock())
-    registry = make_registry(
-        [devices_contract(), disable_contract(), devices_contract("aux.panel")], **registry_options
-    )
     server = ExecutorLog()
-    registry.set_procedure_executor(server)
+    registry = make_registry(
+        [devices_contract(), disable_contract(), devices_contract("aux.panel")],
+        procedure_executor=server,
+        **registry_options,
+    )
     state = DevicesState(selected=list(selected))
     handle = registry.register(
         bind_devices(

@@ -426,8 +426,7 @@ def test_wire_name_map_covers_the_catalog_tools_returned() -> None:
 
 
 def test_procedure_references_from_several_components_get_distinct_tools() -> None:
-    registry = make_registry([devices_contract(), devices_contract("aux.panel"), disable_contract()])
-    registry.set_procedure_executor(lambda cid, value, ctx: {"disabled": 0})
+    registry = make_registry([devices_contract(), devices_contract("aux.panel"), disable_contract()], procedure_executor=lambda cid, value, ctx: {"disabled": 0})
     a, b = DevicesState(["d1"]), DevicesState(["d2"])
     registry.register(bind_devices(devices_contract(), a, "main", procedure=disable_contract()))
     registry.register(bind_devices(devices_contract("aux.panel"), b, "side", procedure=disable_contract()))

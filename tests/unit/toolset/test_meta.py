@@ -74,8 +74,7 @@ def disabled_count(capability_id: str, value: Any, ctx: Any) -> dict[str, Any]:
 
 
 def two_instances(*extra: Any) -> tuple[Any, DevicesState, DevicesState]:
-    registry = make_registry([devices_contract(), disable_contract(), *extra])
-    registry.set_procedure_executor(disabled_count)
+    registry = make_registry([devices_contract(), disable_contract(), *extra], procedure_executor=disabled_count)
     a, b = DevicesState(["a1"]), DevicesState(["b1"])
     registry.register(bind_devices(devices_contract(), a, "a", procedure=disable_contract()))
     registry.register(bind_devices(devices_contract(), b, "b", procedure=disable_contract()))

@@ -119,8 +119,7 @@ def test_registrations_change_the_names_and_targets() -> None:
 
 
 def shared_catalog(order: tuple[str, ...]) -> dict[str, tuple[str, str]]:
-    registry = make_registry([*CONTRACTS.values(), SHARED])
-    registry.set_procedure_executor(lambda cid, value, ctx: {"n": 0})
+    registry = make_registry([*CONTRACTS.values(), SHARED], procedure_executor=lambda cid, value, ctx: {"n": 0})
     for type_ in order:
         binding = CONTRACTS[type_].bind(
             instance_id="default",

@@ -63,8 +63,7 @@ def references_shared(type_: str) -> bool:
 
 
 def build(components: list[tuple[str, str]]) -> AgentSurfaceRegistry:
-    registry = make_registry([*(contract_for(t) for t in TYPES), shared_procedure()])
-    registry.set_procedure_executor(lambda cid, value, ctx: {"reg": ctx.registration_id})
+    registry = make_registry([*(contract_for(t) for t in TYPES), shared_procedure()], procedure_executor=lambda cid, value, ctx: {"reg": ctx.registration_id})
     for type_, instance in components:
         procedures = (shared_procedure().reference(),) if references_shared(type_) else ()
         registry.register(

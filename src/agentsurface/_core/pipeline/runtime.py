@@ -26,7 +26,9 @@ ProcedureExecutor = Callable[[str, JsonValue, ActionContext], Awaitable[JsonValu
 class Pipeline:
     """Runs invocations for one registry (created on its first use)."""
 
-    def __init__(self, registry: RegistryView, events: EventBus, audit: AuditSink) -> None:
+    def __init__(
+        self, registry: RegistryView, events: EventBus, audit: AuditSink, executor: ProcedureExecutor | None
+    ) -> None:
         self.registry = registry
         # Phases build an event only when ``events.wants(type)``: most registries have no
         # listener, and a WebMCP adapter's takes surface changes only.
@@ -49,7 +51,7 @@ class Pipeline:
             emit=emit,
             audit=self.audit,
         )
-        self.executor: ProcedureExecutor | None = None
+        self.executor = executor  # the host's, for ``domain:`` procedures
         self.active: set[CancelSignal] = set()
 
     def audit(self, type_: str, **fields: Any) -> None:

@@ -38,7 +38,7 @@ def check_executor(binding: ComponentBinding, has_executor: bool) -> None:
             "PLANE_VIOLATION",
             f"{binding.contract.type}@{binding.instance_id} references "
             f"{', '.join(ref.procedure_id for ref in binding.procedures)} but this registry has no "
-            "procedure executor: call registry.set_procedure_executor(...) before registering",
+            "procedure executor: give AgentSurfaceRegistry(procedure_executor=...) one",
         )
 
 

@@ -48,7 +48,8 @@ class AgentSurfaceRegistry:
     # Slots: some hosts make a registry per request or page. __dict__ stays for patching.
     __slots__ = (
         "__dict__", "__weakref__", "_by_id", "_by_key", "_context", "_disposed", "_events", "_holders",
-        "_on_duplicate", "_on_register", "_pipeline", "_policies", "_registrations_made", "_route",
+        "_on_duplicate", "_on_register", "_pipeline", "_policies", "_procedure_executor",
+        "_registrations_made", "_route",
         "_suffix_policy", "_surface_changed_loop", "_surface_id", "_tombstones", "_version", "audit_sink",
         "authority", "clock", "environment", "limits", "now",
     )
@@ -67,6 +68,7 @@ class AgentSurfaceRegistry:
         limits: Limits | None = None,
         clock: Clock | Callable[[], float] | None = None,
         audit: AuditSink | None = None,
+        procedure_executor: ProcedureExecutor | None = None,
     ) -> None:
         self.authority = assert_capability_authority(authority)
         if environment not in ("development", "production", "test"):
@@ -77,6 +79,8 @@ class AgentSurfaceRegistry:
             raise ValueError("duplicate_suffix_policy must be 'off', 'warn' or 'error'")
         # The defaults need no checking (creating a registry is on the hot path of some hosts).
         plain = type(policies) is tuple and not policies and limits is None
+        if procedure_executor is not None and not callable(procedure_executor):
+            raise TypeError(f"procedure_executor must be callable, got {procedure_executor!r}")
         if not plain or context is not None or on_register is not None or route is not None:
             check_options(policies, limits, context=context, on_register=on_register, route=route)
         self.environment: Environment = environment
@@ -105,6 +109,7 @@ class AgentSurfaceRegistry:
             memory = MemoryAuditSink()
             audit = FanOutSink(memory, ConsoleAuditSink()) if environment == "development" else memory
         self.audit_sink: AuditSink = audit
+        self._procedure_executor = procedure_executor
         self._pipeline: Pipeline | None = None
 
     # ------------------------------------------------------------------ basics
@@ -202,7 +207,7 @@ class AgentSurfaceRegistry:
         verified = self.authority.verify_binding(binding)
         contract = verified.contract
         if verified.procedures:
-            check_executor(verified, self._pipeline is not None and self._pipeline.executor is not None)
+            check_executor(verified, self._procedure_executor is not None)
         domain_paths = self.authority.domain_paths
         collisions = suffix_collisions(verified, domain_paths, self._suffix_policy) if domain_paths else []
         key = (contract.type, verified.instance_id)
@@ -367,17 +372,13 @@ class AgentSurfaceRegistry:
     def _invoker(self) -> Pipeline:
         """The invocation pipeline's state (queues, confirmations, executor)."""
         if self._pipeline is None:  # created on first use: a registry that only lists stays cheap
-            self._pipeline = Pipeline(self, self._events, self.audit_sink)
+            self._pipeline = Pipeline(self, self._events, self.audit_sink, self._procedure_executor)
         return self._pipeline
 
     @property
     def confirmations(self) -> ConfirmationController:
         """Pending confirmations for the host UI: ``pending()``, ``resolve()``, ``wait_for()``."""
         return self._invoker.confirmations
-
-    def set_procedure_executor(self, executor: ProcedureExecutor | None) -> None:
-        """Install the host's executor for ``domain:`` procedures (it calls the real server)."""
-        self._invoker.executor = executor
 
     async def invoke(
         self,

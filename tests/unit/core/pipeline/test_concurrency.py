@@ -180,7 +180,6 @@ async def test_AS_CONC_001_procedures_queue_per_identity_and_never_block_view_ac
         observations={"mode": ObservationContract("mode", output={"type": "string"})},
         actions={"a": ActionContract("gated", input={"type": "object"})},
     )
-    registry = make_registry([widget, proc])
 
     async def executor(cid: str, value: Any, ctx: Any) -> Any:
         await exec_gate.run()
@@ -189,7 +188,7 @@ async def test_AS_CONC_001_procedures_queue_per_identity_and_never_block_view_ac
     async def a(value: Any, ctx: Any) -> None:
         await view_gate.run()
 
-    registry.set_procedure_executor(executor)
+    registry = make_registry([widget, proc], procedure_executor=executor)
     state = DevicesState()
     state.selected = ["d1"]
     reference = proc.reference(bind=lambda: {"deviceIds": state.selected}, bound_fields=["deviceIds"])

@@ -43,14 +43,13 @@ class Destructive:
         self.proc = disable_procedure()
         self.tb = toolbar()
         self.sink = MemoryAuditSink()
-        self.registry = make_registry([self.tb, self.proc], audit=self.sink, **registry_options)
         self.executions: list[Any] = []
 
         def executor(cid: str, value: Any, ctx: Any) -> Any:
             self.executions.append((value, ctx.confirmation))
             return {"disabled": len(value["deviceIds"])}
 
-        self.registry.set_procedure_executor(executor)
+        self.registry = make_registry([self.tb, self.proc], audit=self.sink, **registry_options, procedure_executor=executor)
         self.handle = self.register()
 
     def register(self) -> Any:
@@ -430,9 +429,8 @@ async def test_optional_confirmation_does_not_gate_execution() -> None:
     proc = disable_procedure(effect="server-mutation")  # default confirmation: optional
     assert proc.confirmation == "optional"
     tb = toolbar()
-    registry = make_registry([tb, proc])
     runs: list[Any] = []
-    registry.set_procedure_executor(lambda cid, value, ctx: runs.append(value))
+    registry = make_registry([tb, proc], procedure_executor=lambda cid, value, ctx: runs.append(value))
     state = DevicesState()
     state.selected = ["d1"]
     registry.register(bind_toolbar(tb, state, proc))

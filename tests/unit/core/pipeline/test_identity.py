@@ -224,14 +224,13 @@ async def test_AS_IDENT_006_confirmation_retry_executes_once_and_protocol_steps_
     state.selected = ["d1"]
     proc = disable_procedure()  # destructive: confirmation required
     tb = toolbar()
-    registry = make_registry([tb, proc])
     executions: list[Any] = []
 
     def executor(cid: str, value: Any, ctx: Any) -> Any:
         executions.append(value)
         return {"disabled": 1}
 
-    registry.set_procedure_executor(executor)
+    registry = make_registry([tb, proc], procedure_executor=executor)
     registry.register(bind_toolbar(tb, state, proc))
     request = {"invocationId": "call_c", "capabilityId": "domain:devices.disable", "input": {}}
 

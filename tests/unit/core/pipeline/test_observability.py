@@ -86,8 +86,7 @@ async def test_AS_OBSV_001_audit_levels_per_capability() -> None:
     sink = MemoryAuditSink()
     tb, proc = toolbar(), disable_procedure(effect="external-side-effect", confirmation="optional")
     contract = devices_table()
-    registry = make_registry([contract, tb, proc], audit=sink)
-    registry.set_procedure_executor(lambda cid, value, ctx: {"sent": True})
+    registry = make_registry([contract, tb, proc], audit=sink, procedure_executor=lambda cid, value, ctx: {"sent": True})
     state = DevicesState()
     state.selected = ["d1"]
     registry.register(bind_table(contract, state))
@@ -180,8 +179,7 @@ async def test_invocation_started_strictly_precedes_settled_for_every_call() -> 
 
 async def test_confirmation_requested_precedes_resolved_and_settlement_follows() -> None:
     tb, proc = toolbar(), disable_procedure()
-    registry = make_registry([tb, proc])
-    registry.set_procedure_executor(lambda cid, value, ctx: None)
+    registry = make_registry([tb, proc], procedure_executor=lambda cid, value, ctx: None)
     events = Events(registry)
     state = DevicesState()
     state.selected = ["d1"]

@@ -58,22 +58,22 @@ def procedure_setup(
     policies: tuple[Policy, ...] = (),
     registry_policies: tuple[Policy, ...] = (),
     log: list[str] | None = None,
+    executor: Any = None,
     **bind_options: Any,
 ) -> tuple[Any, DevicesState, list[Any]]:
     state = DevicesState()
     state.selected = ["d1"]
     proc = disable_procedure(effect=effect)
     tb = toolbar()
-    registry = make_registry([tb, proc], policies=registry_policies)
     calls: list[Any] = []
     trail = log if log is not None else []
 
-    async def executor(capability_id: str, value: Any, ctx: ActionContext) -> Any:
+    async def recording(capability_id: str, value: Any, ctx: ActionContext) -> Any:
         trail.append("execute")
         calls.append((capability_id, value, ctx))
         return {"disabled": len(value["deviceIds"])}
 
-    registry.set_procedure_executor(executor)
+    registry = make_registry([tb, proc], policies=registry_policies, procedure_executor=executor or recording)
     registry.register(bind_toolbar(tb, state, proc, policies=policies, **bind_options))
     return registry, state, calls
 
@@ -368,29 +368,11 @@ async def test_AS_BIND_002_binding_is_read_live_at_every_invocation() -> None:
 # --------------------------------------------------------------------------- executor
 
 
-async def test_procedure_whose_executor_was_removed_fails_execution_failed() -> None:
-    state = DevicesState()
-    state.selected = ["d1"]
-    proc = disable_procedure(effect="server-query")
-    tb = toolbar()
-    registry = make_registry([tb, proc])
-    registry.register(bind_toolbar(tb, state, proc))
-    registry.set_procedure_executor(None)  # the host withdrew it after registration
-    result = await registry.invoke({"capabilityId": "domain:devices.disable", "input": {}})
-    assert result.code == "EXECUTION_FAILED"
-    assert details_of(result) == {"reason": "transport"}
-    # Installing an executor later makes the same call work (the registry kept serving).
-    registry.set_procedure_executor(lambda cid, value, ctx: {"ok": True})
-    assert (await registry.invoke({"capabilityId": "domain:devices.disable", "input": {}})).ok
-
-
 async def test_executor_typed_server_error_is_relayed() -> None:
-    registry, _state, _calls = procedure_setup()
-
     async def executor(cid: str, value: Any, ctx: ActionContext) -> Any:
         raise CapabilityFailure(error("NOT_AUTHORIZED", "The server refused this call.", origin="server"))
 
-    registry.set_procedure_executor(executor)
+    registry, _state, _calls = procedure_setup(executor=executor)
     result = await registry.invoke({"capabilityId": "domain:devices.disable", "input": {}})
     assert result.code == "NOT_AUTHORIZED"
     assert result.error.retry == "no"
@@ -399,12 +381,10 @@ async def test_executor_typed_server_error_is_relayed() -> None:
 
 
 async def test_executor_crash_is_a_sanitized_transport_failure() -> None:
-    registry, _state, _calls = procedure_setup()
-
     def executor(cid: str, value: Any, ctx: ActionContext) -> Any:
         raise ConnectionError("POST https://internal.example/rpc?token=secret failed")
 
-    registry.set_procedure_executor(executor)
+    registry, _state, _calls = procedure_setup(executor=executor)
     result = await registry.invoke({"capabilityId": "domain:devices.disable", "input": {}})
     assert result.code == "EXECUTION_FAILED"
     assert details_of(result) == {"reason": "transport"}

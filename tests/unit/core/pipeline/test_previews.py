@@ -388,17 +388,16 @@ def test_make_preview_accepts_mappings_and_changes_alike() -> None:
 class Toolbar:
     """A destructive procedure bound to the selection, previewing each selected device."""
 
-    def __init__(self, preview: Callable[[Any], Any] | None = None) -> None:
+    def __init__(self, preview: Callable[[Any], Any] | None = None, executor: Any = None) -> None:
         self.state = DevicesState()
         self.state.selected = ["d1", "d2"]
         self.status = {"d1": "online", "d2": "offline", "d3": "online"}
         self.proc = disable_procedure()
         self.tb = toolbar()
-        self.registry = make_registry([self.tb, self.proc])
         self.sent: list[Any] = []
         self.seen: list[Any] = []
 
-        def executor(cid: str, value: Any, ctx: Any) -> Any:
+        def sending(cid: str, value: Any, ctx: Any) -> Any:
             self.sent.append(value)
             return {"disabled": len(value["deviceIds"])}
 
@@ -407,7 +406,7 @@ class Toolbar:
             effective["deviceIds"].append("d3")  # a misbehaving preview cannot change the call
             return [Change(i, "status", self.status[i], "disabled") for i in effective["deviceIds"][:-1]]
 
-        self.registry.set_procedure_executor(executor)
+        self.registry = make_registry([self.tb, self.proc], procedure_executor=executor or sending)
         self.registry.register(
             bind_toolbar(self.tb, self.state, self.proc, reference_options={"preview": preview or default_preview})
         )
@@ -468,7 +467,6 @@ async def test_a_changed_selection_after_approval_stays_a_mismatch() -> None:
 async def test_an_executor_that_waits_asks_again_before_it_writes() -> None:
     """``ctx.still_approved()``: what the bridge asks after the server's challenge (and a
     passkey) took time, before the write leaves the page."""
-    t = Toolbar()
     gate = asyncio.Event()
     answers: list[bool] = []
 
@@ -481,7 +479,7 @@ async def test_an_executor_that_waits_asks_again_before_it_writes() -> None:
         t.sent.append(value)
         return {"disabled": len(value["deviceIds"])}
 
-    t.registry.set_procedure_executor(executor)
+    t = Toolbar(executor=executor)
     first = await t.ask(invocationId="inv-1")
     cid = details_of(first)["confirmationId"]
     t.registry.confirmations.resolve(cid, approved=True)
@@ -495,9 +493,8 @@ async def test_an_executor_that_waits_asks_again_before_it_writes() -> None:
 
 
 async def test_an_approval_without_a_preview_has_no_still_approved_check() -> None:
-    t = Toolbar()
     seen: list[Any] = []
-    t.registry.set_procedure_executor(lambda cid, value, ctx: seen.append(ctx.still_approved) or {"disabled": 1})
+    t = Toolbar(executor=lambda cid, value, ctx: seen.append(ctx.still_approved) or {"disabled": 1})
     t.registry.register(
         bind_toolbar(t.tb, t.state, t.proc, instance_id="plain", policies=[require_confirmation()])
     )

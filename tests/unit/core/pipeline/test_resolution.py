@@ -155,8 +155,7 @@ async def test_AS_STALE_001_several_instances_are_ambiguous_until_targeted() -> 
 async def test_AS_STALE_001_ambiguous_procedure_references_name_their_context() -> None:
     proc = disable_procedure(effect="server-query")
     tb = toolbar()
-    registry = make_registry([tb, proc])
-    registry.set_procedure_executor(lambda cid, value, ctx: None)
+    registry = make_registry([tb, proc], procedure_executor=lambda cid, value, ctx: None)
     state = DevicesState()
     state.selected = ["d1"]
     one = registry.register(bind_toolbar(tb, state, proc, instance_id="one"))
@@ -199,9 +198,8 @@ async def test_AS_STALE_002_version_hint_is_enforced_only_for_dangerous_effects(
     proc = disable_procedure(effect=effect, confirmation="required")
     tb = toolbar()
     table = devices_table()
-    registry = make_registry([tb, proc, table])
     calls: list[Any] = []
-    registry.set_procedure_executor(lambda cid, value, ctx: calls.append(value))
+    registry = make_registry([tb, proc, table], procedure_executor=lambda cid, value, ctx: calls.append(value))
     state = DevicesState()
     state.selected = ["d1"]
     registry.register(bind_toolbar(tb, state, proc))

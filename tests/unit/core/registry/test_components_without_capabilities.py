@@ -25,8 +25,7 @@ def test_a_component_contract_may_declare_no_capability_of_its_own() -> None:
 
 async def test_a_toolbar_hosting_only_procedure_references_is_listed_and_callable() -> None:
     contract = toolbar_contract()
-    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, PING])))
-    registry.set_procedure_executor(echo_executor)
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, PING])), procedure_executor=echo_executor)
     handle = registry.register(contract.bind(procedures=[PING.reference()]))
     assert handle.status == "active"
 
@@ -60,8 +59,7 @@ class Toolbar(AgentComponent, type="app.toolbar", description="The toolbar"):
 
 def test_a_class_based_component_may_host_only_procedure_references() -> None:
     assert dict(Toolbar.contract.observations) == {} and dict(Toolbar.contract.actions) == {}
-    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Toolbar, PING])))
-    registry.set_procedure_executor(echo_executor)
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Toolbar, PING])), procedure_executor=echo_executor)
     assert registry.register(Toolbar()).status == "active"
     assert [c.capability_id for c in registry.snapshot().capabilities()] == ["domain:app.ping"]
 

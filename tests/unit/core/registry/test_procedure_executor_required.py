@@ -28,15 +28,15 @@ def test_a_procedure_reference_without_an_executor_is_refused_at_registration() 
     with pytest.raises(DefinitionError, match="no procedure executor") as info:
         registry.register(contract.bind(procedures=[PING.reference()]))
     assert info.value.code == "PLANE_VIOLATION"
-    assert "domain:app.ping" in str(info.value) and "set_procedure_executor" in str(info.value)
+    assert "domain:app.ping" in str(info.value) and "procedure_executor=" in str(info.value)
     assert registry.registrations() == [] and registry.version == "0"  # nothing registered
 
 
 def test_a_class_based_component_with_references_and_no_executor_is_refused_too() -> None:
-    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([Toolbar, PING])))
+    authority = CapabilityAuthority.from_manifest(compile_manifest([Toolbar, PING]))
     with pytest.raises(DefinitionError, match="no procedure executor"):
-        registry.register(Toolbar())
-    registry.set_procedure_executor(echo_executor)
+        AgentSurfaceRegistry(authority=authority).register(Toolbar())
+    registry = AgentSurfaceRegistry(authority=authority, procedure_executor=echo_executor)
     assert registry.register(Toolbar()).status == "active"
 
 
@@ -44,3 +44,9 @@ def test_a_component_without_references_needs_no_executor() -> None:
     contract = toolbar_contract()
     registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, PING])))
     assert registry.register(contract.bind()).status == "active"
+
+
+def test_an_executor_that_is_not_callable_is_refused_at_construction() -> None:
+    authority = CapabilityAuthority.from_manifest(compile_manifest([Toolbar, PING]))
+    with pytest.raises(TypeError, match="procedure_executor must be callable"):
+        AgentSurfaceRegistry(authority=authority, procedure_executor="http://backend")  # type: ignore[arg-type]
