@@ -370,7 +370,7 @@ def build(
     try:
         precompile_wheels(layout.dist / "pyodide", shipped_lock, served, say)
         if add_dataclass_code(layout.dist / "pyodide", shipped_lock, own):
-            say(f"dataclass code: compiled into {own.name} with Pyodide's CPython")
+            say(f"records' generated code: compiled into {own.name} with Pyodide's CPython")
         write_compiled_stdlib(layout.dist / "pyodide", shipped_lock, served, say)
     except PrecompileError as exc:
         raise BuildError(str(exc)) from None
