@@ -110,32 +110,30 @@ def exec_generated(source: str, globals: dict[str, Any], locals: Mapping[str, An
     builtins.exec(code, globals, locals)
 
 
+_UNTOUCHED: Any = object()  # generated_code left dataclasses alone
+_ABSENT: Any = object()  # dataclasses had no exec of its own (it uses the builtin)
+
+
 class generated_code:  # lower case: read as a statement, ``with generated_code():``
     """While open, dataclasses compiles a class's methods through ``exec_generated``; on leaving,
     dataclasses is as it was. Open only around a record's ``dataclass()`` call: a user's own
-    dataclasses, made any other time, never meet it. Does nothing where there is no compiled
-    code to serve and nothing to record (CPython, outside the build)."""
+    dataclasses, made any other time, never meet it (one made by another thread at that very
+    moment would, and get the same code). Does nothing where there is no compiled code to serve
+    and nothing to record (CPython, outside the build)."""
 
     __slots__ = ("_previous",)
 
     def __enter__(self) -> None:
-        if not (_recorded is not None or _compiled_code()):
-            self._previous = None
-            return
-        self._previous = (vars(dataclasses).get("exec", _NOT_SET),)
-        dataclasses.exec = exec_generated  # type: ignore[attr-defined]
+        self._previous = _UNTOUCHED
+        if _recorded is not None or _compiled_code():
+            self._previous = vars(dataclasses).get("exec", _ABSENT)
+            dataclasses.exec = exec_generated  # type: ignore[attr-defined]
 
     def __exit__(self, *_: object) -> None:
-        if self._previous is None:
-            return
-        (previous,) = self._previous
-        if previous is _NOT_SET:
+        if self._previous is _ABSENT:
             del dataclasses.exec  # type: ignore[attr-defined]
-        else:
-            dataclasses.exec = previous  # type: ignore[attr-defined]
-
-
-_NOT_SET: Any = object()
+        elif self._previous is not _UNTOUCHED:
+            dataclasses.exec = self._previous  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------- asyncio's private calls
