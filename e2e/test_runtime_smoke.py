@@ -253,6 +253,46 @@ def test_served_wheels_import_from_bytecode_compiled_at_build_time(open_page, pa
     assert loaded == ["agentsurface.explain", "pydantic.json_schema"]
 
 
+# In the page: the records of a module imported now get the build's compiled code (builtins.exec
+# is handed code, never text to compile), and dataclasses is left as it was, so a dataclass of
+# the page's own is compiled by dataclasses itself (exec is handed its text).
+RECORDS_IN_THE_PAGE = """
+import builtins, dataclasses, importlib, json, sys, types
+installed = "exec" in vars(dataclasses)
+seen = []
+real_exec = builtins.exec
+def spying(source, globals=None, locals=None, /):
+    seen.append("code" if isinstance(source, types.CodeType) else "text")
+    return real_exec(source, globals, locals)
+assert "agentsurface.explain" not in sys.modules
+builtins.exec = spying
+try:
+    importlib.import_module("agentsurface.explain")
+    records = list(seen)
+    seen.clear()
+    @dataclasses.dataclass(frozen=True)
+    class PagesOwn:
+        x: int
+    own = list(seen)
+finally:
+    builtins.exec = real_exec
+installed = installed or "exec" in vars(dataclasses)
+json.dumps({"installed": installed, "records": records, "own": own})
+"""
+
+
+@pytest.mark.parametrize("page", [pytest.param(SMOKE, id="wheels"), pytest.param(LEAN, id="zip")])
+def test_records_get_compiled_code_and_the_pages_own_dataclasses_are_untouched(open_page, page):
+    run = open_page(page, variant="plain")
+    run.wait_ready()
+    run.page.evaluate("() => window.agentSurface.complete.then(() => null)")
+    seen = json.loads(run.page.evaluate("(code) => window.agentSurface.pyodide.runPython(code)", RECORDS_IN_THE_PAGE))
+    assert seen["installed"] is False  # dataclasses.exec is never left in place
+    assert seen["records"] and set(seen["records"]) == {"code"}  # explain's records: none compiled here
+    assert seen["own"] and set(seen["own"]) == {"text"}  # compiled by dataclasses, as without us
+    assert run.console_errors == []
+
+
 @pytest.mark.parametrize(
     ("page", "loaded_from"),
     [pytest.param(SMOKE, "wheel", id="wheel"), pytest.param(LEAN, "zip", id="zip")],

@@ -12,13 +12,7 @@ whose names start with an underscore (``_core``, ``_catalog``, ``_compat``, ``_r
 are internal: import from here instead.
 """
 
-# ruff: noqa: E402 (the compiled dataclass code is switched on before the imports that use it)
-
 from typing import TYPE_CHECKING
-
-from ._compat import use_compiled_dataclass_code
-
-use_compiled_dataclass_code()  # first: before any module below defines its dataclasses
 
 from ._core.audit import AuditEvent, AuditSink, ConsoleAuditSink, MemoryAuditSink
 from ._core.consumer import Consumer

@@ -7,10 +7,10 @@ Internal: ``Target`` and ``describe_prefix`` are public through ``agentsurface.t
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
 
 from ._core.ids import MAX_ID_LENGTH
 from ._core.jsonvalue import FrozenDict, freeze
+from ._core.records import record
 from ._core.registry.descriptors import (
     ActionDescriptor,
     ComponentDescriptor,
@@ -26,7 +26,7 @@ Descriptor = ObservationDescriptor | ActionDescriptor | ProcedureDescriptor
 EMPTY_INPUT: FrozenDict = freeze(dict(EMPTY_OBJECT_SCHEMA))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Target:
     """Where a tool call goes: the capability and the live target it was discovered on."""
 
@@ -44,7 +44,7 @@ def describe_prefix(plane: str, effect: str, confirmation: str) -> str:
     return "[" + " · ".join(parts) + "]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CatalogEntry:
     """One capability of a snapshot as a tool: its naming entry, target and descriptor."""
 

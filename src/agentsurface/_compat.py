@@ -7,11 +7,13 @@ Internal: the library imports jsonschema through ``import_jsonschema`` wherever 
 from __future__ import annotations
 
 import asyncio
+import builtins
+import dataclasses
 import importlib
 import os
 import sys
-from collections.abc import Callable
-from types import ModuleType
+from collections.abc import Callable, Mapping
+from types import CodeType, ModuleType
 from typing import Any
 
 
@@ -47,39 +49,91 @@ def package_data(package: str, resource: str) -> bytes | None:
     return data
 
 
-# The code dataclasses generates for each class (``__init__``, ``__eq__``, ``__setattr__``...) is
-# source text it compiles on every import: in the page that is ~40 ms of importing the library
-# (~56 dataclasses). The build compiles those texts once, with the page's own Python, into this
-# file of the served wheel (_runtime_build/precompile.py); in the page, dataclasses' ``exec`` takes the
-# compiled code for a text it holds and compiles any other text as before.
+# ------------------------------------------------------------------ the code records generate
+
+# A record (agentsurface._core.records) is source text compiled as the class is made: the methods
+# dataclasses writes for it (``__init__``, ``__eq__``, ``__setattr__``...) and a hot record's fast
+# ``__init__``. In the page that was ~40 ms of importing the library. The build imports the
+# library once with the page's own Python, recording every such text (RECORD_CODE_ENV), and
+# ships them compiled in this file of the served wheel (_runtime_build/precompile.py); in the page
+# a record's text is served from it, and any other text compiles as before.
 DATACLASS_CODE = "dataclass_code.bin"
 
+#: Set (to any value) before agentsurface is first imported, and every text the records generate
+#: is kept, compiled, for ``recorded_code()``: how the build makes DATACLASS_CODE. An environment
+#: variable because the records are made while the package imports: nothing set later sees them.
+RECORD_CODE_ENV = "AGENTSURFACE_RECORD_GENERATED_CODE"
 
-def use_compiled_dataclass_code() -> bool:
-    """In the browser, serve dataclasses' generated methods from the build's compiled code.
-    False (nothing changed) outside Pyodide, without the file, or for another Python."""
-    if sys.platform != "emscripten":
-        return False
-    import builtins
-    import dataclasses
+_compiled: dict[str, CodeType] | None = None  # the build's code, read on first use: {} outside the page
+_recorded: dict[str, CodeType] | None = {} if os.environ.get(RECORD_CODE_ENV) else None
+
+
+def _compiled_code() -> dict[str, CodeType]:
+    """The build's compiled texts; {} outside Pyodide, without the file, or for another Python."""
+    global _compiled
+    if _compiled is None:
+        _compiled = _read_compiled_code() if sys.platform == "emscripten" else {}
+    return _compiled
+
+
+def _read_compiled_code() -> dict[str, CodeType]:
     import importlib.util
     import marshal
 
     try:
         data = package_data(__package__ or "agentsurface", DATACLASS_CODE)
     except OSError:
-        return False
+        return {}
     magic = importlib.util.MAGIC_NUMBER
     if data is None or not data.startswith(magic):
-        return False
-    compiled: dict[str, Any] = marshal.loads(data[len(magic) :])
+        return {}
+    compiled: dict[str, CodeType] = marshal.loads(data[len(magic) :])
+    return compiled
 
-    def exec_compiled(source: Any, globals: Any = None, locals: Any = None, /) -> None:
-        code = compiled.get(source) if type(source) is str else None
-        builtins.exec(source if code is None else code, globals, locals)
 
-    dataclasses.exec = exec_compiled
-    return True
+def recorded_code() -> dict[str, CodeType]:
+    """Every text the records generated since the package imported, compiled (see RECORD_CODE_ENV)."""
+    if _recorded is None:
+        raise RuntimeError(f"{RECORD_CODE_ENV} was not set when agentsurface was imported")
+    return dict(_recorded)
+
+
+def exec_generated(source: str, globals: dict[str, Any], locals: Mapping[str, Any] | None = None, /) -> None:
+    """``exec`` for text a record generates: the build's compiled code for a text it holds (in the
+    page), else the text compiled here, as dataclasses' own ``exec`` compiles it (no ``__future__``
+    flags inherited from this module)."""
+    code = _compiled_code().get(source) if type(source) is str else None
+    if code is None:
+        code = compile(source, "<string>", "exec", dont_inherit=True)
+        if _recorded is not None:
+            _recorded[source] = code
+    builtins.exec(code, globals, locals)
+
+
+_UNTOUCHED: Any = object()  # generated_code left dataclasses alone
+_ABSENT: Any = object()  # dataclasses had no exec of its own (it uses the builtin)
+
+
+class generated_code:  # lower case: read as a statement, ``with generated_code():``
+    """While open, dataclasses compiles a class's methods through ``exec_generated``; on leaving,
+    dataclasses is as it was. Open only around a record's ``dataclass()`` call: a user's own
+    dataclasses, made any other time, never meet it (one made by another thread at that very
+    moment would, and get the same code). Does nothing where there is no compiled code to serve
+    and nothing to record (CPython, outside the build)."""
+
+    __slots__ = ("_previous",)
+
+    def __enter__(self) -> None:
+        self._previous = _UNTOUCHED
+        if _recorded is not None or _compiled_code():
+            self._previous = vars(dataclasses).get("exec", _ABSENT)
+            dataclasses.exec = exec_generated  # type: ignore[attr-defined]
+
+    def __exit__(self, *_: object) -> None:
+        if self._previous is _ABSENT:
+            del dataclasses.exec  # type: ignore[attr-defined]
+        elif self._previous is not _UNTOUCHED:
+            dataclasses.exec = self._previous  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------- asyncio's private calls

@@ -7,20 +7,20 @@ withholds from agents. Never hand it to an adapter, a toolset or a model.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ._core.consumer import ANONYMOUS, Consumer
 from ._core.errors import RegistryClosedError
 from ._core.pipeline.availability import availability, policy_context
 from ._core.policies.base import EXPOSE, Decision, as_decision, more_restrictive
+from ._core.records import record
 from ._core.registry.registry import AgentSurfaceRegistry
 from ._core.registry.snapshot import in_scope
 
 __all__ = ["CapabilityExplanation", "PolicyVote", "explain_surface"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PolicyVote:
     name: str
     scope: str
@@ -30,7 +30,7 @@ class PolicyVote:
     confirmation_escalation: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CapabilityExplanation:
     capability_id: str
     kind: str

@@ -31,10 +31,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 
 from ._core.ids import is_valid_capability_id, parse_capability_id, validate_instance_id
+from ._core.records import record
 
 __all__ = [
     "MAX_WIRE_NAME_LENGTH",
@@ -187,7 +187,7 @@ def is_wire_name(name: object) -> bool:
     return isinstance(name, str) and WIRE_NAME_RE.fullmatch(name) is not None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WireNameEntry:
     """One tool of a catalog to be named.
 

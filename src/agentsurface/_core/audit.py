@@ -6,18 +6,17 @@ import json
 import logging
 import sys
 from collections import deque
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, Protocol, TextIO, runtime_checkable
 
 from .clock import iso
 from .jsonvalue import JsonValue
-from .quick_init import quick_init
+from .records import record
 
 log = logging.getLogger("agentsurface")
 
 
-@quick_init
-@dataclass(frozen=True)
+@record(hot=True)
 class AuditEvent:
     at: str
     type: str
@@ -37,7 +36,7 @@ class AuditEvent:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Settled:
     """One settled invocation, as the audit trail records it (phase 10)."""
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, TypeAlias
+
+from .records import record
 
 ConsumerKind: TypeAlias = Literal["embedded", "webmcp", "mcp-bridge", "test", "other"]
 CONSUMER_KINDS: frozenset[str] = frozenset({"embedded", "webmcp", "mcp-bridge", "test", "other"})
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Consumer:
     id: str
     kind: ConsumerKind = "embedded"

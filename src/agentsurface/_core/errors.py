@@ -26,11 +26,11 @@ and agent-safe details keys; a test cross-checks it against the reference error 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from .base_error import AgentSurfaceError as AgentSurfaceError
 from .jsonvalue import JsonValue
+from .records import record
 
 ErrorCode: TypeAlias = Literal[
     "CAPABILITY_NOT_FOUND",
@@ -64,7 +64,7 @@ DefinitionErrorCode: TypeAlias = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ErrorSpec:
     phases: tuple[int, ...]
     retry: tuple[Retry, ...]
@@ -125,7 +125,7 @@ ERROR_MATRIX: dict[ErrorCode, ErrorSpec] = {
 MAX_ERROR_MESSAGE = 300
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ErrorPayload:
     """The agent-safe error value a result carries: code, message, retry, details."""
 

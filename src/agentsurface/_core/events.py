@@ -10,10 +10,10 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from .jsonvalue import FrozenDict
+from .records import record
 
 log = logging.getLogger("agentsurface")
 
@@ -33,7 +33,7 @@ EVENT_TYPES = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SurfaceEvent:
     type: str
     data: FrozenDict

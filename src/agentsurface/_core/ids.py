@@ -17,10 +17,10 @@ import os
 import re
 import string
 import threading
-from dataclasses import dataclass
 from typing import Literal
 
 from .errors import DefinitionError
+from .records import record
 
 Plane = Literal["view", "domain"]
 
@@ -33,7 +33,7 @@ _CAPABILITY_NAME_RE = re.compile(r"[a-z][A-Za-z0-9]*")
 _INSTANCE_ID_RE = re.compile(r"[A-Za-z0-9_-]+")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CapabilityId:
     """A parsed id; ``str()`` gives the canonical form back.
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
+
+from .records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Limits:
     max_output_bytes: int = 32_768
     observation_timeout: float = 5.0

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Mapping, Set
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from .base_error import AgentSurfaceError
 from .jsonvalue import JsonValue, NotJsonError, digest, json_size, to_json_value
+from .records import record
 
 #: The largest preview accepted, as compact JSON: a larger one refuses the call
 #: (``preview-too-large``); nothing is shown, nothing applied.
@@ -33,7 +33,7 @@ _KEYS = frozenset({"row", "field", "before", "after"})
 PreviewProblem = Literal["preview-invalid", "preview-too-large"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Change:
     """One change a call will make: on ``row`` (a record's id or name), ``field`` goes from
     ``before`` to ``after`` (plain JSON values)."""
@@ -47,7 +47,7 @@ class Change:
         return {"row": self.row, "field": self.field, "before": self.before, "after": self.after}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Preview:
     """A checked preview: the first changes (at most ``PREVIEW_ROWS_KEPT``), how many there are
     in all, and the digest of all of them (what the approval is bound to)."""

@@ -29,17 +29,17 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from .._core.errors import AgentSurfaceError
+from .._core.records import record
 from .lock import PYTHON_VERSION, LockError, canonical, pyodide_lock
 from .page_zip import page_zip_name, write_page_zip
 from .precompile import PrecompileError, add_dataclass_code, precompile_wheels, record_line
 from .stdlib_zip import COMPILED_STDLIB, write_compiled_stdlib
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RuntimeLayout:
     """Where the runtime is built: ``web`` holds package.json, node_modules and dist; ``project``
     is the agentsurface source tree whose wheel goes into the runtime (commands run there)."""
@@ -370,7 +370,7 @@ def build(
     try:
         precompile_wheels(layout.dist / "pyodide", shipped_lock, served, say)
         if add_dataclass_code(layout.dist / "pyodide", shipped_lock, own):
-            say(f"dataclass code: compiled into {own.name} with Pyodide's CPython")
+            say(f"records' generated code: compiled into {own.name} with Pyodide's CPython")
         write_compiled_stdlib(layout.dist / "pyodide", shipped_lock, served, say)
     except PrecompileError as exc:
         raise BuildError(str(exc)) from None

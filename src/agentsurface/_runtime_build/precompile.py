@@ -20,7 +20,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from .._compat import DATACLASS_CODE
+from .._compat import DATACLASS_CODE, RECORD_CODE_ENV
 from .._core.errors import AgentSurfaceError
 
 CACHE_TAG = "cpython-314"
@@ -69,26 +69,23 @@ for info in pkgutil.walk_packages(agentsurface.__path__, "agentsurface."):
 
 
 # Node: boot the vendored Pyodide, import agentsurface from the wheel given as argv[3] (every
-# module a page can import without other packages) while recording the source text dataclasses
-# compiles for each class, and answer base64(MAGIC_NUMBER + marshal({text: code})) on stdout.
+# module a page can import without other packages) with the records keeping the code they
+# generate (RECORD_CODE_ENV: nothing else is recorded, and dataclasses is left as it was), and
+# answer base64(MAGIC_NUMBER + marshal({text: code})) on stdout.
 _NODE_DATACLASS_CODE = """
 const { loadPyodide } = await import(process.argv[1] + "/pyodide.mjs");
 const { readFileSync } = await import("node:fs");
 const pyodide = await loadPyodide({ indexURL: process.argv[1] + "/", lockFileURL: process.argv[2] });
 pyodide.FS.writeFile("/tmp/agentsurface.whl", readFileSync(process.argv[3]));
 process.stdout.write(pyodide.runPython(`
-import base64, builtins, dataclasses, importlib, importlib.util, marshal, pkgutil, sys
+import base64, importlib, importlib.util, marshal, os, pkgutil, sys
 sys.path.insert(0, "/tmp/agentsurface.whl")
-compiled = {}
-def recording(source, globals=None, locals=None, /):
-    if type(source) is str:
-        compiled[source] = compile(source, "<string>", "exec", dont_inherit=True)
-    return builtins.exec(source, globals, locals)
-dataclasses.exec = recording
+os.environ["%RECORD_CODE_ENV%"] = "1"
 %IMPORT_PAGE_MODULES%
-base64.b64encode(importlib.util.MAGIC_NUMBER + marshal.dumps(compiled)).decode()
+from agentsurface._compat import recorded_code
+base64.b64encode(importlib.util.MAGIC_NUMBER + marshal.dumps(recorded_code())).decode()
 `));
-""".replace("%IMPORT_PAGE_MODULES%", _IMPORT_PAGE_MODULES)
+""".replace("%IMPORT_PAGE_MODULES%", _IMPORT_PAGE_MODULES).replace("%RECORD_CODE_ENV%", RECORD_CODE_ENV)
 
 
 # Node: boot the vendored Pyodide, install the wheels given as argv[3] (a JSON list of paths), import
@@ -210,7 +207,7 @@ def add_dataclass_code(pyodide_dir: Path, lock_file: Path, wheel: Path) -> bool:
         if name in archive.namelist():
             return False
     args = [str(p.resolve()) for p in (pyodide_dir, lock_file, wheel)]
-    code = _run_in_pyodide(_NODE_DATACLASS_CODE, args, "compiling dataclass code")
+    code = _run_in_pyodide(_NODE_DATACLASS_CODE, args, "compiling the records' generated code")
     _rewrite(wheel, {}, extra={name: base64.b64decode(code)})
     return True
 

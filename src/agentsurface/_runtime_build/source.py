@@ -85,7 +85,7 @@ def installed_files() -> tuple[str, dict[str, bytes]]:
 
 def _holds(wheel: Path, files: dict[str, bytes]) -> bool:
     """Whether ``wheel`` is these files plus only the bytecode precompile added (the pycs and the
-    dataclass code, and its RECORD)."""
+    records' generated code, and its RECORD)."""
     added = (".pyc", ".dist-info/RECORD", DATACLASS_CODE_MEMBER)
     try:
         with zipfile.ZipFile(wheel) as archive:

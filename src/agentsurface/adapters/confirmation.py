@@ -16,6 +16,7 @@ from .._core.errors import error
 from .._core.pipeline.confirmation import PendingConfirmation
 from .._core.pipeline.failures import confirmation_invalid
 from .._core.pipeline.invocation import Invocation, InvocationResult
+from .._core.records import record
 from .._core.registry.registry import AgentSurfaceRegistry
 from .model_context import ToolCall
 
@@ -23,7 +24,7 @@ ConfirmHook = Callable[[PendingConfirmation, Any], Any]
 Diagnose = Callable[[str], None]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@record
 class InCallConfirmation:
     """What completing a confirmation needs from the adapter that received the call."""
 

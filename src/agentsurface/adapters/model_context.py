@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from .._core import page_services
 from .._core.contracts.context import CancelSignal
 from .._core.errors import AgentSurfaceError
 from .._core.jsonvalue import JsonValue
+from .._core.records import record
 
 Shape = Literal["abortable", "incremental", "provide"]
 UserInteraction = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
@@ -36,7 +37,7 @@ class ModelContextError(AgentSurfaceError):
         self.kind = kind
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class ToolCall:
     """What the browser passed with a call: a cancel signal (shape B) and/or a client that can
     run in-page UI (shape A's ``requestUserInteraction``). In the page, ``client`` is fetched
@@ -50,7 +51,7 @@ class ToolCall:
 ToolExecute = Callable[[JsonValue, ToolCall], Awaitable[dict[str, Any]]]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WebMCPTool:
     """A tool as handed to the browser layer. ``signature`` changes iff a re-registration is due."""
 

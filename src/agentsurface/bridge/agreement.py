@@ -9,16 +9,16 @@ act on.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from .. import AuthorityError, ProcedureContract
+from .._core.records import record
 from .wire import ServedProcedureInfo, schema_hash
 
 Problem = Literal["not-served", "effect", "input-schema", "output-schema"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ContractDisagreement:
     procedure_id: str
     problem: Problem

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from .. import CapabilityFailure, ErrorPayload
 from .._core.errors import ERROR_MATRIX, ErrorCode, error
 from .._core.jsonvalue import JsonValue, NotJsonError, to_json_value
+from .._core.records import record
 from .transport import TransportResponse
 from .wire import SERVER_CODES, allowed_retry
 
@@ -156,7 +156,7 @@ def output_of(response: TransportResponse) -> JsonValue:
     raise untyped_error(response)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ServerChallenge:
     """A challenge the server minted for one call (read from a CONFIRMATION_REQUIRED refusal's
     top-level ``challenge`` field; only the bridge and the page's presence hook see it)."""

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from .._core import page_services
 from .._core.errors import AgentSurfaceError
+from .._core.records import record
 
 if TYPE_CHECKING:
     import httpx
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TransportResponse:
     status: int
     body: bytes

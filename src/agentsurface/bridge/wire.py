@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 from .. import ErrorPayload
@@ -26,6 +25,7 @@ from .. import ErrorPayload
 # Not (yet) in the public API: the closed code set and its matrix, and the JSON value type.
 from .._core.errors import ERROR_MATRIX, AgentSurfaceError, ErrorCode, Retry
 from .._core.jsonvalue import JsonValue
+from .._core.records import record
 
 MANIFEST_PATH: Final = "/.well-known/agentsurface/procedures"
 # What the authenticated caller may call: ``{"procedures": [ids]}`` (the page offers only those).
@@ -89,7 +89,7 @@ def manifest_url(base_url: str) -> str:
     return base_url.rstrip("/") + MANIFEST_PATH
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ServedProcedureInfo:
     """What the backend manifest says about one procedure."""
 

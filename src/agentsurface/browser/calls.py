@@ -23,6 +23,7 @@ from typing import Any
 from pyodide.code import run_js
 from pyodide.ffi import jsnull
 
+from .._compat import running_loop_or_none, set_running_loop
 from .._core.contracts.context import CancelSignal
 from .._core.jsonvalue import plain_encoder
 from ..adapters.model_context import ToolCall, WebMCPTool
@@ -181,10 +182,10 @@ def _claim_loop() -> asyncio.AbstractEventLoop:
     """The browser called us directly, not through one of the loop's handles: claim the running
     loop for this thread state as the WebLoop does before each handle, so what runs now (and a
     task's steps) sees the loop it belongs to."""
-    loop = asyncio.events._get_running_loop()  # still set from the last call, most often
+    loop = running_loop_or_none()  # still set from the last call, most often
     if loop is None:
         loop = asyncio.get_event_loop()
-        asyncio.events._set_running_loop(loop)
+        set_running_loop(loop)
     return loop
 
 

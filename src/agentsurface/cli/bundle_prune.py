@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._core.records import record
 from .._runtime_build.lock import canonical
 from .._runtime_build.stdlib_zip import STDLIB
 
@@ -25,7 +25,7 @@ _PYODIDE_UNUSED = ("pyodide.js",)
 _PYODIDE_UNUSED_SUFFIXES = (".map",)
 
 
-@dataclass(frozen=True)
+@record
 class PageNeeds:
     """What the bundled files load: PyScript or not, the packages named, a page without any."""
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from .._core.errors import AuthorityError
+from .._core.records import record
 from ..compiler.config import ProjectConfig, load_config
 from ..compiler.diff import Finding, diff_contracts
 from ..compiler.errors import CompileError, ContractFileError, Problem
@@ -21,7 +21,7 @@ from .report import Policy, Report, Section, rows_of, selected
 SNAPSHOT_HINT = "agentsurface snapshot"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Compiled:
     config: ProjectConfig
     document: Mapping[str, Any]

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import urlsplit
+
+from .._core.records import record
 
 EMBED_SCRIPT = "agentsurface.js"
 _RUNTIME_FILE = re.compile(r"(?:^|/)(dist/(?:pyodide|pyscript|wheels)/.+)$")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WrongReference:
     page: str  # the page's path inside the bundle
     tag: str

@@ -7,11 +7,12 @@ Markdown and GitHub renderings read the same fields, so they cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
 from .._core.contracts.external import Contributor
 from .._core.jsonvalue import JsonValue
+from .._core.records import record
 from ..compiler.diff import CLASSES, Finding
 from ..compiler.errors import Problem
 
@@ -21,7 +22,7 @@ IntegrityStatus: TypeAlias = Literal["current", "stale", "missing"]
 APP_ORIGIN = "app"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Row:
     """One capability of the inventory (the table's columns, plus what ``detail`` adds)."""
 
@@ -87,7 +88,7 @@ def rows_of(document: Mapping[str, Any]) -> list[Row]:
     ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Section:
     """A comparison: integrity (source vs committed) or drift (base vs committed)."""
 
@@ -110,7 +111,7 @@ class Section:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Report:
     command: Literal["inspect", "check"]
     contract: str  # project-relative path of the committed contract

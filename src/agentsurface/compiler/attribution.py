@@ -12,16 +12,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from .._core.contracts.external import normalize_distribution
+from .._core.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Shipper:
     """An installed distribution, by normalized name and version."""
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .._core.records import record
 from .consent import Approval, parse_approvals
 from .errors import CompileError, Problem
 
@@ -26,7 +27,7 @@ DEFAULT_CONTRACT = ".agentsurface/contract.json"
 _MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ProjectConfig:
     root: Path
     modules: tuple[str, ...]

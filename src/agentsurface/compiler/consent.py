@@ -21,17 +21,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .._core.contracts.external import DIGEST_RE, Contributor, normalize_distribution
+from .._core.records import record
 from .errors import CompileError, Problem
 
 _TABLE = "[tool.agentsurface.external]"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Approval:
     """The app's approval of one distribution's contribution."""
 

@@ -14,11 +14,11 @@ narrowing; another version of a contributor, neutral.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from .._core.contracts.kinds import AUDIT_LEVELS, CONFIRMATION_LEVELS
 from .._core.jsonvalue import JsonValue, canonical_json
+from .._core.records import record
 
 FindingClass: TypeAlias = Literal["widening", "narrowing", "neutral"]
 CLASSES: tuple[FindingClass, ...] = ("widening", "narrowing", "neutral")
@@ -34,7 +34,7 @@ EFFECT_ORDER = (
 )
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@record(order=True)
 class Finding:
     """One classified change; ``subject`` is a declaration or capability id."""
 

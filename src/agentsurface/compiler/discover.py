@@ -39,7 +39,6 @@ import sys
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -47,6 +46,7 @@ from .._core.contracts import ComponentContract, ProcedureContract
 from .._core.contracts.authoring import AgentComponent
 from .._core.contracts.external import normalize_distribution
 from .._core.contracts.procedures import route_contract
+from .._core.records import record
 from .attribution import DistributionIndex, Shipper, is_within
 from .config import ProjectConfig
 from .errors import CompileError, Problem
@@ -55,7 +55,7 @@ Contract = ComponentContract | ProcedureContract
 _CONSTRUCTORS = {"ComponentContract", "ProcedureContract"}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Declaration:
     """A static declaration and where it is written (module, top-level name, project file)."""
 

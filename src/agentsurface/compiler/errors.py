@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from .._core.errors import AgentSurfaceError
+from .._core.records import record
 
 ProblemCode: TypeAlias = Literal[
     "invalid-config",
@@ -19,7 +19,7 @@ ProblemCode: TypeAlias = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Problem:
     """One reason the contract is incomplete; ``where`` is a module or ``module:name``."""
 

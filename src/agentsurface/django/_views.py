@@ -11,7 +11,6 @@ path a call goes to from the input, and the resolver confirms it lands on that v
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.urls import URLPattern, URLResolver
@@ -19,13 +18,14 @@ from django.utils.regex_helper import normalize
 from pydantic import BaseModel, ConfigDict, create_model
 
 from .. import DefinitionError
+from .._core.records import record
 from ..server.routes import RouteProcedure, declared_by
 
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 METHODS: tuple[str, ...] = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ViewInputs:
     """How a view procedure's input goes onto the request the view receives."""
 
@@ -58,7 +58,7 @@ def field_names(model: type[BaseModel]) -> frozenset[str]:
     return frozenset(f.alias or name for name, f in model.model_fields.items())
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MarkedView:
     """A marked view as the URL patterns reach it."""
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, get_args, get_origin
 
 from fastapi import params
@@ -24,11 +23,12 @@ from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
 from .. import DefinitionError
+from .._core.records import record
 
 _CONTEXT = (HTTPConnection, Response, BackgroundTasks)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RouteInputs:
     """How the input model's fields go back onto the route's request."""
 

@@ -14,7 +14,6 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -32,6 +31,7 @@ from starlette.types import Scope
 
 from .. import AgentSurfaceError, CapabilityFailure, DefinitionError
 from .._core.jsonvalue import thaw
+from .._core.records import record
 from ..server.app import ProcedureServer
 from ..server.challenges import VerifyPresence
 from ..server.config import Audit, ServerLimits
@@ -261,7 +261,7 @@ def _who_endpoint(caller: Callable[..., Any]) -> Callable[..., Any]:
 
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Operation:
     """A path operation of the app, wherever it is included (prefix and all)."""
 

@@ -15,22 +15,23 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
 from mcp.types import JSONRPCMessage
 
+from .._core.records import record
+
 _ID = re.compile(r"([A-Za-z0-9_-]{16})-([0-9]{1,12})")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EventLimits:
     max_events: int = 1000
     max_bytes: int = 4 * 1024 * 1024
     max_age: float = 5 * 60.0
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Event:
     key: str
     number: int

@@ -25,7 +25,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TextIO
 
 import anyio
@@ -40,6 +40,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .._core.records import record
 from ..server.body import check_content_type, parse_json, read_limited, too_large
 from ..server.config import ServerLimits
 from ..server.errors import Refusal, invalid_input
@@ -51,7 +52,7 @@ PATH = "/mcp"
 log = logging.getLogger("agentsurface.mcp_server.http")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ListenerLimits:
     """What one client of the HTTP listener may hold: read deadlines and open connections (as
     the procedure server's :func:`~agentsurface.server.server_config`), the size and depth of a

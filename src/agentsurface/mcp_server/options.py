@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import math
 import shutil
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from .._core.errors import AgentSurfaceError
+from .._core.records import record
 from ..adapters.relay_protocol import DEFAULT_PORT as DEFAULT_RELAY_PORT
 
 # Chromium's WebMCP testing API (document.modelContext.getTools/executeTool) is what the bridge
@@ -27,7 +27,7 @@ class OptionsError(AgentSurfaceError, ValueError):
     """A bad command line: said in one sentence, exit status 2."""
 
 
-@dataclass(frozen=True)
+@record
 class BridgeOptions:
     url: str
     browser: str | None = None

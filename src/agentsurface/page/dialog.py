@@ -29,7 +29,6 @@ import json
 import sys
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -37,6 +36,7 @@ from .._compat import package_data
 from .._core.jsonvalue import JsonValue
 from .._core.pipeline.confirmation import PendingConfirmation
 from .._core.preview import Preview
+from .._core.records import record
 from .._core.registry.registry import AgentSurfaceRegistry
 
 __all__ = [
@@ -78,7 +78,7 @@ OUTDATED_TEXT = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PreviewRow:
     """One row of the preview table, as the person reads it (plain text)."""
 
@@ -129,7 +129,7 @@ class DialogView(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ShownRequest:
     """The texts and state one rendering of a request needs (all plain text, never HTML)."""
 

@@ -10,18 +10,18 @@ import dataclasses
 import sys
 import weakref
 from collections import deque
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from agentsurface import AgentSurfaceRegistry, Consumer, SurfaceEvent
 from agentsurface.adapters.webmcp import WebMCPAdapter
 
+from .._core.records import record
 from .dom import Cancel, PageDom
 from .scheduling import Coalescer
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ToolRow:
     """One capability as the agent sees it: exposed as ``name`` (its wire name over WebMCP, or
     its capability id where nothing is exposed), or unavailable with the reason."""
@@ -34,7 +34,7 @@ class ToolRow:
     reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CallEntry:
     """One call, as logged: settled, or waiting for the person's approval (``status``
     ``"pending"``). ``confirmation`` says how a confirmation round inside it went: ``"waiting"``,

@@ -24,7 +24,6 @@ import inspect
 import logging
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -42,6 +41,7 @@ from starlette.types import Receive, Scope, Send
 from .. import CapabilityFailure, DefinitionError
 from .._core.errors import AgentSurfaceError
 from .._core.jsonvalue import to_json_value
+from .._core.records import record
 from .._core.schemas.schema import Invalid, validate_output
 from ..bridge.wire import (
     CALLABLE_PATH,
@@ -82,7 +82,7 @@ log = logging.getLogger("agentsurface.server")
 READY_PATH = "/ready"
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Call:
     """A request on its way through the steps, and what its audit record will say."""
 

@@ -4,19 +4,19 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeAlias
 
 from starlette.requests import Request
 
 from .._core.limits import DEFAULT_LIMITS
+from .._core.records import record
 from .procedures import Caller
 
 Authenticate: TypeAlias = Callable[[Request], "Caller | Awaitable[Caller | None] | None"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ServerLimits:
     max_body_bytes: int = 65_536
     max_depth: int = 32
@@ -35,7 +35,7 @@ class ServerLimits:
     prune_every: float = 300.0  # seconds between two background prunes (at most)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CallRecord:
     """One call as the app's audit hook sees it (accepted, replayed or refused)."""
 

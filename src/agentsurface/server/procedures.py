@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
 from .. import DefinitionError, ProcedureContract
 from .._core.keywords import keywords_checked
+from .._core.records import record
 from ..bridge.wire import ServedProcedureInfo, schema_hash
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Caller:
     """The authenticated caller, as the app's ``authenticate`` hook established it.
 
@@ -36,7 +37,7 @@ class Caller:
         return f"{self.tenant or ''}\x1f{self.id}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ConfirmationEvidence:
     """The page's record that a person approved this call.
 
@@ -51,7 +52,7 @@ class ConfirmationEvidence:
     webauthn: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ProcedureCall:
     """What an implementation receives beside the validated input."""
 
@@ -72,7 +73,7 @@ Approval: TypeAlias = "Literal['confirm', 'webauthn'] | Callable[[Caller], str]"
 APPROVAL_LEVELS = ("confirm", "webauthn")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ServedProcedure:
     contract: ProcedureContract
     implementation: Implementation

@@ -10,11 +10,12 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
+from .._core.records import record
 
-@dataclass(frozen=True, slots=True)
+
+@record
 class RateLimit:
     burst: int = 60
     per_second: float = 10.0

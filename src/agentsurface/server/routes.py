@@ -15,13 +15,13 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from starlette.types import ASGIApp, Message, Scope
 
 from .. import CapabilityFailure, DefinitionError, ProcedureContract
 from .._core.contracts.procedures import ROUTE_MARKER, route_contract
+from .._core.records import record
 from .errors import capability_error
 from .procedures import APPROVAL_LEVELS, Approval, Implementation, ServedProcedure
 
@@ -32,7 +32,7 @@ _MAX_DETAIL = 200
 _PLAIN = re.compile(f"[^\\x00-\\x1f\\x7f<>&\"`\\\\]{{1,{_MAX_DETAIL}}}")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RouteProcedure:
     """A route declared as a procedure: its contract and the server's rules for it."""
 

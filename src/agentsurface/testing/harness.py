@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from .._compat import running_loop_or_none
@@ -22,6 +21,7 @@ from .._core.pipeline.confirmation import PendingConfirmation
 from .._core.pipeline.invocation import MISSING, Invocation, InvocationResult
 from .._core.pipeline.runtime import ProcedureExecutor
 from .._core.policies.base import Policy
+from .._core.records import record
 from .._core.registry.descriptors import Budget, Snapshot
 from .._core.registry.registry import AgentSurfaceRegistry, Environment, RegistrationHandle
 
@@ -29,7 +29,7 @@ TEST_CONSUMER = Consumer("test", "test")
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CapturedRef:
     """Resolution tokens captured at one moment, to replay a stale invocation later."""
 
@@ -46,7 +46,7 @@ class InvocationFailed(AgentSurfaceError, AssertionError):
         self.result = result
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SurfaceState:
     """What an observation must leave as it found it: the surface version and registrations."""
 

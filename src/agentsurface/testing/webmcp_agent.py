@@ -14,10 +14,10 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._core.errors import AgentSurfaceError
+from .._core.records import record
 from .chromium_flags import with_features
 from .webmcp_results import AgentClientError, Tool, ToolNotFound, ToolResult, parse_tool, result_from_outcome
 
@@ -161,7 +161,7 @@ _NO_CLIENT = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class DialogSelectors:
     """Where the confirmation dialog and its buttons are (Playwright selectors). The defaults
     match agentsurface's drop-in dialog (``agentsurface.page``)."""

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .._core.errors import AgentSurfaceError
+from .._core.records import record
 
 __all__ = [
     "AgentClientError",
@@ -55,7 +56,7 @@ class ToolCallRejected(AgentClientError):
         self.message = message
 
 
-@dataclass(frozen=True)
+@record
 class Tool:
     """A tool as the agent's client lists it."""
 
@@ -66,7 +67,7 @@ class Tool:
     annotations: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class ToolError:
     """A failed call's typed error (agentsurface's code, message, retry and details)."""
 
@@ -76,7 +77,7 @@ class ToolError:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class ToolResult:
     """One settled call: ``ok`` with its ``output``, or not ok with its ``error``.
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .._catalog import Target
@@ -21,6 +20,7 @@ from .._core.ids import random_id
 from .._core.jsonvalue import FrozenDict, JsonValue, freeze, thaw
 from .._core.pipeline.invocation import MISSING, InvocationResult
 from .._core.pointer import ROOT, json_pointer
+from .._core.records import record
 from .._core.registry.descriptors import ActionDescriptor, Budget, ObservationDescriptor, Snapshot
 from .._core.registry.registry import AgentSurfaceRegistry
 from .tools import AgentTool, Executor, ToolState
@@ -122,7 +122,7 @@ ACT_SCHEMA: FrozenDict = freeze(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScopeIntersection:
     scope: tuple[str, ...] | None
     empty: bool
@@ -195,7 +195,7 @@ def _envelope_error(
     return error("INVALID_INPUT", f"{verb}: {issues[0]['message']} at {issues[0]['path']}.", issues=issues)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Misplaced:
     """The argument names of the capability a ``surface_act`` call targets."""
 

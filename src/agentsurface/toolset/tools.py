@@ -4,18 +4,18 @@ context block that renders live state apart from the cached definitions."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .._core.jsonvalue import FrozenDict, JsonValue
 from .._core.pipeline.invocation import MISSING, InvocationResult
-from .._core.quick_init import quick_init
+from .._core.records import record
 
 # ``execute(input, *, tool_call_id=None, confirmation_id=None)``: what runs a tool's call.
 Executor = Callable[..., Awaitable[InvocationResult]]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ToolState:
     """Live, volatile state: render it outside the tool block."""
 
@@ -32,8 +32,7 @@ class ToolState:
         return out
 
 
-@quick_init  # a toolset builds one per tool on every catalog change
-@dataclass(frozen=True, eq=False)
+@record(hot=True, eq=False)  # a toolset builds one per tool on every catalog change
 class AgentTool:
     """One provider tool. ``description`` holds no live state."""
 

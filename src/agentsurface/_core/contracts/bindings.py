@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DefinitionError
 from ..policies.base import Policy
-from ..quick_init import quick_init
+from ..records import record
 
 Handler = Callable[..., Any]
 # Bindings minted by ``bind()``/``reference()``; the registry refuses anything else. A private
@@ -30,8 +29,7 @@ def is_minted(binding: object) -> bool:
         return False
 
 
-@quick_init
-@dataclass(frozen=True, eq=False)
+@record(hot=True, eq=False)
 class ObservationBinding:
     read: Handler
     when: Callable[[], bool] | None = None
@@ -39,8 +37,7 @@ class ObservationBinding:
     policies: Sequence[Policy] = ()
 
 
-@quick_init
-@dataclass(frozen=True, eq=False)
+@record(hot=True, eq=False)
 class ActionBinding:
     execute: Handler
     when: Callable[[], bool] | None = None

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..consumer import Consumer
-from ..quick_init import quick_init
+from ..records import record
 
 
 class CancelSignal:
@@ -71,10 +71,8 @@ class CancelSignal:
             raise asyncio.CancelledError(self.reason)
 
 
-# The handler's context is made on every call: quick_init builds it in one step (a frozen
-# dataclass's own __init__ sets each field through a call), which needs a __dict__, so no slots.
-@quick_init
-@dataclass(frozen=True)
+# The handler's context is made on every call: a hot record (see records).
+@record(hot=True)
 class ReadContext:
     capability_id: str
     registration_id: str
@@ -82,8 +80,7 @@ class ReadContext:
     host: Mapping[str, Any] = field(default_factory=dict)
 
 
-@quick_init
-@dataclass(frozen=True)
+@record(hot=True)
 class ActionContext:
     capability_id: str
     registration_id: str

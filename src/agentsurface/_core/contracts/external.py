@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from ..errors import AuthorityError
 from ..jsonvalue import JsonValue, digest
+from ..records import record
 
 ConsentStatus: TypeAlias = Literal["approved", "unapproved", "changed"]
 DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
@@ -55,7 +55,7 @@ def consent_status(contract_digest: str, expected: str | None) -> ConsentStatus:
     return "approved" if expected == contract_digest else "changed"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Contributor:
     """One external contributor as recorded in a contract document."""
 

@@ -4,11 +4,11 @@ defaults and concurrency, each validated once when a contract is declared."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, get_origin, overload
 
 from ..errors import DefinitionError
 from ..jsonvalue import FrozenDict, JsonValue, NotJsonError, freeze, json_size, to_json_value
+from ..records import record
 from ..schemas.schema import Schema, as_schema, check_schema_subset
 from ..schemas.type_hints import vet_hint
 from .kinds import (
@@ -177,7 +177,7 @@ def resolved(value: ConfirmationLevel | None) -> ConfirmationLevel:
     return value
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Concurrency:
     """How actions queue: per ``instance`` (default), per ``capability``, per ``key``, or
     ``parallel`` with a bounded ``max``. ``queue_depth`` overrides the registry default."""

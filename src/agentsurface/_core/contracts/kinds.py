@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+from ..records import record
 
 Kind: TypeAlias = Literal["observation", "action", "procedure"]
 ViewEffect: TypeAlias = Literal["local-state", "navigation"]
@@ -31,7 +32,7 @@ VERSION_GUARDED_EFFECTS: frozenset[str] = frozenset({"destructive", "external-si
 READ_ONLY_EFFECTS: frozenset[str] = frozenset({"read", "server-query"})
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Defaults:
     idempotent: bool
     reversible: bool | None

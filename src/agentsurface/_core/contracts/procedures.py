@@ -8,7 +8,7 @@ mounted, binding some input fields to what the user has on screen.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..errors import DefinitionError, DefinitionErrorCode
@@ -16,6 +16,7 @@ from ..ids import parse_procedure_id
 from ..jsonvalue import FrozenDict, JsonValue, digest, freeze
 from ..keywords import check_keywords, keywords_checked
 from ..policies.base import Policy
+from ..records import record
 from ..schemas.schema import EMPTY_INPUT, Schema
 from .bindings import check_live_options, check_policies, mint
 from .fields import (
@@ -43,7 +44,7 @@ from .kinds import (
 )
 
 
-@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+@record(eq=False, weakref=True)
 class ProcedureContract:
     """A reference to an existing backend procedure (``domain:`` plane)."""
 
@@ -151,7 +152,7 @@ class ProcedureContract:
         )
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, weakref=True)
 class ProcedureReference:
     contract: ProcedureContract
     bind: Callable[[], Mapping[str, Any]] | None

@@ -7,7 +7,7 @@ instance's live handlers to it (checked: every declared capability, nothing else
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..errors import DefinitionError
@@ -21,7 +21,7 @@ from ..ids import (
 from ..jsonvalue import FrozenDict, JsonValue, digest
 from ..keywords import check_keywords
 from ..policies.base import Policy
-from ..quick_init import quick_init
+from ..records import record
 from ..schemas.schema import EMPTY_INPUT, Schema
 from .bindings import (
     ActionBinding,
@@ -54,7 +54,7 @@ from .kinds import AuditLevel, ConfirmationLevel, Effect, Kind, ViewEffect
 from .procedures import ProcedureReference
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ObservationContract:
     """Reads semantic state. Output schema required; effect ``read``; never confirmed."""
 
@@ -98,7 +98,7 @@ class ObservationContract:
         return with_optional_fields(out, self.output, self.meta, self.untrusted_output)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ActionContract:
     """Changes presentation state: effect ``local-state`` or ``navigation``."""
 
@@ -149,7 +149,7 @@ class ActionContract:
         return with_optional_fields(out, self.output, self.meta, self.untrusted_output)
 
 
-@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+@record(eq=False, weakref=True)
 class ComponentContract:
     """A component type's static contract: what an instance of it may expose."""
 
@@ -273,8 +273,7 @@ class ComponentContract:
         )
 
 
-@quick_init
-@dataclass(frozen=True, eq=False)
+@record(hot=True, eq=False)
 class ComponentBinding:
     contract: ComponentContract
     instance_id: str

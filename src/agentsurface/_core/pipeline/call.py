@@ -9,13 +9,14 @@ recorded on the call in order.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..consumer import Consumer
 from ..contracts.context import CancelSignal
 from ..jsonvalue import JsonValue
 from ..policies.base import Decision, Policy, PolicyContext
+from ..records import record
 from ..registrations.entries import CapabilityEntry
 from ..registrations.registration import Registration
 from .confirmation import ConfirmationRecord
@@ -35,9 +36,9 @@ Wait: TypeAlias = Awaitable[None] | None
 UNCOPIED: Any = object()
 
 
-# Admitted and CallTarget are read-only by convention, not frozen: a frozen dataclass sets each
-# field through a call, and both are made on every invocation (a few µs each in the page).
-@dataclass(slots=True, eq=False)
+# Admitted and CallTarget are never changed once made, yet not frozen: both are made on every
+# invocation, and a mutable record builds in under half a hot frozen one's time (see records).
+@record(frozen=False, eq=False)
 class Admitted:
     """A fresh call: its dedupe key and its request's fingerprint (callers that join it while it
     runs wait on a future the dedupe cache makes only when the first one arrives), and the
@@ -49,7 +50,7 @@ class Admitted:
     plain_input: Any
 
 
-@dataclass(slots=True, eq=False)
+@record(frozen=False, eq=False)
 class CallTarget:
     """What resolution (phase 2) found: fixed for the rest of the call."""
 
@@ -59,7 +60,7 @@ class CallTarget:
     discovery: Decision  # the policies' discovery vote, taken once at resolution
 
 
-@dataclass(slots=True, eq=False)
+@record(frozen=False, eq=False)
 class Call:
     pipeline: Pipeline
     request: Invocation

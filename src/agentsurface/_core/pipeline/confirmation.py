@@ -18,13 +18,14 @@ import logging
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from ..clock import Cancel, Clock, iso
 from ..events import SurfaceEvent, make_event
 from ..jsonvalue import JsonValue, canonical_json, digest
 from ..preview import Preview
+from ..records import record
 
 log = logging.getLogger("agentsurface")
 
@@ -58,7 +59,7 @@ RecordStatus = Literal["pending", "approved", "denied", "expired", "consumed", "
 FORGOTTEN_KEPT = 4096
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PendingConfirmation:
     """What a host dialog renders. ``input`` is the exact effective input being approved;
     ``preview``, when the capability declares one, what the call will change."""
@@ -91,7 +92,7 @@ class PendingConfirmation:
         return out
 
 
-@dataclass(slots=True, eq=False)
+@record(frozen=False, eq=False)
 class ConfirmationRecord:
     id: str
     request: dict[str, Any]  # the exact bound request values
@@ -262,9 +263,9 @@ class ConfirmationController:
         """A pending record for exactly this request (re-requests reuse it)."""
         self._expire_due()
         key = digest(request)
-        for record in self._records.values():
-            if record.status == "pending" and record.digest == key and _same(record.request, request):
-                return record
+        for held in self._records.values():
+            if held.status == "pending" and held.digest == key and _same(held.request, request):
+                return held
         return None
 
     def create(
@@ -373,31 +374,31 @@ class ConfirmationController:
 
     def expire_all(self) -> None:
         """Registry disposal: every pending record expires now."""
-        for record in self._records.values():
-            if record.status == "pending":
-                record.status = "expired"
-                self._settle(record, "expired")
+        for held in self._records.values():
+            if held.status == "pending":
+                held.status = "expired"
+                self._settle(held, "expired")
 
     def _expire_due(self) -> None:
         now = self._clock.now()
-        for record in list(self._records.values()):
-            if record.status == "pending" and now >= record.expires_at:
-                record.status = "expired"
-                self._settle(record, "expired")
-            elif record.status == "approved" and now >= record.expires_at:
+        for held in list(self._records.values()):
+            if held.status == "pending" and now >= held.expires_at:
+                held.status = "expired"
+                self._settle(held, "expired")
+            elif held.status == "approved" and now >= held.expires_at:
                 # Evidence is time-bound: an approval not spent before expiresAt lapses (it was
                 # already resolved, so no second confirmation-resolved event).
-                record.status = "expired"
+                held.status = "expired"
                 self._audit(
                     "confirmation-expired",
-                    capability_id=record.pending.capability_id,
-                    registration_id=record.pending.registration_id,
+                    capability_id=held.pending.capability_id,
+                    registration_id=held.pending.registration_id,
                 )
         # Forget settled records once they are well past expiry (bounded store).
-        for cid, record in list(self._records.items()):
-            if record.status != "pending" and now >= record.expires_at + self._ttl:
+        for cid, held in list(self._records.items()):
+            if held.status != "pending" and now >= held.expires_at + self._ttl:
                 del self._records[cid]
-                self._forgotten[cid] = record.status  # expired, denied or consumed by then
+                self._forgotten[cid] = held.status  # expired, denied or consumed by then
                 while len(self._forgotten) > FORGOTTEN_KEPT:
                         self._forgotten.popitem(last=False)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ..jsonvalue import digest
+from ..records import record
 from .invocation import MISSING, Invocation, InvocationResult
 
 
@@ -43,14 +43,14 @@ class LazyFingerprint:
 Fingerprint = str | LazyFingerprint
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Terminal:
     fingerprint: Fingerprint
     result: InvocationResult
     stored_at: float
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _InFlight:
     fingerprint: str
     # Made when the first caller joins: a future settled with nobody waiting still costs a

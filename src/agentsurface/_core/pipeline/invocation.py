@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from ..errors import ErrorPayload
 from ..jsonvalue import JsonValue
-from ..quick_init import quick_init
+from ..records import record
 
 
 class _Missing:
@@ -31,10 +30,8 @@ class _Missing:
 MISSING: Final = _Missing()
 
 
-# Both are made on every call: quick_init fills them in one step (a frozen dataclass's own
-# __init__ sets each field through a call), which needs a __dict__, so no slots.
-@quick_init
-@dataclass(frozen=True)
+# Both are made on every call: hot records (see records).
+@record(hot=True)
 class Invocation:
     """One call: which capability, on which target, with what input and evidence."""
 
@@ -75,8 +72,7 @@ class Invocation:
         return {k: v for k, v in material.items() if v is not None}
 
 
-@quick_init
-@dataclass(frozen=True)
+@record(hot=True)
 class InvocationResult:
     status: Literal["ok", "error"]
     invocation_id: str
@@ -112,7 +108,7 @@ class InvocationResult:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PreconditionFailure:
     """Return (or raise via CapabilityFailure) from a precondition to refuse the call."""
 

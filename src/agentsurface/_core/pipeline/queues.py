@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..base_error import AgentSurfaceError
+from ..records import record
 
 Release = Callable[[], None]
 
@@ -20,7 +20,7 @@ class QueueFull(AgentSurfaceError):
     """The group's wait queue is at its bound."""
 
 
-@dataclass(slots=True, eq=False)
+@record(frozen=False, eq=False)
 class _Group:
     max_active: int
     depth: int
@@ -109,7 +109,7 @@ class ActionQueues:
         return len(self._groups)
 
 
-@dataclass(slots=True, eq=False)
+@record(frozen=False, eq=False)
 class _Waiter:
     consumer: str
     future: asyncio.Future[None]

@@ -8,8 +8,10 @@ registry → component → capability chain (hide > disable > expose).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from ..records import record
 
 if TYPE_CHECKING:
     from ..audit import Settled
@@ -24,7 +26,7 @@ HookResult: TypeAlias = Awaitable[None] | None
 _RANK: dict[str, int] = {"expose": 0, "disable": 1, "hide": 2}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Decision:
     outcome: Outcome
     reason: str | None = None
@@ -33,7 +35,7 @@ class Decision:
 EXPOSE = Decision("expose")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PolicyContext:
     """What a policy sees. ``effective_input`` is set only for the invoke phase;
     ``environment`` is the registry's (``development``, ``production`` or ``test``)."""

@@ -9,7 +9,6 @@ kind only where behaviour really differs (``match``), never to find where a fiel
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeAlias
 
 from ..contracts import (
@@ -26,14 +25,14 @@ from ..contracts import (
 from ..contracts.kinds import AuditLevel, ConfirmationLevel
 from ..limits import Limits
 from ..policies.base import Policy, PolicyScope
-from ..quick_init import derived, quick_init
+from ..records import derived, record
 from ..schemas.schema import Schema
 
 PolicyChain: TypeAlias = tuple[tuple[Policy, PolicyScope], ...]  # registry → component → capability
 Reason: TypeAlias = str | Callable[[], str] | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class QueueGroup:
     """Where an action or procedure call waits its turn: a group key, how many may run at once,
     and how many may wait."""
@@ -43,8 +42,7 @@ class QueueGroup:
     depth: int
 
 
-@quick_init
-@dataclass(frozen=True, eq=False)
+@record(hot=True, eq=False)
 class ObservationEntry:
     """A view observation: reads state, never confirmed, runs in the observation pool."""
 
@@ -83,8 +81,7 @@ class ObservationEntry:
         return None  # observations share the bounded pool, not a FIFO group
 
 
-@quick_init
-@dataclass(frozen=True, eq=False)
+@record(hot=True, eq=False)
 class ActionEntry:
     """A view action: changes presentation state (local state or navigation)."""
 
@@ -145,8 +142,7 @@ class ActionEntry:
         return group
 
 
-@quick_init
-@dataclass(frozen=True, eq=False)
+@record(hot=True, eq=False)
 class ProcedureEntry:
     """A domain procedure referenced from a mounted component; the host's executor runs it."""
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..contracts import ComponentBinding
-from ..quick_init import quick_init
+from ..records import record
 
 if TYPE_CHECKING:
     from ..contracts.context import CancelSignal
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 Status = Literal["active", "rejected", "unregistered"]
 
 
-@dataclass(slots=True, eq=False)
+@record(frozen=False, eq=False)
 class Registration:
     registration_id: str
     binding: ComponentBinding
@@ -64,8 +64,7 @@ class Registration:
         return self.binding.contract.origin
 
 
-@quick_init
-@dataclass(frozen=True)
+@record(hot=True)
 class Tombstone:
     registration_id: str
     component_type: str

@@ -6,13 +6,13 @@ Immutable projections for one consumer (never state, never handlers), with their
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from ..jsonvalue import FrozenDict, JsonValue
+from ..records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ObservationDescriptor:
     capability_id: str
     name: str
@@ -39,7 +39,7 @@ class ObservationDescriptor:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ActionDescriptor:
     capability_id: str
     name: str
@@ -75,7 +75,7 @@ class ActionDescriptor:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BoundField:
     path: str
     locked: bool
@@ -85,7 +85,7 @@ class BoundField:
         return {"path": self.path, "locked": self.locked, "source": self.source}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ProcedureDescriptor:
     procedure_id: str
     description: str
@@ -135,7 +135,7 @@ class ProcedureDescriptor:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ComponentDescriptor:
     type: str
     instance_id: str
@@ -167,7 +167,7 @@ class ComponentDescriptor:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Budget:
     max_components: int | None = None
     max_bytes: int | None = None
@@ -179,7 +179,7 @@ class Budget:
                 raise ValueError(f"budget {name} must be a non-negative integer, got {value!r}")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Snapshot:
     surface_id: str
     surface_version: str

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,6 +32,7 @@ from ..jsonvalue import (
     to_json_value,
 )
 from ..pointer import ROOT, json_pointer
+from ..records import record
 from .accept import ANNOTATIONS, UNPROVEN, Accept, compile_accept
 from .formats import FORMAT_CHECKS
 
@@ -235,7 +235,7 @@ def inline_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- validation
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Issue:
     """One agent-safe validation problem: where (JSON pointer) and what, never the value."""
 
@@ -246,13 +246,13 @@ class Issue:
         return {"path": self.path, "message": self.message}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Valid:
     value: Any  # what handlers receive (a model instance for model schemas)
     json: JsonValue  # the same value as plain JSON (effective input, digests, output)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Invalid:
     issues: tuple[Issue, ...]
 

@@ -15,7 +15,6 @@ import contextlib
 import json
 import sys
 from collections import deque
-from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, TextIO
 from urllib.parse import urlsplit
@@ -26,6 +25,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from ..._core.base_error import AgentSurfaceError
+from ..._core.records import record
 from ...adapters.relay_protocol import (
     MAX_FRAME_BYTES,
     PROTOCOL,
@@ -42,7 +42,7 @@ HANDSHAKE_TIMEOUT_S = 10.0
 POLICY_VIOLATION = 1008
 
 
-@dataclass
+@record(frozen=False)
 class RelayGate:
     """Who may connect: the paired origins (store), ``--allow-origin`` ones, pairings under way."""
 

@@ -20,9 +20,10 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from ..._core.records import record
 from ...adapters.relay_protocol import is_secret, new_code, new_secret
 
 CODE_ATTEMPTS = 3
@@ -102,7 +103,7 @@ class PairingStore:
             raise
 
 
-@dataclass
+@record(frozen=False)
 class Pairing:
     """One pairing under way: its code and how many tries are left."""
 
@@ -112,7 +113,7 @@ class Pairing:
     attempts: int = CODE_ATTEMPTS
 
 
-@dataclass
+@record(frozen=False)
 class PairingDesk:
     """Pairings under way, with their limits. ``clock`` is injectable for tests."""
 

@@ -16,10 +16,11 @@ import json
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..._core.errors import AgentSurfaceError
+from ..._core.records import record
 from ...adapters.relay_protocol import MAX_TOOLS, checked_tool
 from ...testing.webmcp_results import Tool, parse_tool
 from ..errors import PageGone
@@ -31,7 +32,7 @@ LOOKS_PREFIXED = re.compile(r"t[0-9]+-")
 SendText = Callable[[str], Awaitable[None]]
 
 
-@dataclass(eq=False)
+@record(frozen=False, eq=False)
 class Source:
     """One welcomed tab."""
 

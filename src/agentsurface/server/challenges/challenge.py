@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeAlias
 
 from ..._core.jsonvalue import JsonValue, digest
+from ..._core.records import record
 from ..procedures import Caller
 
 ApprovalLevel: TypeAlias = Literal["confirm", "webauthn"]
@@ -19,7 +19,7 @@ NONCE_BYTES = 32
 ChallengeReason: TypeAlias = Literal["used", "mismatch", "unknown", "expired", "malformed"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Challenge:
     """One minted challenge, as the store keeps it.
 

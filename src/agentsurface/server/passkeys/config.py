@@ -4,10 +4,10 @@ its origin rule (:func:`origin_allowed`: exact origins, or any port of ``localho
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from ..._core.errors import AgentSurfaceError
+from ..._core.records import record
 from ..procedures import Caller
 
 UserVerification: TypeAlias = Literal["required", "preferred", "discouraged"]
@@ -35,7 +35,7 @@ def _same_tenant(admin: Caller, name: str) -> str | None:
     return f"{admin.tenant or ''}\x1f{name}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PasskeyConfig:
     """The relying party: ``rp_id`` (the site's registrable domain, ``localhost`` in development),
     ``rp_name`` (shown by the authenticator), the exact ``origins`` pages run on

@@ -15,10 +15,10 @@ import base64
 import hashlib
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ..._core.records import record
 from ..procedures import Caller
 from . import tables as db_
 from .checks import ManagementRefused, RegistrationReason
@@ -55,7 +55,7 @@ def grant_check(db: Any, person: str, code: str | None, now: float) -> tuple[Reg
     return None, grant.digest
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Reenrolment:
     """What the administrator's procedure answers: the code to hand over, until when it is
     good, and how many passkeys of the person it revoked."""

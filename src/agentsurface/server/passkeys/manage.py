@@ -10,15 +10,15 @@ call (this procedure, this credential id), short-lived and spent once in this tr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from ..._core.records import record
 from . import tables as db_
 from .checks import ManagementRefused
 from .names import MAX_NAME, clean_name
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PasskeyListing:
     """What a person sees of one of their passkeys (never its public key, counter or handle)."""
 

@@ -9,7 +9,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -35,6 +35,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from ..._core.records import record
 from ..procedures import Caller, ServedProcedure
 from ..stores.protocol import InvocationStore
 from . import enrolment, manage
@@ -57,7 +58,7 @@ from .procedures import passkey_procedures
 log = logging.getLogger("agentsurface.server.passkeys")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RegisteredPasskey:
     credential_id: str
     created_at: str

@@ -18,9 +18,9 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from ..._core.records import record
 from ..stores.protocol import StoreVersionError
 
 COMPONENT = "passkeys"
@@ -66,7 +66,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 assert max(MIGRATIONS) == PASSKEY_SCHEMA_VERSION
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StoredPasskey:
     """One registered credential (binary fields base64url-encoded, as WebAuthn's JSON carries them)."""
 
@@ -86,7 +86,7 @@ class StoredPasskey:
 Purpose = Literal["first", "add", "replace", "grant"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PendingRegistration:
     person: str
     challenge: str
@@ -97,7 +97,7 @@ class PendingRegistration:
     grant_digest: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EnrolmentGrant:
     """An administrator's re-enrolment grant: the person may register one passkey without an
     assertion, with the code whose digest this is, before ``expires_at``."""

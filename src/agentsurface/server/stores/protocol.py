@@ -9,18 +9,18 @@ commit together or not at all. Any database can implement the protocol; SQLite (
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 from ..._core.errors import AgentSurfaceError
+from ..._core.records import record
 from ..challenges.challenge import Challenge
 from ..ratelimit import RateLimit
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Outcome:
     """A settled call: the HTTP status and JSON body to answer (and to replay).
 
@@ -34,13 +34,13 @@ class Outcome:
     record: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Settlement:
     kind: Literal["applied", "replayed", "conflict"]
     outcome: Outcome | None  # None for a conflict
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class InvocationKey:
     scope: str  # whose id space: the caller (and tenant), never what the page claims
     invocation_id: str
