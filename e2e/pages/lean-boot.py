@@ -2,6 +2,7 @@
 starts it with agentsurface alone, imported from its zip; pydantic and jsonschema arrive later
 (background load, or first import)."""
 
+import json
 import sys
 
 import js
@@ -63,7 +64,14 @@ def stdlib_bytecode():
 
 
 js.window.leanAtStart = ",".join(at_start)
-js.window.leanDataclassExec = getattr(__import__("dataclasses"), "exec", exec).__name__
+# Records got the build's compiled code (agentsurface._compat), and dataclasses was left as it
+# was: no exec of the library's stays installed for the page's own dataclasses.
+js.window.leanDataclassExec = json.dumps(
+    {
+        "installed": "exec" in vars(__import__("dataclasses")),
+        "compiled": len(__import__("agentsurface._compat", fromlist=["_"])._compiled_code()),
+    }
+)
 js.window.leanFile = sys.modules["agentsurface"].__file__
 js.window.leanLoadedNow = create_proxy(loaded_now)
 js.window.leanImportNow = create_proxy(import_now)
