@@ -37,7 +37,9 @@ CHROMIUM_FLAGS = [
 # cache): Chromium 156's browser process CHECK-fails on getTools() from such a document.
 _LEAVING = "window.__agentSurfaceMcpLeaving === true"
 _LIST = agent_runtime_function(f"if ({_LEAVING}) return []; return agent.list();")
-_CALL_BODY = f"if ({_LEAVING}) return {{leaving: true}};" + """
+# Never in another document than the one whose origin was checked (one that committed between
+# the two evaluates of a document's first call, say): it answers "leaving", a PageGone.
+_CALL_BODY = f"if ({_LEAVING} || location.origin !== arg.origin) return {{leaving: true}};" + """
   if (!agent.shape()) return null;
   return agent.run(arg.id, arg.name, arg.input);"""
 # A call sends only this once the document has the runtime (the first call installs it): the
@@ -323,7 +325,8 @@ class PageLink:
         if self._navigating:
             raise PageGone("the page is navigating away")
         call_id = f"mcp-{next(self._ids)}"
-        running = asyncio.ensure_future(self._evaluate_call(page, {"id": call_id, "name": name, "input": arguments}))
+        arg = {"id": call_id, "name": name, "input": arguments, "origin": self.page_origin}
+        running = asyncio.ensure_future(self._evaluate_call(page, arg))
         try:
             done, _ = await asyncio.wait({running, gone}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
