@@ -341,11 +341,13 @@ def create_console_surface(
     **registry_options: Any,
 ) -> ConsoleSurface:
     """The console's registry. ``session`` is the backend's ``session.describe`` answer (user, role,
-    tenant, allowedProcedures): it is the host context the policies read. The executor is set
-    before anything registers (a procedure reference needs one at registration)."""
+    tenant, allowedProcedures): it is the host context the policies read. The registry is built
+    with the executor (a procedure reference needs one at registration)."""
     host = dict(session)
     authority = committed_authority()
-    registry = AgentSurfaceRegistry(authority=authority, context=lambda: host, **registry_options, procedure_executor=executor)
+    registry = AgentSurfaceRegistry(
+        authority=authority, context=lambda: host, procedure_executor=executor, **registry_options
+    )
     return ConsoleSurface(registry, state)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 from ..audit import AuditEvent, AuditSink
 from ..clock import iso
@@ -51,7 +51,8 @@ class Pipeline:
             emit=emit,
             audit=self.audit,
         )
-        self.executor = executor  # the host's, for ``domain:`` procedures
+        # The host's, for ``domain:`` procedures: fixed with the registry (registrations rely on it).
+        self.executor: Final = executor
         self.active: set[CancelSignal] = set()
 
     def audit(self, type_: str, **fields: Any) -> None:

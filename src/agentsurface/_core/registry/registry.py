@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from ..._compat import running_loop_or_none
 from ..audit import AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink, record_lifecycle
@@ -41,7 +41,10 @@ class AgentSurfaceRegistry:
     """Holds live registrations and answers snapshots and invocations for consumers.
 
     ``AgentSurfaceRegistry(authority=...)``: a registry cannot exist without a genuine capability
-    authority, and it only accepts bindings whose contracts that authority proves. ``close()`` (or
+    authority, and it only accepts bindings whose contracts that authority proves.
+    ``procedure_executor`` (the host's backend, e.g. a ``BackendBridge``) runs the ``domain:``
+    procedures its components reference; without one such references are refused at
+    registration. Both are fixed for the registry's life. ``close()`` (or
     ``with``) ends it: in-flight calls settle as cancelled, later use raises ``RegistryClosedError``.
     """
 
@@ -109,7 +112,8 @@ class AgentSurfaceRegistry:
             memory = MemoryAuditSink()
             audit = FanOutSink(memory, ConsoleAuditSink()) if environment == "development" else memory
         self.audit_sink: AuditSink = audit
-        self._procedure_executor = procedure_executor
+        # Fixed for the registry's life: a registered procedure reference relies on it.
+        self._procedure_executor: Final = procedure_executor
         self._pipeline: Pipeline | None = None
 
     # ------------------------------------------------------------------ basics

@@ -1,12 +1,15 @@
-"""Procedure references need an executor at registration (function- and class-based components)."""
+"""A registry's procedure executor is given at construction: ``domain:`` calls run through it, and
+procedure references need one at registration (function- and class-based components)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
 from agentsurface import (
+    ActionContext,
     AgentComponent,
     AgentSurfaceRegistry,
     CapabilityAuthority,
@@ -50,3 +53,36 @@ def test_an_executor_that_is_not_callable_is_refused_at_construction() -> None:
     authority = CapabilityAuthority.from_manifest(compile_manifest([Toolbar, PING]))
     with pytest.raises(TypeError, match="procedure_executor must be callable"):
         AgentSurfaceRegistry(authority=authority, procedure_executor="http://backend")  # type: ignore[arg-type]
+
+
+async def test_a_registry_built_with_an_executor_routes_domain_calls_to_it() -> None:
+    authority = CapabilityAuthority.from_manifest(compile_manifest([Toolbar, PING]))
+    calls: list[tuple[str, Any, str]] = []
+
+    async def backend(procedure_id: str, value: Any, ctx: ActionContext) -> Any:
+        calls.append((procedure_id, value, ctx.capability_id))
+        return {"answered": "backend"}
+
+    registry = AgentSurfaceRegistry(authority=authority, procedure_executor=backend)
+    other = AgentSurfaceRegistry(authority=authority, procedure_executor=lambda cid, value, ctx: {"sync": cid})
+    registry.register(Toolbar())
+    other.register(Toolbar())
+    result = await registry.invoke({"capabilityId": "domain:app.ping", "input": {}})
+    assert result.ok and result.output == {"answered": "backend"}
+    assert calls == [("domain:app.ping", {}, "domain:app.ping")]
+    # Each registry keeps its own executor (a plain function answers too).
+    answer = await other.invoke({"capabilityId": "domain:app.ping", "input": {}})
+    assert answer.ok and answer.output == {"sync": "domain:app.ping"}
+    assert len(calls) == 1
+
+
+async def test_a_registry_built_without_an_executor_serves_no_domain_calls() -> None:
+    contract = toolbar_contract()
+    registry = AgentSurfaceRegistry(authority=CapabilityAuthority.from_manifest(compile_manifest([contract, PING])))
+    with pytest.raises(DefinitionError, match="no procedure executor") as info:
+        registry.register(contract.bind(procedures=[PING.reference()]))
+    assert info.value.code == "PLANE_VIOLATION"
+    registry.register(contract.bind())  # the component alone registers; the procedure is not served
+    result = await registry.invoke({"capabilityId": "domain:app.ping", "input": {}})
+    assert not result.ok and result.code == "CAPABILITY_NOT_FOUND"
+    assert result.error is not None and result.error.retry == "after-refresh"
