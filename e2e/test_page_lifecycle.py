@@ -18,27 +18,42 @@ NAMES = {
     "plain": "() => navigator.modelContextTesting.listTools().map((t) => t.name).sort()",
 }
 PAGES = {"webmcp": "/e2e/pages/page-lifecycle.html", "plain": "/e2e/pages/page-lifecycle-polyfill.html"}
-# Insert (or remove) an element, wait one animation frame, and list the tools the browser has.
-# Counts the frames from a DOM change until the library asks the browser (a registerTool call,
-# or the abort of a registration's signal), and until the browser's listing shows it. The first
-# is the library's own latency (one frame period: the registry's coalesced surface-changed,
-# then the adapter); the second adds the browser process's round trips, which a loaded machine stretches.
+# Insert (or remove) an element and list the tools the browser has, frame by frame, until the
+# listing shows the change. Two clocks run from the change: Python event-loop turns (a chain of
+# ``call_soon`` ticks on Pyodide's one FIFO queue, the queue the library's own work rides on), and
+# animation frames. ``askedTurn`` is the tick at which the library asked the browser (a
+# registerTool call, or the abort of a registration's signal): it is the library's own latency and
+# does not depend on the machine's load. ``askedAt`` (frames) and ``frames`` (until the browser's
+# listing shows it) add the renderer's scheduling and the browser process's round trips.
 AFTER_ONE_FRAME = """async ([change, names, expected]) => {
     const context = document.modelContext ?? navigator.modelContext;
+    const turns = {n: 0, asked: -1};  // -1: not yet (JS null would reach Python as jsnull)
     const asked = [];
+    const note = (what) => { asked.push(what); if (turns.asked < 0) turns.asked = turns.n; };
     const wrapped = ["registerTool", "unregisterTool", "provideContext"].filter((m) => typeof context[m] === "function");
     for (const method of wrapped) {
         const original = context[method];
         context[method] = function (first, ...rest) {
-            asked.push(method === "registerTool" ? first.name : method);
+            note(method === "registerTool" ? first.name : method);
             return original.call(this, first, ...rest);
         };
     }
     const abort = AbortController.prototype.abort;
-    AbortController.prototype.abort = function (...args) { asked.push("abort"); return abort.apply(this, args); };
+    AbortController.prototype.abort = function (...args) { note("abort"); return abort.apply(this, args); };
+    const tick = window.agentSurface.pyodide.runPython(`
+def tick(turns):
+    import asyncio
+    loop = asyncio.get_event_loop()
+    def step():
+        turns.n += 1
+        if turns.asked < 0 and turns.n < 1000:
+            loop.call_soon(step)
+    loop.call_soon(step)
+tick`);
     const started = performance.now();
     let frames = 0, askedAt = null, latest = null;
     try {
+        tick(turns);  // its first turn is queued before any the change causes
         (0, eval)(change)();
         do {
             await new Promise((resolve) => requestAnimationFrame(resolve));
@@ -49,8 +64,9 @@ AFTER_ONE_FRAME = """async ([change, names, expected]) => {
     } finally {
         for (const method of wrapped) delete context[method];
         AbortController.prototype.abort = abort;
+        tick.destroy();
     }
-    return {latest, frames, askedAt, asked, ms: performance.now() - started};
+    return {latest, frames, askedAt, askedTurn: turns.asked < 0 ? null : turns.asked, asked, ms: performance.now() - started};
 }"""
 # Find the tool the way an agent does (list, then call), retrying over a few frames: a tool whose
 # description changed is withdrawn and registered again, and a listing can fall in between.
@@ -91,6 +107,10 @@ def names(run: PageRun) -> list[str]:
     return result
 
 
+# Measured: the library asks on turn 2 of this count (a timer of 20 ms in between makes it ~200).
+TURNS_TO_ASK = 4
+
+
 def wait_names(run: PageRun, predicate: str) -> list[str]:
     run.page.wait_for_function(
         f"async () => {{ const names = await ({NAMES[run.variant]})(); return {predicate}; }}"
@@ -98,7 +118,7 @@ def wait_names(run: PageRun, predicate: str) -> list[str]:
     return names(run)
 
 
-def test_tools_follow_their_element_within_one_frame(lifecycle: PageRun, record_timing: Any) -> None:
+def test_tools_follow_their_element_within_a_few_turns(lifecycle: PageRun, record_timing: Any) -> None:
     page = lifecycle.page
     board = wait_names(lifecycle, "names.some((n) => n.includes('strokes'))")
     assert not any("palette" in name for name in board)
@@ -112,13 +132,14 @@ def test_tools_follow_their_element_within_one_frame(lifecycle: PageRun, record_
             "(names) => names.filter((n) => n.includes('palette')).length === 2",
         ],
     )
-    # The library asks the browser within one frame (the registry's coalesced surface-changed,
-    # the next event-loop turn, then the adapter); the browser lists the tools a few frames
-    # later, more on a loaded machine (its process's round trips), so that is not bounded here.
+    # The library asks the browser a few event-loop turns after the change (the registration runs
+    # in the mutation observer; then the registry's coalesced surface-changed, then the adapter's
+    # reconcile), waiting for no frame and no timer. Turns are counted on the queue that work
+    # rides on, so the bound holds on a loaded machine; frames are recorded, not bounded.
     palette = sorted(set(added["latest"]) - set(board))
     assert len(palette) == 2 and all("palette" in name for name in palette)
-    # By the second animation frame at most (the first can come right after the change).
-    assert added["askedAt"] <= 2 and sorted(added["asked"]) == palette
+    assert added["askedTurn"] is not None and added["askedTurn"] <= TURNS_TO_ASK, added
+    assert sorted(added["asked"]) == palette
     removed = page.evaluate(
         AFTER_ONE_FRAME,
         [
@@ -128,12 +149,15 @@ def test_tools_follow_their_element_within_one_frame(lifecycle: PageRun, record_
         ],
     )
     assert removed["latest"] == board
-    assert removed["askedAt"] <= 2 and removed["asked"]
+    assert removed["askedTurn"] is not None and removed["askedTurn"] <= TURNS_TO_ASK, removed
+    assert removed["asked"]
     record_timing(
         {
+            "addAskedAtTurn": added["askedTurn"],
             "addAskedAtFrame": added["askedAt"],
             "addFrames": added["frames"],
             "addMs": round(added["ms"], 1),
+            "removeAskedAtTurn": removed["askedTurn"],
             "removeAskedAtFrame": removed["askedAt"],
             "removeFrames": removed["frames"],
             "removeMs": round(removed["ms"], 1),
