@@ -7,10 +7,13 @@
   has booted Pyodide and registered them).
 - calls: one read tool (``view_devices__filters__active``) through the bridge (MCP SDK client
   over stdio -> bridge -> executeTool), next to the same executeTool in the page (timed with the
-  page's clock, and as a Playwright evaluate round trip from Python); p50 and p95. Then where a
-  call's time goes: the MCP hop alone (a ping), the CDP hop alone (an empty evaluate), and one
-  call started from outside timed by the page's clock (its getTools, its executeTool), which
-  pays what back-to-back calls in the page do not (the previous call's rendering, a cold path).
+  page's clock, and as a Playwright evaluate round trip from Python); p50 and p95. Twice: with
+  the Chromium the bridge starts itself (``agentsurface mcp URL``: its calls go over the
+  browser's debugging pipe), and attached to a running one (``--cdp``: over a WebSocket to its
+  DevTools endpoint). Then where a call's time goes: the MCP hop alone (a ping), the CDP hop
+  alone (an empty Playwright evaluate), and one call started from outside timed by the page's
+  clock (its getTools, its executeTool), which pays what back-to-back calls in the page do not
+  (the previous call's rendering, a cold path).
 - list_changed: from a click that opens the device drawer (its component mounts three tools) or
   closes it, to the client receiving notifications/tools/list_changed.
 
@@ -21,12 +24,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,8 +75,8 @@ ONE_IN_PAGE = """async (name) => {
 }"""
 
 
-def bridge(*args: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "agentsurface", "mcp", *args])
+def bridge(*args: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "agentsurface", "mcp", *args], env=env)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -102,6 +107,22 @@ async def startup(url: str, chromium: str) -> None:
     print(f"  start -> first answer with the page's tools    {ready * 1000:8.0f} ms")
 
 
+async def calls_own_chromium(url: str, chromium: str, n: int, changes: int) -> None:
+    """The bridge starts its Chromium (in a temporary folder of ours, where the benchmark finds
+    its debugging port to time the page from the inside)."""
+    with tempfile.TemporaryDirectory() as folder:
+        params = bridge(url, "--headless", "--browser", chromium, env={**os.environ, "TMPDIR": folder})
+
+        async def bridges_chromium() -> str:
+            while not (ports := list(Path(folder).glob("agentsurface-mcp-*/DevToolsActivePort"))):
+                await asyncio.sleep(0.05)
+            while not ports[0].read_text().strip():
+                await asyncio.sleep(0.05)
+            return f"http://127.0.0.1:{ports[0].read_text().split()[0]}"
+
+        await _measure(url, params, bridges_chromium, "its own Chromium, over the debugging pipe", n, changes)
+
+
 async def calls_and_changes(url: str, chromium: str, n: int, changes: int) -> None:
     with tempfile.TemporaryDirectory() as profile:
         process = subprocess.Popen(
@@ -114,13 +135,19 @@ async def calls_and_changes(url: str, chromium: str, n: int, changes: int) -> No
             while not port_file.exists() or not port_file.read_text().strip():
                 await asyncio.sleep(0.05)
             cdp = f"http://127.0.0.1:{port_file.read_text().split()[0]}"
-            await _measure(url, cdp, n, changes)
+
+            async def given() -> str:
+                return cdp
+
+            await _measure(url, bridge(url, "--cdp", cdp), given, "--cdp, over a DevTools WebSocket", n, changes)
         finally:
             process.terminate()
             process.wait()
 
 
-async def _measure(url: str, cdp: str, n: int, changes: int) -> None:
+async def _measure(
+    url: str, params: StdioServerParameters, chromium_of: Callable[[], Awaitable[str]], how: str, n: int, changes: int
+) -> None:
     notes: list[float] = []
 
     async def on_message(message: Any) -> None:
@@ -128,13 +155,13 @@ async def _measure(url: str, cdp: str, n: int, changes: int) -> None:
             notes.append(time.perf_counter())
 
     with open(Path(tempfile.gettempdir()) / "bench-mcp-bridge.log", "w") as errlog:
-        async with stdio_client(bridge(url, "--cdp", cdp), errlog=errlog) as (r, w), ClientSession(
+        async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(
             r, w, message_handler=on_message
         ) as session, async_playwright() as pw:
             await session.initialize()
             while not any(t.name == READY for t in (await session.list_tools()).tools):
                 await asyncio.sleep(0.05)
-            browser = await pw.chromium.connect_over_cdp(cdp)
+            browser = await pw.chromium.connect_over_cdp(await chromium_of())
             page = next(p for p in browser.contexts[0].pages if p.url == url)
             for _ in range(20):  # warm both paths
                 await session.call_tool(READ, {})
@@ -163,7 +190,7 @@ async def _measure(url: str, cdp: str, n: int, changes: int) -> None:
                 t0 = time.perf_counter()
                 await page.evaluate("() => 0")
                 empty.append((time.perf_counter() - t0) * 1000)
-            print(f"calls ({READ})")
+            print(f"calls ({READ}; the bridge on {how})")
             row("in the page: executeTool (page clock)", page_clock)
             row("from Python: page.evaluate(executeTool)", round_trip)
             row("through the bridge: MCP tools/call over stdio", through)
@@ -172,6 +199,7 @@ async def _measure(url: str, cdp: str, n: int, changes: int) -> None:
             row("  one call from outside: getTools (page clock)", [a for a, _ in split])
             row("  one call from outside: executeTool (page clock)", [b for _, b in split])
             print(f"  bridge p50 / in-page p50: {statistics.median(through) / statistics.median(page_clock):.1f}x")
+            print(f"  bridge p50 - in-page p50: {statistics.median(through) - statistics.median(page_clock):+.2f} ms")
 
             opened: list[float] = []
             closed: list[float] = []
@@ -202,6 +230,7 @@ async def main() -> None:
     try:
         url = base + "/index.html"
         await startup(url, chromium)
+        await calls_own_chromium(url, chromium, args.calls, args.changes)
         await calls_and_changes(url, chromium, args.calls, args.changes)
     finally:
         server.shutdown()

@@ -4,7 +4,8 @@ over CDP.
 
 Chromium is given both a debugging port (for Playwright) and a debugging pipe that only this
 process holds: when the bridge ends, however it ends, the pipe closes and Chromium exits with it
-(as a browser Playwright launches does).
+(as a browser Playwright launches does). The bridge's calls to the page go over that pipe
+(``cdp``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 from pathlib import Path
 
 from ..testing.chromium_flags import with_features
+from .cdp import CdpConnection
 from .options import WEBMCP_FEATURES, BridgeOptions
 
 # What Playwright's own launch passes and a page driven by an agent needs: no throttling of a
@@ -79,6 +81,7 @@ class OwnChromium:
         self._profile = Path(tempfile.mkdtemp(prefix=f"{PROFILE_PREFIX}{os.getpid()}-"))
         self._pid: int | None = None
         self._pipe: tuple[int, int] | None = None  # our ends: we write to fd 3, read from fd 4
+        self._cdp: CdpConnection | None = None  # those ends once connected (it owns them then)
         self.error: OSError | None = None
         args = with_features(list(LAUNCH_FLAGS), enable=WEBMCP_FEATURES.split(","))
         if options.headless:
@@ -137,6 +140,14 @@ class OwnChromium:
                 raise OSError(f"Chromium opened no debugging port within {START_TIMEOUT_S:g} s")
             await asyncio.sleep(0.02)
 
+    async def cdp_pipe(self) -> CdpConnection | None:
+        """The debugging pipe, connected on first use (None if Chromium did not start)."""
+        if self._cdp is None and self._pipe is not None:
+            commands, replies = self._pipe
+            self._cdp = await CdpConnection.pipe(commands, replies)
+            self._pipe = None  # the connection closes them now
+        return self._cdp
+
     def _exited(self) -> int | None:
         """Chromium's exit status once it has exited (reaping it), else None."""
         if self._pid is None:
@@ -153,6 +164,9 @@ class OwnChromium:
 
     def close(self) -> None:
         """Stop Chromium (if it still runs) and remove its profile."""
+        cdp, self._cdp = self._cdp, None
+        if cdp is not None:
+            cdp.close()  # Chromium quits when its pipe closes
         if self._pipe is not None:
             for fd in self._pipe:
                 with contextlib.suppress(OSError):

@@ -22,9 +22,11 @@ from playwright.async_api import Error as PlaywrightError
 from ..testing.chromium_flags import with_features
 from ..testing.webmcp_agent import agent_runtime_function
 from ..testing.webmcp_results import Tool, parse_tool
+from .cdp import CdpConnection, CdpError
 from .chromium import OwnChromium
 from .errors import PageGone
 from .options import WEBMCP_FEATURES, BridgeOptions, origin_of
+from .page_eval import EvaluationFailed, PageEvaluator
 
 CHROMIUM_FLAGS = [
     "--no-first-run",
@@ -120,12 +122,17 @@ class PageLink:
         self.options = options
         self._on_change = on_change
         self._chromium = chromium  # started already, on URL (see mcp_server/chromium.py)
+        # The calls' way in (one hop, see cdp.py): our Chromium's pipe, or a --cdp browser's
+        # WebSocket; without one (--polyfill launches through Playwright), Playwright's evaluate.
+        self._cdp: CdpConnection | None = None
+        self._own_cdp = False  # the WebSocket is ours to close (the pipe is our Chromium's)
         self._ids = itertools.count(1)
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._context: BrowserContext | None = None
         self._launched = False
         self.page: Page | None = None
+        self._evaluate: PageEvaluator | None = None  # runs the runtime's functions in page
         self._gone: asyncio.Future[str] | None = None  # settles when the page crashes or closes
         # The page's main-frame navigations in flight: until one commits (or fails), the bridge
         # evaluates nothing in the document that is leaving (see _LEAVING).
@@ -149,6 +156,9 @@ class PageLink:
             return
         if self.options.cdp:
             self._browser = await chromium.connect_over_cdp(self.options.cdp)
+            with contextlib.suppress(CdpError):  # without it, Playwright's evaluate answers
+                self._cdp = await CdpConnection.websocket(self.options.cdp)
+                self._own_cdp = True
             contexts = self._browser.contexts
             self._context = contexts[0] if contexts else await self._browser.new_context()
         else:
@@ -181,6 +191,7 @@ class PageLink:
         watch script that runs before a page's scripts; the probe finds its tools anyway)."""
         assert self._chromium is not None
         self._browser = await chromium.connect_over_cdp(await self._chromium.cdp_url())
+        self._cdp = await self._chromium.cdp_pipe()
         self._launched = True
         contexts = self._browser.contexts
         context = self._context = contexts[0] if contexts else await self._browser.new_context()
@@ -233,6 +244,8 @@ class PageLink:
         self._on_change()
 
     async def aclose(self) -> None:
+        if self._own_cdp and self._cdp is not None:
+            self._cdp.close()
         with contextlib.suppress(Exception):
             if self._launched and self._browser is not None:
                 await self._browser.close()
@@ -259,8 +272,8 @@ class PageLink:
         if page is None or origin is None or origin not in self.options.origins or self._navigating:
             return []
         try:
-            raw = await page.evaluate(_LIST, None)
-        except PlaywrightError:
+            raw = await self._evaluator(page)(_LIST, None)
+        except EvaluationFailed:
             return []  # between documents, or gone: the next change lists again
         allowed = self.options.origins
         return [parse_tool(t) for t in raw or [] if origin_of(str(t.get("origin") or origin)) in allowed]
@@ -298,8 +311,8 @@ class PageLink:
         if origin is None or origin not in self.options.origins:
             return [], False, True
         try:
-            state = await page.evaluate(_PROBE, None)
-        except PlaywrightError:
+            state = await self._evaluator(page)(_PROBE, None)
+        except EvaluationFailed:
             return [], False, page.is_closed()  # between documents, or gone
         if not isinstance(state, dict):
             return [], False, False
@@ -326,7 +339,8 @@ class PageLink:
             raise PageGone("the page is navigating away")
         call_id = f"mcp-{next(self._ids)}"
         arg = {"id": call_id, "name": name, "input": arguments, "origin": self.page_origin}
-        running = asyncio.ensure_future(self._evaluate_call(page, arg))
+        evaluate = self._evaluator(page)
+        running = asyncio.ensure_future(self._evaluate_call(evaluate, arg))
         try:
             done, _ = await asyncio.wait({running, gone}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
@@ -334,7 +348,7 @@ class PageLink:
             # The abort outlives this cancellation (shielded); when the bridge is shutting down
             # (the client left mid-call), the browser is gone before it ends: its failure is
             # expected and taken here, not reported as "never retrieved" on the way out.
-            abort = asyncio.ensure_future(asyncio.wait_for(page.evaluate(_ABORT, call_id), 5))
+            abort = asyncio.ensure_future(asyncio.wait_for(evaluate(_ABORT, call_id), 5))
             abort.add_done_callback(_taken)
             with contextlib.suppress(Exception):
                 await asyncio.shield(abort)
@@ -344,7 +358,7 @@ class PageLink:
             raise PageGone(gone.result())
         try:
             outcome = running.result()
-        except PlaywrightError as exc:
+        except EvaluationFailed as exc:
             raise PageGone(gone.result() if gone.done() else _reason(exc)) from exc
         if outcome is None:
             raise PageGone("the page offers no WebMCP client any more")
@@ -353,11 +367,16 @@ class PageLink:
         return dict(outcome)
 
 
+    def _evaluator(self, page: Page) -> PageEvaluator:
+        if self._evaluate is None or self._evaluate.page is not page:
+            self._evaluate = PageEvaluator(page, self._cdp)
+        return self._evaluate
+
     @staticmethod
-    async def _evaluate_call(page: Page, arg: dict[str, Any]) -> Any:
-        outcome = await page.evaluate(_CALL, arg)
+    async def _evaluate_call(evaluate: PageEvaluator, arg: dict[str, Any]) -> Any:
+        outcome = await evaluate(_CALL, arg)
         if isinstance(outcome, dict) and outcome.get("install"):  # this document's first call
-            outcome = await page.evaluate(_INSTALL_AND_CALL, arg)
+            outcome = await evaluate(_INSTALL_AND_CALL, arg)
         return outcome
 
 
