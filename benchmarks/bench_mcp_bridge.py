@@ -76,7 +76,11 @@ ONE_IN_PAGE = """async (name) => {
 
 
 def bridge(*args: str, env: dict[str, str] | None = None) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "agentsurface", "mcp", *args], env=env)
+    # This environment, not the SDK's short default one (PYTHONPATH reaches the bridge: a run of
+    # another checkout's code beside this one).
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "agentsurface", "mcp", *args], env=env or dict(os.environ)
+    )
 
 
 def pct(values: list[float], q: float) -> float:

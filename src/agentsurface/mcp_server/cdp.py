@@ -19,12 +19,14 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._core.errors import AgentSurfaceError
+
 # How long finding and opening a --cdp browser's WebSocket may take before the bridge does
 # without it (Playwright's evaluate answers instead).
 CONNECT_TIMEOUT_S = 5.0
 
 
-class CdpError(Exception):
+class CdpError(AgentSurfaceError):
     """A command failed: the browser answered an error, a script threw, the page's session
     ended, or the connection closed."""
 

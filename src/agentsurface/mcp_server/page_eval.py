@@ -11,10 +11,11 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
+from .._core.errors import AgentSurfaceError
 from .cdp import CdpConnection, CdpError, evaluate
 
 
-class EvaluationFailed(Exception):
+class EvaluationFailed(AgentSurfaceError):
     """The function threw, or could not run (the page is between documents, or gone)."""
 
 

@@ -165,7 +165,7 @@ def test_a_closed_connection_leaves_the_calls_to_playwright() -> None:
 
 def test_a_cdp_address_with_no_browser_is_a_typed_error() -> None:
     async def scenario() -> None:
-        with pytest.raises(CdpError, match="no DevTools WebSocket at http://127.0.0.1:9"):
+        with pytest.raises(CdpError, match=r"no DevTools WebSocket at http://127\.0\.0\.1:9 "):
             await CdpConnection.websocket("http://127.0.0.1:9")
         with pytest.raises(CdpError, match="no DevTools WebSocket"):
             await CdpConnection.websocket("ws://127.0.0.1:9/devtools/browser/x")
