@@ -100,6 +100,28 @@ def test_AS_EVT_001_availability_changed_only_for_capabilities_that_flipped(
     assert all(e["registrationId"] == handle.registration_id for e in recorder.of("availability-changed"))
 
 
+def test_AS_EVT_001_a_fresh_registration_publishes_its_enabled_flag_or_its_when(
+    registry: AgentSurfaceRegistry, contract: ComponentContract
+) -> None:
+    """What a registration publishes first is what later flips are measured from: ``enabled``
+    everywhere without a when() (registered disabled: nothing flips until it is enabled), the
+    when() where there is one."""
+    plain = registry.register(bind_devices(contract, "plain", enabled=False))
+    gated = registry.register(bind_devices(contract, "gated", when_clear=lambda: False))
+    recorder = Recorder(registry)
+    registry.sync_availability()
+    assert recorder.of("availability-changed") == []
+    plain.update(enabled=True)
+    flipped = {(e["capabilityId"], e["available"]) for e in recorder.of("availability-changed")}
+    assert flipped == {
+        ("view:devices.table.visibleRows", True),
+        ("view:devices.table.selectRows", True),
+        ("view:devices.table.clearSelection", True),
+    }
+    assert {e["registrationId"] for e in recorder.of("availability-changed")} == {plain.registration_id}
+    assert gated.registration_id != plain.registration_id
+
+
 def test_AS_EVT_001_listener_exceptions_are_isolated(
     registry: AgentSurfaceRegistry, contract: ComponentContract, caplog: Any
 ) -> None:

@@ -377,14 +377,21 @@ def _bind_members(
         )
     out: dict[str, Any] = {}
     for name, value in given.items():
-        member = value if isinstance(value, binding_type) else binding_type(value)
+        if not isinstance(value, binding_type):
+            # A bare handler (the common case: binding is per mount) has no options to check.
+            if not callable(value):
+                raise DefinitionError(
+                    "INVALID_DEFINITION", f"{handler_name} of {name!r} is not callable", path=where
+                )
+            out[name] = binding_type(value)
+            continue
+        member = value
         if not callable(getattr(member, handler_name)):
             raise DefinitionError(
                 "INVALID_DEFINITION", f"{handler_name} of {name!r} is not callable", path=where
             )
         precondition = getattr(member, "precondition", None)
         preview = getattr(member, "preview", None)
-        # A bare handler has no options to check (the common case: binding is per mount).
         if (
             member.unavailable_reason is not None or member.policies or member.when is not None
             or precondition is not None or preview is not None

@@ -219,21 +219,33 @@ def _scoped(policies: Iterable[Policy], scope: PolicyScope) -> PolicyChain:
 
 def build_capabilities(
     binding: ComponentBinding, registry_policies: tuple[Policy, ...]
-) -> dict[str, CapabilityEntry]:
-    """The entries of one binding, each with its policy chain precomputed."""
+) -> tuple[dict[str, CapabilityEntry], bool]:
+    """The entries of one binding, each with its policy chain precomputed, and whether any of
+    them has a ``when()`` (without one, a fresh registration publishes ``enabled`` everywhere)."""
     contract = binding.contract
-    outer = _scoped(registry_policies, "registry") + _scoped(binding.policies, "component")
+    outer: PolicyChain = ()
+    if registry_policies or binding.policies:
+        outer = _scoped(registry_policies, "registry") + _scoped(binding.policies, "component")
     entries: dict[str, CapabilityEntry] = {}
+    any_when = False
+    cids = contract.capability_ids
+    bound = binding.observations
     for name, observation in contract.observations.items():
-        obs = binding.observations[name]
-        cid = contract.capability_id(name)
-        entries[cid] = ObservationEntry(cid, name, observation, obs, outer + _scoped(obs.policies, "capability"))
+        obs = bound[name]
+        cid = cids.get(name) or contract.capability_id(name)
+        chain = outer + _scoped(obs.policies, "capability") if obs.policies else outer
+        entries[cid] = ObservationEntry(cid, name, observation, obs, chain)
+        any_when = any_when or obs.when is not None
+    bound_actions = binding.actions
     for name, action in contract.actions.items():
-        act = binding.actions[name]
-        cid = contract.capability_id(name)
-        entries[cid] = ActionEntry(cid, name, action, act, outer + _scoped(act.policies, "capability"))
+        act = bound_actions[name]
+        cid = cids.get(name) or contract.capability_id(name)
+        chain = outer + _scoped(act.policies, "capability") if act.policies else outer
+        entries[cid] = ActionEntry(cid, name, action, act, chain)
+        any_when = any_when or act.when is not None
     for ref in binding.procedures:
         cid = ref.procedure_id
         entries[cid] = ProcedureEntry(cid, cid.split(":", 1)[1], ref, outer + _scoped(ref.policies, "capability"))
-    return entries
+        any_when = any_when or ref.when is not None
+    return entries, any_when
 

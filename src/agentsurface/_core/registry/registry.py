@@ -222,15 +222,17 @@ class AgentSurfaceRegistry:
             if self._on_duplicate == "reject":
                 return self._reject(verified, "duplicate")
             self._unregister(existing)
+        capabilities, any_when = build_capabilities(verified, self._policies)
         reg = Registration(
             registration_id=self._new_registration_id(),
             binding=verified,
             registered_at=self.now(),
             enabled=verified.enabled,
-            capabilities=build_capabilities(verified, self._policies),
+            capabilities=capabilities,
             environment=self.environment,
         )
-        reg.published = first_publication(reg)
+        # Without a when(), what a fresh registration publishes is its enabled flag everywhere.
+        reg.published = first_publication(reg) if any_when else dict.fromkeys(capabilities, reg.enabled)
         self._by_id[reg.registration_id] = reg
         self._by_key[key] = reg
         self._holders.add(reg)
@@ -410,7 +412,11 @@ class AgentSurfaceRegistry:
         return start(self._pipeline or self._invoker, request, consumer, signal, timeout)
 
     def _audit(self, type_: str, registration_id: str | None = None, detail: str | None = None) -> None:
-        record_lifecycle(self.audit_sink, self.now(), type_, registration_id, detail)
+        sink = self.audit_sink
+        if type(sink) is MemoryAuditSink:  # the default, which cannot fail: one call less a mount
+            sink.note(self.now(), type_, registration_id, detail)
+        else:
+            record_lifecycle(sink, self.now(), type_, registration_id, detail)
 
     # ------------------------------------------------------------------ teardown
 
