@@ -60,6 +60,9 @@ class _Subscription:
         self.types = types
 
 
+_NOTHING: frozenset[str] = frozenset()
+
+
 class EventBus:
     __slots__ = ("_dispatching", "_listeners", "_queue", "_wanted")
 
@@ -68,7 +71,7 @@ class EventBus:
         self._queue: deque[SurfaceEvent] | None = None  # made by the first emit that has listeners
         self._dispatching = False
         # Event types some listener takes, or None when one takes every type.
-        self._wanted: frozenset[str] | None = frozenset()
+        self._wanted: frozenset[str] | None = _NOTHING
 
     def subscribe(self, listener: Listener, types: Iterable[str] | None = None) -> Callable[[], None]:
         """Call ``listener`` with every event, or only with those of ``types``."""

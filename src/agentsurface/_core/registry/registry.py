@@ -103,7 +103,7 @@ class AgentSurfaceRegistry:
         self._by_key: dict[tuple[str, str], Registration] = {}
         # capability id -> live registrations holding it, in snapshot order (resolution index).
         self._holders = Holders()
-        self._tombstones = Tombstones(self.limits.tombstone_size, self.limits.tombstone_ttl)
+        self._tombstones: Tombstones | None = None  # made by the first unregistration
         self._events = EventBus()
         # The loop that owes a coalesced surface-changed, if one is scheduled.
         self._surface_changed_loop: asyncio.AbstractEventLoop | None = None
@@ -272,35 +272,32 @@ class AgentSurfaceRegistry:
         if reg.status != "active":
             return
         reg.status = "unregistered"
-        self._by_id.pop(reg.registration_id, None)
-        key = reg.key
+        rid = reg.registration_id
+        binding = reg.binding
+        component_type = binding.contract.type
+        instance_id = binding.instance_id
+        self._by_id.pop(rid, None)
+        key = (component_type, instance_id)
         if self._by_key.get(key) is reg:
             del self._by_key[key]
         self._holders.remove(reg)
-        now = self.now()
-        self._tombstones.add(
-            Tombstone(
-                reg.registration_id,
-                reg.component_type,
-                reg.instance_id,
-                reg.registered_at,
-                now,
-                frozenset(reg.capabilities),
-            )
+        tombstones = self._tombstones
+        if tombstones is None:
+            limits = self.limits
+            tombstones = self._tombstones = Tombstones(limits.tombstone_size, limits.tombstone_ttl)
+        tombstones.add(
+            Tombstone(rid, component_type, instance_id, reg.registered_at, self.now(), frozenset(reg.capabilities))
         )
-        self.on_unmount(reg)
-        self._audit(
-            "unregistration",
-            registration_id=reg.registration_id,
-            detail=f"{reg.component_type}@{reg.instance_id}",
-        )
+        if reg.inflight:
+            self.on_unmount(reg)
+        self._audit("unregistration", rid, f"{component_type}@{instance_id}")
         self._bump(
             [
                 make_event(
                     "component-unregistered",
-                    registrationId=reg.registration_id,
-                    componentType=reg.component_type,
-                    instanceId=reg.instance_id,
+                    registrationId=rid,
+                    componentType=component_type,
+                    instanceId=instance_id,
                 )
             ]
             if self._events.active
@@ -341,10 +338,12 @@ class AgentSurfaceRegistry:
         return self._by_id.get(registration_id)
 
     def tombstone(self, registration_id: str) -> Tombstone | None:
-        return self._tombstones.get(registration_id, self.now())
+        tombstones = self._tombstones
+        return None if tombstones is None else tombstones.get(registration_id, self.now())
 
     def _tombstone_holding(self, capability_id: str, instance_id: str | None) -> Tombstone | None:
-        return self._tombstones.holding(capability_id, instance_id, self.now())
+        tombstones = self._tombstones
+        return None if tombstones is None else tombstones.holding(capability_id, instance_id, self.now())
 
     def snapshot(
         self,
