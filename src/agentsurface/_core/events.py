@@ -64,9 +64,12 @@ _NOTHING: frozenset[str] = frozenset()
 
 
 class EventBus:
-    __slots__ = ("_dispatching", "_listeners", "_queue", "_wanted")
+    __slots__ = ("_dispatching", "_listeners", "_queue", "_wanted", "active")
 
     def __init__(self) -> None:
+        # Listeners exist or a dispatch is running (queued events still reach listeners): kept
+        # as a plain attribute, read on every mount and unmount.
+        self.active = False
         self._listeners: list[_Subscription] = []
         self._queue: deque[SurfaceEvent] | None = None  # made by the first emit that has listeners
         self._dispatching = False
@@ -80,6 +83,7 @@ class EventBus:
             raise ValueError(f"unknown event types: {sorted(wanted - EVENT_TYPES)}")
         entry = _Subscription(listener, wanted)
         self._listeners.append(entry)
+        self.active = True
         self._update_wanted()
 
         def unsubscribe() -> None:
@@ -87,6 +91,7 @@ class EventBus:
             for i, existing in enumerate(self._listeners):
                 if existing is entry:
                     del self._listeners[i]
+                    self.active = bool(self._listeners) or self._dispatching
                     self._update_wanted()
                     return
 
@@ -111,11 +116,6 @@ class EventBus:
     def has_listeners(self) -> bool:
         return bool(self._listeners)
 
-    @property
-    def active(self) -> bool:
-        """Listeners exist or a dispatch is running (queued events still reach listeners)."""
-        return bool(self._listeners) or self._dispatching
-
     def emit(self, *events: SurfaceEvent) -> None:
         if not self._listeners and not self._dispatching:
             return
@@ -125,7 +125,7 @@ class EventBus:
         queue.extend(events)
         if self._dispatching:
             return
-        self._dispatching = True
+        self._dispatching = self.active = True
         try:
             while queue:
                 event = queue.popleft()
@@ -138,9 +138,11 @@ class EventBus:
                         log.exception("agentsurface event listener failed on %s", event.type)
         finally:
             self._dispatching = False
+            self.active = bool(self._listeners)
 
     def clear(self) -> None:
         self._listeners.clear()
+        self.active = self._dispatching
         self._wanted = frozenset()
         if self._queue is not None:
             self._queue.clear()

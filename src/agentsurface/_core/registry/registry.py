@@ -223,16 +223,19 @@ class AgentSurfaceRegistry:
                 return self._reject(verified, "duplicate")
             self._unregister(existing)
         capabilities, any_when = build_capabilities(verified, self._policies)
+        enabled = verified.enabled
         reg = Registration(
-            registration_id=self._new_registration_id(),
-            binding=verified,
-            registered_at=self.now(),
-            enabled=verified.enabled,
+            self._new_registration_id(),
+            verified,
+            self.now(),
+            enabled,
             capabilities=capabilities,
+            # Without a when(), a fresh registration publishes its enabled flag everywhere.
+            published=dict.fromkeys(capabilities, enabled),
             environment=self.environment,
         )
-        # Without a when(), what a fresh registration publishes is its enabled flag everywhere.
-        reg.published = first_publication(reg) if any_when else dict.fromkeys(capabilities, reg.enabled)
+        if any_when:
+            reg.published = first_publication(reg)
         self._by_id[reg.registration_id] = reg
         self._by_key[key] = reg
         self._holders.add(reg)
