@@ -103,6 +103,8 @@ class AuditSink(Protocol):
 # A registry's own (un)registration line, as ``MemoryAuditSink.note`` keeps it until read:
 # epoch seconds, type, registration id, detail.
 _Noted = tuple[float, str, str | None, str | None]
+# A mount or unmount: its detail ("type@instance") is written only if the record is read.
+_NotedMount = tuple[float, str, str, str, str]
 
 
 class MemoryAuditSink:
@@ -111,7 +113,7 @@ class MemoryAuditSink:
     def __init__(self, capacity: int = 1000) -> None:
         self._capacity = capacity
         # Made on the first event: every registry has a sink, many never record into it.
-        self._events: deque[AuditEvent | _Noted | _NotedCall] | None = None
+        self._events: deque[AuditEvent | _Noted | _NotedMount | _NotedCall] | None = None
 
     def record(self, event: AuditEvent) -> None:
         if self._events is None:
@@ -126,6 +128,13 @@ class MemoryAuditSink:
         if self._events is None:
             self._events = deque(maxlen=self._capacity)
         self._events.append((at, type_, registration_id, detail))
+
+    def note_mount(self, at: float, type_: str, registration_id: str, component_type: str, instance_id: str) -> None:
+        """As ``note``, for a mount or unmount: detail ``component_type@instance_id``, joined
+        only if the record is read."""
+        if self._events is None:
+            self._events = deque(maxlen=self._capacity)
+        self._events.append((at, type_, registration_id, component_type, instance_id))
 
     def note_settled(self, line: _NotedCall) -> None:
         """Record a settled call whose ``AuditEvent`` is built only if it is read (as ``note``)."""
@@ -143,11 +152,15 @@ class MemoryAuditSink:
             self._events.clear()
 
 
-def _event(item: AuditEvent | _Noted | _NotedCall) -> AuditEvent:
+def _event(item: AuditEvent | _Noted | _NotedMount | _NotedCall) -> AuditEvent:
     if isinstance(item, AuditEvent):
         return item
     if len(item) == 4:
         at, type_, registration_id, detail = item
+        return AuditEvent(at=iso(at), type=type_, registration_id=registration_id, detail=detail)
+    if len(item) == 5:
+        at, type_, registration_id, component_type, instance_id = item
+        detail = f"{component_type}@{instance_id}"
         return AuditEvent(at=iso(at), type=type_, registration_id=registration_id, detail=detail)
     settled: _NotedCall = item
     at, level, capability_id, registration_id, invocation_id, consumer_id, status, code = settled[:8]

@@ -315,7 +315,7 @@ def _bind_component(
         contract.observations, observations, ObservationBinding, "read", where, "observations"
     )
     acts = _bind_members(contract.actions, actions, ActionBinding, "execute", where, "actions")
-    refs = tuple(procedures)
+    refs = tuple(procedures) if procedures else ()
     seen_procs: set[str] = set()
     for ref in refs:
         if not is_minted(ref) or not isinstance(ref, ProcedureReference):
@@ -327,7 +327,7 @@ def _bind_component(
                 "DUPLICATE_CAPABILITY", f"procedure {ref.procedure_id!r} is referenced twice", path=where
             )
         seen_procs.add(ref.procedure_id)
-    bound_policies = check_policies(policies, where)
+    bound_policies = check_policies(policies, where) if policies else ()
     if parent is not None:
         # A bare "devices.table" would otherwise unpack into ('d', 'e').
         if not (isinstance(parent, tuple) and len(parent) == 2):
@@ -350,7 +350,7 @@ def _bind_component(
         policies=bound_policies,
         enabled=bool(enabled),
         parent=None if parent is None else (parent[0], parent[1]),
-        internal=dict(internal or {}),
+        internal=dict(internal) if internal else {},
     )
     mint(binding)
     return binding

@@ -239,7 +239,7 @@ class AgentSurfaceRegistry:
         self._by_id[reg.registration_id] = reg
         self._by_key[key] = reg
         self._holders.add(reg)
-        self._audit("registration", reg.registration_id, f"{contract.type}@{verified.instance_id}")
+        self._audit_mount("registration", reg.registration_id, contract.type, verified.instance_id)
         self._bump(
             [
                 *collisions,  # dispatched after the mutation, like every other event
@@ -293,7 +293,7 @@ class AgentSurfaceRegistry:
         )
         if reg.inflight:
             self.on_unmount(reg)
-        self._audit("unregistration", rid, f"{component_type}@{instance_id}")
+        self._audit_mount("unregistration", rid, component_type, instance_id)
         self._bump(
             [
                 make_event(
@@ -412,6 +412,13 @@ class AgentSurfaceRegistry:
         if self._disposed:
             raise RegistryClosedError("this registry has been closed")
         return start(self._pipeline or self._invoker, request, consumer, signal, timeout)
+
+    def _audit_mount(self, type_: str, registration_id: str, component_type: str, instance_id: str) -> None:
+        sink = self.audit_sink
+        if type(sink) is MemoryAuditSink:  # the default: it joins the detail only if read
+            sink.note_mount(self.now(), type_, registration_id, component_type, instance_id)
+        else:
+            record_lifecycle(sink, self.now(), type_, registration_id, f"{component_type}@{instance_id}")
 
     def _audit(self, type_: str, registration_id: str | None = None, detail: str | None = None) -> None:
         sink = self.audit_sink

@@ -318,3 +318,33 @@ async def test_manual_clock_leaves_no_timers_behind_after_settlement() -> None:
     for i in range(5):
         assert (await registry.invoke({"capabilityId": SELECT, "input": {"ids": [f"d{i}"]}})).ok
     assert manual(registry).pending_timers == 0
+
+
+class _ListSink:
+    """A sink of the host's own: it receives every record as an AuditEvent at once."""
+
+    def __init__(self) -> None:
+        self.records: list[AuditEvent] = []
+
+    def record(self, event: AuditEvent) -> None:
+        self.records.append(event)
+
+
+@pytest.mark.parametrize("sink", [MemoryAuditSink(), _ListSink()], ids=["memory", "host's own"])
+def test_mounts_and_unmounts_are_audited_with_type_and_instance(sink: Any) -> None:
+    """The default sink writes a mount's detail only when its record is read; a host's sink gets
+    it written: both read the same."""
+    contract = devices_table()
+    clock = ManualClock(1_780_000_000.0)
+    registry = AgentSurfaceRegistry(
+        authority=CapabilityAuthority.from_manifest(compile_manifest([contract])), audit=sink, clock=clock
+    )
+    handle = registry.register(bind_table(contract, DevicesState(), instance_id="row-7"))
+    clock.advance(1.5)
+    handle.close()
+    records = sink.events() if isinstance(sink, MemoryAuditSink) else sink.records
+    lifecycle = [(e.type, e.registration_id, e.detail, e.at) for e in records]
+    assert lifecycle == [
+        ("registration", handle.registration_id, "devices.table@row-7", "2026-05-28T20:26:40.000Z"),
+        ("unregistration", handle.registration_id, "devices.table@row-7", "2026-05-28T20:26:41.500Z"),
+    ]
