@@ -76,6 +76,11 @@ class Tombstone:
     capability_ids: frozenset[str] = frozenset()
 
 
+# A tombstone as kept: the fields of ``Tombstone``, in order. The record is built only when a
+# call asks for it (most unmounts are never asked about).
+_Kept = tuple[str, str, str, float, float, frozenset[str]]
+
+
 class Tombstones:
     """Recently unregistered ids, bounded by count and age (identifiers only, no handlers)."""
 
@@ -83,36 +88,49 @@ class Tombstones:
 
     def __init__(self, size: int, ttl: float) -> None:
         # A plain dict keeps insertion order, and ids are never added twice: oldest first.
-        self._items: dict[str, Tombstone] = {}
+        self._items: dict[str, _Kept] = {}
         self._size = size
         self._ttl = ttl
 
-    def add(self, tombstone: Tombstone) -> None:
+    def add(
+        self,
+        registration_id: str,
+        component_type: str,
+        instance_id: str,
+        registered_at: float,
+        unregistered_at: float,
+        capability_ids: frozenset[str],
+    ) -> None:
         if self._size <= 0:
             return
-        self._items.pop(tombstone.registration_id, None)  # a re-added id moves to the end
-        self._items[tombstone.registration_id] = tombstone
-        while len(self._items) > self._size:
-            del self._items[next(iter(self._items))]
+        items = self._items
+        items.pop(registration_id, None)  # a re-added id moves to the end
+        items[registration_id] = (
+            registration_id, component_type, instance_id, registered_at, unregistered_at, capability_ids
+        )
+        if len(items) > self._size:
+            del items[next(iter(items))]
 
     def get(self, registration_id: str, now: float) -> Tombstone | None:
         self.prune(now)
-        return self._items.get(registration_id)
+        kept = self._items.get(registration_id)
+        return None if kept is None else Tombstone(*kept)
 
     def holding(self, capability_id: str, instance_id: str | None, now: float) -> Tombstone | None:
         """The most recent live tombstone that held ``capability_id`` (on ``instance_id``)."""
         self.prune(now)
-        for tombstone in reversed(self._items.values()):
-            if capability_id in tombstone.capability_ids and instance_id in (None, tombstone.instance_id):
-                return tombstone
+        for kept in reversed(self._items.values()):
+            if capability_id in kept[5] and instance_id in (None, kept[2]):
+                return Tombstone(*kept)
         return None
 
     def prune(self, now: float) -> None:
-        while self._items:
-            oldest = next(iter(self._items.values()))
-            if now - oldest.unregistered_at <= self._ttl:
+        items = self._items
+        while items:
+            oldest = next(iter(items.values()))
+            if now - oldest[4] <= self._ttl:
                 return
-            del self._items[oldest.registration_id]
+            del items[oldest[0]]
 
     def __len__(self) -> int:
         return len(self._items)

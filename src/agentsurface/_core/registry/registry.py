@@ -288,9 +288,7 @@ class AgentSurfaceRegistry:
         if tombstones is None:
             limits = self.limits
             tombstones = self._tombstones = Tombstones(limits.tombstone_size, limits.tombstone_ttl)
-        tombstones.add(
-            Tombstone(rid, component_type, instance_id, reg.registered_at, self.now(), frozenset(reg.capabilities))
-        )
+        tombstones.add(rid, component_type, instance_id, reg.registered_at, self.now(), frozenset(reg.capabilities))
         if reg.inflight:
             self.on_unmount(reg)
         self._audit_mount("unregistration", rid, component_type, instance_id)
