@@ -110,15 +110,26 @@ function importedModules(source) {
   return names;
 }
 
+// The lock's package names by canonical name, made once per lock (it lists every package of the
+// runtime: a scan per lookup was about 10 ms of a cold start).
+const lockNames = new WeakMap();
+function lockName(lock, name) {
+  let names = lockNames.get(lock);
+  if (!names) {
+    names = new Map(Object.keys(lock.packages).map((n) => [canonical(n), n]));
+    lockNames.set(lock, names);
+  }
+  return names.get(canonical(name));
+}
+
 // agentsurface's dependency closure, from the lock: these are the packages kept off the boot.
 function closure(lock, roots) {
   const seen = new Set();
   const visit = (name) => {
-    const key = canonical(name);
-    const entry = Object.entries(lock.packages).find(([n]) => canonical(n) === key);
-    if (!entry || seen.has(entry[0])) return;
-    seen.add(entry[0]);
-    for (const dependency of entry[1].depends) visit(dependency);
+    const found = lockName(lock, name);
+    if (found === undefined || seen.has(found)) return;
+    seen.add(found);
+    for (const dependency of lock.packages[found].depends) visit(dependency);
   };
   roots.forEach(visit);
   return seen;
