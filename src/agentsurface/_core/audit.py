@@ -213,3 +213,18 @@ def record_lifecycle(sink: AuditSink, at: float, type_: str, registration_id: st
             sink.record(AuditEvent(at=iso(at), type=type_, registration_id=registration_id, detail=detail))
     except Exception:
         log.exception("audit sink failed")
+
+
+def record_mount(
+    sink: AuditSink, at: float, type_: str, registration_id: str, component_type: str, instance_id: str
+) -> None:
+    """A mount or unmount into ``sink`` (detail ``component_type@instance_id``, which the default
+    sink joins only when the record is read); a sink that fails is logged, never raised."""
+    try:
+        if type(sink) is MemoryAuditSink:
+            sink.note_mount(at, type_, registration_id, component_type, instance_id)
+        else:
+            detail = f"{component_type}@{instance_id}"
+            sink.record(AuditEvent(at=iso(at), type=type_, registration_id=registration_id, detail=detail))
+    except Exception:
+        log.exception("audit sink failed")

@@ -143,6 +143,6 @@ class EventBus:
     def clear(self) -> None:
         self._listeners.clear()
         self.active = self._dispatching
-        self._wanted = frozenset()
+        self._wanted = _NOTHING
         if self._queue is not None:
             self._queue.clear()

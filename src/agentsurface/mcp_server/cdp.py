@@ -15,7 +15,6 @@ import contextlib
 import functools
 import json
 import os
-import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -213,6 +212,8 @@ async def _websocket_address(endpoint: str) -> str:
     version_url = endpoint.rstrip("/") + "/json/version"
 
     def read() -> str:
+        import urllib.request  # here: the bridge imports this module before it starts Chromium
+
         with urllib.request.urlopen(version_url, timeout=CONNECT_TIMEOUT_S) as response:
             return str(json.loads(response.read())["webSocketDebuggerUrl"])
 

@@ -18,10 +18,13 @@ import signal
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..testing.chromium_flags import with_features
-from .cdp import CdpConnection
 from .options import WEBMCP_FEATURES, BridgeOptions
+
+if TYPE_CHECKING:  # imported on use: this module runs before Chromium is started
+    from .cdp import CdpConnection
 
 # What Playwright's own launch passes and a page driven by an agent needs: no throttling of a
 # page in the background or behind another window, no keyring prompt, no first-run screens.
@@ -143,6 +146,8 @@ class OwnChromium:
     async def cdp_pipe(self) -> CdpConnection | None:
         """The debugging pipe, connected on first use (None if Chromium did not start)."""
         if self._cdp is None and self._pipe is not None:
+            from .cdp import CdpConnection
+
             commands, replies = self._pipe
             self._cdp = await CdpConnection.pipe(commands, replies)
             self._pipe = None  # the connection closes them now

@@ -125,7 +125,6 @@ class PageLink:
         # The calls' way in (one hop, see cdp.py): our Chromium's pipe, or a --cdp browser's
         # WebSocket; without one (--polyfill launches through Playwright), Playwright's evaluate.
         self._cdp: CdpConnection | None = None
-        self._own_cdp = False  # the WebSocket is ours to close (the pipe is our Chromium's)
         self._ids = itertools.count(1)
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
@@ -158,7 +157,6 @@ class PageLink:
             self._browser = await chromium.connect_over_cdp(self.options.cdp)
             with contextlib.suppress(CdpError):  # without it, Playwright's evaluate answers
                 self._cdp = await CdpConnection.websocket(self.options.cdp)
-                self._own_cdp = True
             contexts = self._browser.contexts
             self._context = contexts[0] if contexts else await self._browser.new_context()
         else:
@@ -244,7 +242,7 @@ class PageLink:
         self._on_change()
 
     async def aclose(self) -> None:
-        if self._own_cdp and self._cdp is not None:
+        if self._chromium is None and self._cdp is not None:  # our --cdp WebSocket (a pipe is our Chromium's)
             self._cdp.close()
         with contextlib.suppress(Exception):
             if self._launched and self._browser is not None:
@@ -365,7 +363,6 @@ class PageLink:
         if outcome.get("leaving"):
             raise PageGone("the page is navigating away")
         return dict(outcome)
-
 
     def _evaluator(self, page: Page) -> PageEvaluator:
         if self._evaluate is None or self._evaluate.page is not page:

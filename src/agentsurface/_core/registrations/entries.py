@@ -228,18 +228,17 @@ def build_capabilities(
         outer = _scoped(registry_policies, "registry") + _scoped(binding.policies, "component")
     entries: dict[str, CapabilityEntry] = {}
     any_when = False
-    cids = contract.capability_ids
     bound = binding.observations
     for name, observation in contract.observations.items():
         obs = bound[name]
-        cid = cids.get(name) or contract.capability_id(name)
+        cid = contract.capability_id(name)
         chain = outer + _scoped(obs.policies, "capability") if obs.policies else outer
         entries[cid] = ObservationEntry(cid, name, observation, obs, chain)
         any_when = any_when or obs.when is not None
     bound_actions = binding.actions
     for name, action in contract.actions.items():
         act = bound_actions[name]
-        cid = cids.get(name) or contract.capability_id(name)
+        cid = contract.capability_id(name)
         chain = outer + _scoped(act.policies, "capability") if act.policies else outer
         entries[cid] = ActionEntry(cid, name, action, act, chain)
         any_when = any_when or act.when is not None

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from ..._compat import running_loop_or_none
-from ..audit import AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink, record_lifecycle
+from ..audit import AuditSink, ConsoleAuditSink, FanOutSink, MemoryAuditSink, record_lifecycle, record_mount
 from ..clock import Clock, as_clock, iso
 from ..consumer import ANONYMOUS, Consumer
 from ..contracts import ComponentBinding
@@ -412,18 +412,10 @@ class AgentSurfaceRegistry:
         return start(self._pipeline or self._invoker, request, consumer, signal, timeout)
 
     def _audit_mount(self, type_: str, registration_id: str, component_type: str, instance_id: str) -> None:
-        sink = self.audit_sink
-        if type(sink) is MemoryAuditSink:  # the default: it joins the detail only if read
-            sink.note_mount(self.now(), type_, registration_id, component_type, instance_id)
-        else:
-            record_lifecycle(sink, self.now(), type_, registration_id, f"{component_type}@{instance_id}")
+        record_mount(self.audit_sink, self.now(), type_, registration_id, component_type, instance_id)
 
     def _audit(self, type_: str, registration_id: str | None = None, detail: str | None = None) -> None:
-        sink = self.audit_sink
-        if type(sink) is MemoryAuditSink:  # the default, which cannot fail: one call less a mount
-            sink.note(self.now(), type_, registration_id, detail)
-        else:
-            record_lifecycle(sink, self.now(), type_, registration_id, detail)
+        record_lifecycle(self.audit_sink, self.now(), type_, registration_id, detail)
 
     # ------------------------------------------------------------------ teardown
 
