@@ -8,7 +8,9 @@
   pages/typed.html: the README's component, schemas from simple type hints, written without
   pydantic in the page: _core/schemas/simple_hints.py; and the devices console, index.html over
   its demo backend, to its first tool in the browser: the first ``toolchange`` of
-  ``document.modelContext``) next to navigation -> a bare ``loadPyodide`` (pages/bare.html),
+  ``document.modelContext``), each page twice: booted as usual, and from the runtime's memory
+  snapshot (its loader script given ``data-memory-snapshot`` or not, whatever the file says: the
+  console ships with it), next to navigation -> a bare ``loadPyodide`` (pages/bare.html),
   each on a cold profile (fresh) and warm (a second visit, same profile), alternating, medians of
   ``--rounds``; plus our loader's stages on those loads. Every cold visit stays open
   ``CODE_CACHE_DWELL_MS`` before the browser closes, whatever the page: Chromium writes a wasm
@@ -49,7 +51,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import BrowserContext, Page, Playwright, Route, sync_playwright
 
 from agentsurface.testing.chromium_flags import with_features
 
@@ -219,14 +221,33 @@ def _visit_again(context: BrowserContext, url: str, ready: str) -> tuple[Page, f
         return visit(context, url, ready)
 
 
-def cold_then_warm(pw: Playwright, url: str, ready: str) -> Iterator[tuple[str, Page, float]]:
+def memory_snapshot_route(on: bool) -> Callable[[Route], None]:
+    """A route handler for a page's HTML: its loader script asks for the runtime's memory snapshot
+    (``data-memory-snapshot``) when ``on``, and does not otherwise, whatever the file says."""
+
+    def rewrite(route: Route) -> None:
+        response = route.fetch()
+        html = response.text().replace(" data-memory-snapshot", "")
+        if on:
+            html = html.replace('agentsurface.js"', 'agentsurface.js" data-memory-snapshot', 1)
+        route.fulfill(response=response, body=html)
+
+    return rewrite
+
+
+def cold_then_warm(
+    pw: Playwright, url: str, ready: str, memory_snapshot: bool | None = None
+) -> Iterator[tuple[str, Page, float]]:
     """A first visit on a fresh profile ("cold"), then a second on the same one ("warm"), each in
     its own browser: yields (visit kind, page, navigation -> ready ms). The cold visit stays open
     ``CODE_CACHE_DWELL_MS`` once the caller is done with it, whatever the page (the docstring's
-    startup), so the warm one can find Pyodide's compiled wasm in the code cache."""
+    startup), so the warm one can find Pyodide's compiled wasm in the code cache. With
+    ``memory_snapshot`` True or False, the page's loader asks for the memory snapshot or not."""
     with tempfile.TemporaryDirectory() as profile:
         for visit_kind in ("cold", "warm"):
             with browser(pw, WEBMCP, profile) as context:
+                if memory_snapshot is not None:
+                    context.route(url, memory_snapshot_route(memory_snapshot))
                 page, ms = _visit_again(context, url, ready)
                 yield visit_kind, page, ms
                 if visit_kind == "cold":
@@ -239,27 +260,42 @@ def check_tools_listed(page: Page) -> None:
 
 
 # The loader's stages, once the page's scripts have all run (the console's run past its first tool).
-LOADER_TIMINGS = "async () => { await window.agentSurface.ready; return window.agentSurface.timings; }"
+LOADER_TIMINGS = """async () => {
+  await window.agentSurface.ready;
+  return { timings: window.agentSurface.timings, memorySnapshot: window.agentSurface.memorySnapshot };
+}"""
+
+
+# (kind, label, page, its ready global, the memory snapshot asked for): our pages both ways.
+STARTUP_PAGES = (
+    ("bare", "bare loadPyodide           ", "benchmarks/pages/bare.html", "window.bareReadyMs", None),
+    ("bare_stdlib", "bare, compiled stdlib      ", "benchmarks/pages/bare-stdlib.html", "window.bareReadyMs", None),
+    ("ours", "first tool, JSON Schema    ", "benchmarks/pages/webmcp.html", "window.firstToolMs", False),
+    ("ours+snap", "  the same, memory snapshot", "benchmarks/pages/webmcp.html", "window.firstToolMs", True),
+    ("typed", "first tool, type hints     ", "benchmarks/pages/typed.html", "window.firstToolMs", False),
+    ("typed+snap", "  the same, memory snapshot", "benchmarks/pages/typed.html", "window.firstToolMs", True),
+    ("console", "first tool, the console    ", "index.html", "window.firstToolchangeMs", False),
+    ("console+snap", "  the same, memory snapshot", "index.html", "window.firstToolchangeMs", True),
+)
 
 
 def startup(pw: Playwright, base: str, rounds: int, console_base: str, kinds: list[str] | None = None) -> None:
     runs: dict[tuple[str, str], list[float]] = {}
     stages: list[dict[str, Any]] = []
-    pages = {
-        "bare": (f"{base}/benchmarks/pages/bare.html", "window.bareReadyMs"),
-        "bare_stdlib": (f"{base}/benchmarks/pages/bare-stdlib.html", "window.bareReadyMs"),
-        "ours": (f"{base}/benchmarks/pages/webmcp.html", "window.firstToolMs"),
-        "typed": (f"{base}/benchmarks/pages/typed.html", "window.firstToolMs"),
-        "console": (f"{console_base}/index.html", "window.firstToolchangeMs"),
-    }
     baselines = ("bare", "bare_stdlib")
-    pages = {kind: page for kind, page in pages.items() if kind in baselines or kinds is None or kind in kinds}
+    pages = [
+        (kind, label, f"{console_base if path == 'index.html' else base}/{path}", ready, snapshot)
+        for kind, label, path, ready, snapshot in STARTUP_PAGES
+        if kind in baselines or kinds is None or kind.split("+")[0] in kinds
+    ]
     for _ in range(rounds):
-        for kind, (url, ready) in pages.items():
-            for visit_kind, page, ms in cold_then_warm(pw, url, ready):
+        for kind, _label, url, ready, snapshot in pages:
+            for visit_kind, page, ms in cold_then_warm(pw, url, ready, snapshot):
                 if kind not in baselines:
                     check_tools_listed(page)
-                    stages.append({"visit": visit_kind, "kind": kind, **page.evaluate(LOADER_TIMINGS)})
+                    loaded = page.evaluate(LOADER_TIMINGS)
+                    assert loaded["memorySnapshot"] is snapshot, f"{kind}: memory snapshot {loaded['memorySnapshot']}"
+                    stages.append({"visit": visit_kind, "kind": kind, **loaded["timings"]})
                 runs.setdefault((kind, visit_kind), []).append(ms)
     print(f"startup: navigation -> ready, ms, median of {rounds} rounds (all runs in brackets)")
     print(
@@ -269,16 +305,11 @@ def startup(pw: Playwright, base: str, rounds: int, console_base: str, kinds: li
     for visit_kind in ("cold", "warm"):
         bare = runs[("bare", visit_kind)]
         same = runs[("bare_stdlib", visit_kind)]
-        print(f"  {visit_kind}: bare loadPyodide            {statistics.median(bare):7.0f} {_runs(bare)}")
-        for kind, label in (
-            ("bare_stdlib", "bare, compiled stdlib  "),
-            ("ours", "first tool, JSON Schema"),
-            ("typed", "first tool, type hints "),
-            ("console", "first tool, the console"),
-        ):
-            if kind not in pages:
-                continue
+        for kind, label, *_ in pages:
             ours = runs[(kind, visit_kind)]
+            if kind == "bare":
+                print(f"  {visit_kind}: {label}    {statistics.median(bare):7.0f} {_runs(bare)}")
+                continue
             paired = statistics.median(o / b for o, b in zip(ours, bare, strict=True))
             against_same = "" if kind == "bare_stdlib" else (
                 f"; /same runtime {statistics.median(ours) / statistics.median(same):.2f}"
@@ -290,14 +321,14 @@ def startup(pw: Playwright, base: str, rounds: int, console_base: str, kinds: li
                 f" (median of per-round ratios {paired:.2f}){against_same}"
             )
     print("  our loader's stages, ms (fetch, runtime, boot: from its start; scripts: on their own)")
-    for kind in ("ours", "typed", "console"):
+    for kind, *_ in pages[2:]:
         for visit_kind in ("cold", "warm"):
             mine = [s for s in stages if s["visit"] == visit_kind and s["kind"] == kind]
             if not mine:
                 continue
             parts = ("fetchMs", "runtimeMs", "bootMs", "scriptsMs")
             figures = ", ".join(f"{p[:-2]} {statistics.median(s[p] for s in mine):.0f}" for p in parts)
-            print(f"    {kind:7} {visit_kind}: {figures}")
+            print(f"    {kind:12} {visit_kind}: {figures}")
 
 
 def _runs(values: list[float]) -> str:

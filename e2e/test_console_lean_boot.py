@@ -34,8 +34,17 @@ AT_FIRST_TOOL = """(watched) => {
 }"""
 
 
+def _without_memory_snapshot(route: Any) -> None:
+    """index.html as a page that does not opt in: this file tests the boot without the snapshot
+    (e2e/test_memory_snapshot.py tests it with)."""
+    page = route.fetch().text()
+    assert " data-memory-snapshot " in page
+    route.fulfill(body=page.replace(" data-memory-snapshot ", " "), content_type="text/html")
+
+
 def _open(open_page: Any, base: str) -> Any:
     def watch(run: Any) -> None:
+        run.context.route("**/index.html", _without_memory_snapshot)
         run.context.add_init_script(script=f"({AT_FIRST_TOOL})({json.dumps(WATCHED + NOT_COMPILED)})")
 
     run = open_page("/index.html", variant="webmcp", base=base, before_goto=watch)
@@ -79,6 +88,7 @@ def test_the_console_reaches_its_first_tool_without_pydantic(open_page: Any, con
     page = run.page
     assert page.evaluate("() => window.modulesAtFirstTool") == []
     assert page.evaluate("() => window.agentSurface.loadedFrom") == "zip"  # agentsurface alone at boot
+    assert page.evaluate("() => window.agentSurface.memorySnapshot") is False
     # index.html's data-packages, pure-Python wheels, imported in place (no package loader at boot).
     assert sorted(page.evaluate("() => window.agentSurface.inPlace")) == ["annotated-types", "typing-extensions"]
     schemas = _schemas(page)

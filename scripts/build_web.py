@@ -26,9 +26,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--offline", action="store_true", help="fail instead of downloading wheels that are not cached"
     )
+    parser.add_argument(
+        "--no-memory-snapshot", action="store_true", help="skip the memory snapshot (it needs Playwright and chromium)"
+    )
     args = parser.parse_args(argv)
     try:
-        build(LAYOUT, offline=args.offline)
+        # The memory snapshot too: the devices console (index.html) boots from it.
+        build(LAYOUT, offline=args.offline, memory_snapshot=not args.no_memory_snapshot)
     except BuildError as exc:
         print(f"[build_web] ERROR: {exc}", file=sys.stderr)
         return 1

@@ -6,6 +6,7 @@
 //   <script type="text/x-agentsurface" src="app.py"></script>
 //   <script type="module" src="agentsurface.js" data-packages="my-app"></script>
 //   <script type="module" src="agentsurface.js" data-files="app/__init__.py app/view.py"></script>
+//   <script type="module" src="agentsurface.js" data-memory-snapshot></script>
 //
 // Loads Pyodide (with the stdlib zip the runtime build compiled, when it has one) and, while it
 // boots, the `agentsurface` wheel from our pyodide-lock.json plus any
@@ -18,8 +19,14 @@
 // their first import before that (agentsurface.browser.packages); and when agentsurface is all
 // a page loads at start, it is imported from a zip in place, without Pyodide's package loader
 // (pure-Python data-packages, py3-none-any wheels such as annotated-types, are unpacked without it).
-// Exposes window.agentSurface = { ready, complete, pyodide, loadedFrom, inPlace, timings, error }
-// (loadedFrom: "zip" or "wheel"; inPlace: the data-packages installed without the package loader) and
+// With data-memory-snapshot, Pyodide starts from the runtime build's memory snapshot, taken with
+// agentsurface already imported (agentsurface/_runtime_build/memory_snapshot.py; about 6.5 MB
+// more to download, gzipped), instead of booting the interpreter and importing the library; used only when
+// it was made from this runtime's zip and stdlib and the page loads nothing with Pyodide's package
+// loader at start (else a console warning says why, and the page boots as without it).
+// Exposes window.agentSurface = { ready, complete, pyodide, loadedFrom, inPlace, memorySnapshot,
+// timings, error } (loadedFrom: "zip" or "wheel"; inPlace: the data-packages installed without the
+// package loader; memorySnapshot: whether the boot started from the snapshot) and
 // dispatches `agentsurface:ready` (detail: { pyodide, timings }) or `agentsurface:error`
 // (detail: { message, error }) on document; `complete` resolves once the background loads are
 // done too. A failed start (a script that raised, a package that did not load) rejects `ready`,
@@ -32,6 +39,7 @@ const ownScript = [...document.querySelectorAll("script[src]")].find(
 );
 const extraPackages = (ownScript?.dataset.packages ?? "").split(/[\s,]+/).filter(Boolean);
 const pageFiles = (ownScript?.dataset.files ?? "").split(/\s+/).filter(Boolean);
+const wantsMemorySnapshot = ownScript?.dataset.memorySnapshot !== undefined;
 
 const timings = {};
 const since = (start) => Math.round(performance.now() - start);
@@ -80,6 +88,37 @@ async function fetchZipInfo() {
   if (!response.ok) return null; // a runtime built without it: the wheel is installed instead
   const info = await response.json();
   return { ...info, url: new URL(info.file, url).href, stdlibUrl: info.stdlib ? new URL(info.stdlib, url).href : null };
+}
+
+// The memory snapshot's info file (memory_snapshot.py), or null when the runtime has none.
+async function fetchSnapshotInfo() {
+  const url = new URL("agentsurface-memory.json", PYODIDE_URL);
+  const response = await fetch(url);
+  if (!response.ok) return null;
+  const info = await response.json();
+  return { ...info, url: new URL(info.file, url).href };
+}
+
+// Why the page cannot boot from the snapshot, or null when it can.
+function snapshotRefusal(snapshotInfo, zipInfo, zipped, packages) {
+  if (!snapshotInfo) return "this runtime has none (build it with the memory snapshot)";
+  if (!zipped) return "the page loads agentsurface's own dependencies at start (the snapshot has none)";
+  if (packages.length) return `the page loads ${packages.join(", ")} with Pyodide's package loader at start`;
+  if (snapshotInfo.zip_sha256 !== zipInfo.sha256 || snapshotInfo.stdlib !== zipInfo.stdlib) {
+    return "it was made from another build of the runtime (rebuild it)";
+  }
+  return null;
+}
+
+// The snapshot's memory: integrity-checked, then inflated (it is served gzipped, whatever the server).
+async function fetchSnapshot(info) {
+  try {
+    const response = await fetch(info.url, { integrity: sri(info.sha256) });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    return await new Response(response.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
+  } catch (error) {
+    throw new Error(`could not load the memory snapshot from ${info.url}: ${error?.message ?? error}`);
+  }
 }
 
 const sri = (hex) => "sha256-" + btoa(String.fromCharCode(...hex.match(/../g).map((h) => parseInt(h, 16))));
@@ -210,11 +249,12 @@ async function boot() {
   const scripts = [...document.querySelectorAll('script[type="text/x-agentsurface"]')];
   // The runtime module, the lock and the scripts' sources are fetched side by side: the boot plan
   // needs them. The page's data-files are not waited for here (see below).
-  const [{ loadPyodide }, lock, zipInfo, sources] = await Promise.all([
+  const [{ loadPyodide }, lock, zipInfo, sources, snapshotInfo] = await Promise.all([
     import(new URL("pyodide.mjs", PYODIDE_URL).href),
     fetchLock(),
     fetchZipInfo(),
     Promise.all(scripts.map(pythonSource)),
+    wantsMemorySnapshot ? fetchSnapshotInfo() : null,
   ]);
   timings.fetchMs = since(start); // the runtime module, the lock and the page's sources
   const plan = bootPlan(lock, sources);
@@ -250,6 +290,14 @@ async function boot() {
     }
   }
   const packages = inPlace ? [] : zipped ? extras : plan.atBoot;
+  let snapshot = null;
+  if (wantsMemorySnapshot) {
+    const refusal = snapshotRefusal(snapshotInfo, zipInfo, zipped, packages);
+    if (refusal) console.warn(`agentsurface: data-memory-snapshot not used: ${refusal}`);
+    else snapshot = fetchSnapshot(snapshotInfo);
+  }
+  snapshot?.catch(() => {}); // Pyodide awaits it, so a failure rejects the boot (reported there)
+  window.agentSurface.memorySnapshot = snapshot !== null;
   const booting = loadPyodide({
     indexURL: PYODIDE_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
@@ -258,6 +306,8 @@ async function boot() {
     // Python's stdlib with the modules a page imports already compiled: npm's holds only
     // sources, and compiling them was more than half of the boot.
     ...(zipInfo?.stdlibUrl ? { stdLibURL: zipInfo.stdlibUrl } : {}),
+    // Pyodide's option for it (314.0; underscored, so checked on every upgrade by e2e/test_memory_snapshot.py).
+    ...(snapshot ? { _loadSnapshot: snapshot } : {}),
   });
   // The data-files download while the runtime does (asked for after its own files, which are the
   // longer wait), instead of holding its start back by a round of requests.
@@ -266,9 +316,12 @@ async function boot() {
   const pyodide = await booting;
   checkLoaded(pyodide, packages);
   for (const [path, bytes] of zipped ? [[`/lib/${zipInfo.url.split("/").pop()}`, await zipped]] : []) {
+    // From the snapshot, the zip is on sys.path already: its file is what the modules not
+    // imported yet are read from.
     pyodide.FS.writeFile(path, bytes);
-    callPython(pyodide, "sys", "path.append", path);
+    if (!snapshot) callPython(pyodide, "sys", "path.append", path);
   }
+  if (snapshot) callPython(pyodide, "agentsurface.browser.memory_snapshot", "restored");
   const unpacked = [];
   for (const [path, bytes] of wheels ? await wheels : []) {
     pyodide.FS.writeFile(path, bytes);
@@ -310,7 +363,9 @@ async function completeLoading(pyodide) {
 
 const ready = boot();
 const complete = ready.then(completeLoading);
-window.agentSurface = { ready, complete, pyodide: null, loadedFrom: null, inPlace: [], timings, error: null };
+window.agentSurface = {
+  ready, complete, pyodide: null, loadedFrom: null, inPlace: [], memorySnapshot: false, timings, error: null,
+};
 
 // The start-up error where the page's own tools can see it: window.agentSurface.error, and the
 // surface inspectors a script installed before it failed (when the page module is loaded).

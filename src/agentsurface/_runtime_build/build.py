@@ -11,6 +11,9 @@ Idempotent: every step skips work that is already done and says so.
                             2.3.2 as webmcp-polyfill-2.3.2.iife.js)
     <web>/dist/wheels/      our wheel, the dependency wheels and the generated ``rpds`` shim wheel,
                             and our wheel as a zip pages import from in place (page_zip.py)
+    <web>/dist/pyodide/agentsurface-memory.*
+                            with ``memory_snapshot``: a memory snapshot with agentsurface imported,
+                            for pages that opt in (memory_snapshot.py)
     <web>/dist/testing/     axe-core (npm ``axe-core``) for the accessibility tests; no page loads it
 
 The lock is Pyodide's shipped lock with every package we provide replaced or added, pointing at
@@ -34,6 +37,7 @@ from pathlib import Path
 from .._core.errors import AgentSurfaceError
 from .._core.records import record
 from .lock import PYTHON_VERSION, LockError, canonical, pyodide_lock
+from .memory_snapshot import MemorySnapshotError, write_memory_snapshot
 from .page_zip import page_zip_name, write_page_zip
 from .precompile import PrecompileError, add_dataclass_code, precompile_wheels, record_line
 from .stdlib_zip import COMPILED_STDLIB, write_compiled_stdlib
@@ -358,7 +362,11 @@ def build(
     layout: RuntimeLayout,
     offline: bool = False,
     own_wheel: Callable[[RuntimeLayout], Path] = build_own_wheel,  # a pip install repacks itself
+    memory_snapshot: bool = False,
 ) -> None:
+    """Build (or bring up to date) the runtime in ``layout``; with ``memory_snapshot``, also the
+    snapshot pages with ``data-memory-snapshot`` boot from (memory_snapshot.py: needs Playwright
+    and chromium)."""
     ensure_node_modules(layout)
     copy_runtime(layout)
     copy_test_tools(layout)
@@ -377,6 +385,11 @@ def build(
     write_lock(layout, served)
     written = write_page_zip(own, layout.dist, stdlib=COMPILED_STDLIB)
     say(f"wrote {page_zip_name(own)} (the page imports it in place)" if written else "page zip up to date")
+    if memory_snapshot:
+        try:
+            write_memory_snapshot(layout.dist, say)
+        except MemorySnapshotError as exc:
+            raise BuildError(str(exc)) from None
     say(f"done: {layout.dist.name} is ready")
 
 

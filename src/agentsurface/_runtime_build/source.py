@@ -119,9 +119,10 @@ def repack_installed(layout: RuntimeLayout) -> Path:
     return target
 
 
-def cached_runtime(cache: Path | None, offline: bool) -> Path:
+def cached_runtime(cache: Path | None, offline: bool, memory_snapshot: bool = False) -> Path:
     """Build (or reuse) the runtime in ``cache`` (default: the per-user cache) and return its web
-    directory. Needs npm the first time (Pyodide, PyScript) and pip for the wheels; node always."""
+    directory. Needs npm the first time (Pyodide, PyScript) and pip for the wheels; node always;
+    with ``memory_snapshot``, Playwright and chromium too (memory_snapshot.py)."""
     assets = runtime_assets()
     if assets is None:
         raise BuildError(
@@ -135,7 +136,7 @@ def cached_runtime(cache: Path | None, offline: bool) -> Path:
     if offline and not npm_is_current(layout):
         raise BuildError(f"Pyodide and PyScript are not in {web} and --offline was given")
     if checkout is None:
-        build(layout, offline=offline, own_wheel=repack_installed)
+        build(layout, offline=offline, own_wheel=repack_installed, memory_snapshot=memory_snapshot)
     else:
-        build(layout, offline=offline)
+        build(layout, offline=offline, memory_snapshot=memory_snapshot)
     return web

@@ -36,6 +36,7 @@ from .._runtime_build.build import (
     sync_tree,
 )
 from .._runtime_build.lock import canonical, lock_entry
+from .._runtime_build.memory_snapshot import MEMORY_INFO
 from .._runtime_build.precompile import record_line
 from .._runtime_build.source import cached_runtime
 from ..compiler.config import ProjectConfig
@@ -54,19 +55,20 @@ class BundleError(AgentSurfaceError):
     """The bundle cannot be written (no runtime, stale contract, compile failure, missing file)."""
 
 
-def _runtime(given: Path | None, cache: Path | None, offline: bool) -> Path:
+def _runtime(given: Path | None, cache: Path | None, offline: bool, memory_snapshot: bool = False) -> Path:
     """A built runtime directory: ``agentsurface.js`` beside ``dist/``. Without ``--runtime`` it is
     built in the source checkout's web/ (an editable install) or, from a pip install or with
-    ``--cache``, in a per-user cache directory (runtime_source)."""
+    ``--cache``, in a per-user cache directory (runtime_source); with ``memory_snapshot`` (a page
+    asks for it), with the memory snapshot built too."""
     if given is None:
         checkout = source_checkout()
         try:
             if checkout is not None and cache is None:
                 layout = RuntimeLayout(project=checkout, web=checkout / "web")
-                build(layout, offline=offline)
+                build(layout, offline=offline, memory_snapshot=memory_snapshot)
                 given = layout.web
             else:
-                given = cached_runtime(cache, offline)
+                given = cached_runtime(cache, offline, memory_snapshot)
         except BuildError as exc:
             raise BundleError(f"building the runtime failed: {exc}") from None
     for required in (given / EMBED_SCRIPT, *(given / "dist" / part for part in RUNTIME_PARTS)):
@@ -187,10 +189,12 @@ def bundle(
     if pending:  # the same gate as check: a bundle never ships an unapproved contribution
         raise BundleError("; ".join(pending))
     _check_pages(config, log)  # before any work: a page that would 404 on the runtime fails now
-    web = _runtime(runtime, cache, offline)
+    needs = page_needs(_static_files(config))
+    web = _runtime(runtime, cache, offline, needs.memory_snapshot)
+    if needs.memory_snapshot and not (web / "dist" / "pyodide" / MEMORY_INFO).is_file():
+        raise BundleError(f"a page asks for data-memory-snapshot, and the runtime at {web} has none")
     out.mkdir(parents=True, exist_ok=True)
     lock = json.loads((web / "dist" / "pyodide" / "pyodide-lock.json").read_text())
-    needs = page_needs(_static_files(config))
     zip_file, stdlib = _zip_info(web)
     try:
         for part in RUNTIME_PARTS:  # only what the pages load (bundle_prune)

@@ -5,7 +5,9 @@
   ``data-packages`` name, and micropip for PyScript), e.g. micropip for a page without PyScript;
 - Pyodide's source maps and its UMD build (``pyodide.js``): the loader imports ``pyodide.mjs``;
 - npm's ``python_stdlib.zip`` when the runtime has the compiled one the loader boots with
-  (_runtime_build/stdlib_zip.py), unless PyScript, which boots with npm's, is bundled.
+  (_runtime_build/stdlib_zip.py), unless PyScript, which boots with npm's, is bundled;
+- the memory snapshot (_runtime_build/memory_snapshot.py, 6-7 MB) unless a page's loader script
+  asks for it with ``data-memory-snapshot``.
 """
 
 from __future__ import annotations
@@ -17,26 +19,31 @@ from typing import Any
 
 from .._core.records import record
 from .._runtime_build.lock import canonical
+from .._runtime_build.memory_snapshot import MEMORY_INFO, MEMORY_SNAPSHOT
 from .._runtime_build.stdlib_zip import STDLIB
 
 _DATA_PACKAGES = re.compile(r"""data-packages\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
 _EMBED = re.compile(r"""<script[^>]*agentsurface\.js""", re.IGNORECASE)
+_SCRIPT_TAG = re.compile(r"<script\b[^>]*>", re.IGNORECASE)
+_MEMORY_SNAPSHOT = re.compile(r"\sdata-memory-snapshot(?=[\s=>/])", re.IGNORECASE)
 _PYODIDE_UNUSED = ("pyodide.js",)
 _PYODIDE_UNUSED_SUFFIXES = (".map",)
 
 
 @record
 class PageNeeds:
-    """What the bundled files load: PyScript or not, the packages named, a page without any."""
+    """What the bundled files load: PyScript or not, the packages named, a page without any,
+    and whether a page boots from the memory snapshot."""
 
     pyscript: bool
     packages: frozenset[str]
     agentsurface_alone: bool
+    memory_snapshot: bool = False
 
 
 def page_needs(files: Mapping[str, bytes]) -> PageNeeds:
     """Scan the app's static files (name -> bytes) for what their pages load."""
-    pyscript, alone = False, False
+    pyscript, alone, snapshot = False, False, False
     packages: set[str] = set()
     for name, data in files.items():
         text = data.decode("utf-8", errors="replace")
@@ -49,7 +56,10 @@ def page_needs(files: Mapping[str, bytes]) -> PageNeeds:
         ]
         packages.update(canonical(token) for token in named)
         alone = alone or not named
-    return PageNeeds(pyscript, frozenset(packages), alone)
+        snapshot = snapshot or any(
+            "agentsurface.js" in tag.lower() and _MEMORY_SNAPSHOT.search(tag) for tag in _SCRIPT_TAG.findall(text)
+        )
+    return PageNeeds(pyscript, frozenset(packages), alone, snapshot)
 
 
 def closure(lock_packages: Mapping[str, Any], roots: Iterable[str]) -> set[str]:
@@ -80,7 +90,11 @@ def runtime_filter(
     if part == "pyscript":
         return (lambda path: True) if needs.pyscript else None
     if part == "pyodide":
-        unused = {*_PYODIDE_UNUSED, *((STDLIB,) if stdlib and not needs.pyscript else ())}
+        unused = {
+            *_PYODIDE_UNUSED,
+            *((STDLIB,) if stdlib and not needs.pyscript else ()),
+            *(() if needs.memory_snapshot else (MEMORY_SNAPSHOT, MEMORY_INFO)),
+        }
         return lambda path: (
             path.name != "pyodide-lock.json"
             and not (path.name in unused or path.name.endswith(_PYODIDE_UNUSED_SUFFIXES))

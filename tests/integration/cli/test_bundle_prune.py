@@ -85,3 +85,27 @@ def test_pyscript_keeps_pyscript_and_micropip_and_a_lone_page_keeps_the_zip() ->
     ]
     wheels = ["agentsurface-1.zip", "micropip-0.whl", "numpy-2.whl"]
     assert _kept("wheels", files, wheels) == ["agentsurface-1.zip", "micropip-0.whl"]
+
+
+SNAPSHOT_FILES = ["agentsurface-memory.bin.gz", "agentsurface-memory.json", "pyodide.mjs"]
+
+
+def test_the_memory_snapshot_ships_only_with_a_page_that_asks_for_it() -> None:
+    assert _kept("pyodide", {"index.html": PAGE, "lone.html": PLAIN}, SNAPSHOT_FILES) == ["pyodide.mjs"]
+    asking = [
+        b'<script type="module" src="agentsurface.js" data-memory-snapshot></script>',
+        b'<script data-memory-snapshot type="module" src="/static/agentsurface.js"></script>',  # any order
+        b'<SCRIPT type="module" src="agentsurface.js" data-memory-snapshot="">',
+        b'<script type="module" src="agentsurface.js" data-packages="numpy"\n  data-memory-snapshot\n></script>',
+    ]
+    for page in asking:
+        files = {"index.html": PLAIN, "fast.html": page}
+        assert page_needs(files).memory_snapshot is True, page
+        assert _kept("pyodide", files, SNAPSHOT_FILES) == SNAPSHOT_FILES
+    not_asking = [
+        b'<script type="module" src="agentsurface.js" data-memory-snapshots></script>',  # another attribute
+        b'<script type="module" src="other.js" data-memory-snapshot></script><script src="agentsurface.js"></script>',
+        b"<p>data-memory-snapshot</p>" + PLAIN,  # text of the page, not the loader's attribute
+    ]
+    for page in not_asking:
+        assert page_needs({"index.html": page}).memory_snapshot is False, page
