@@ -51,7 +51,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import BrowserContext, Page, Playwright, Route, sync_playwright
+from playwright.sync_api import BrowserContext, Page, Playwright, sync_playwright
 
 from agentsurface.testing.chromium_flags import with_features
 
@@ -221,33 +221,47 @@ def _visit_again(context: BrowserContext, url: str, ready: str) -> tuple[Page, f
         return visit(context, url, ready)
 
 
-def memory_snapshot_route(on: bool) -> Callable[[Route], None]:
-    """A route handler for a page's HTML: its loader script asks for the runtime's memory snapshot
-    (``data-memory-snapshot``) when ``on``, and does not otherwise, whatever the file says."""
-
-    def rewrite(route: Route) -> None:
-        response = route.fetch()
-        html = response.text().replace(" data-memory-snapshot", "")
-        if on:
-            html = html.replace('agentsurface.js"', 'agentsurface.js" data-memory-snapshot', 1)
-        route.fulfill(response=response, body=html)
-
-    return rewrite
+# A page's other way to boot, written beside it for the run (served by the same server, no
+# Playwright routing: routing turns the browser's HTTP cache off, and the warm visits need it).
+VARIANT_SUFFIX = ".bench-variant.html"
 
 
-def cold_then_warm(
-    pw: Playwright, url: str, ready: str, memory_snapshot: bool | None = None
-) -> Iterator[tuple[str, Page, float]]:
+@contextmanager
+def memory_snapshot_variants() -> Iterator[None]:
+    """Write each page's other way to boot: its loader script with ``data-memory-snapshot`` where
+    the page has none, and without it where it has it (the console, index.html: written into
+    demo/page/, which its server serves, with a <base> so its relative paths stay the same)."""
+    written = []
+    try:
+        for _kind, _label, path, _ready, _snapshot in STARTUP_PAGES:
+            if not path.endswith(VARIANT_SUFFIX):
+                continue
+            source, target = ROOT / _variant_source(path), ROOT / path
+            html = source.read_text()
+            if " data-memory-snapshot" in html:
+                html = html.replace(" data-memory-snapshot", "").replace("<head>", '<head>\n  <base href="/">', 1)
+            else:
+                html = html.replace('agentsurface.js"', 'agentsurface.js" data-memory-snapshot', 1)
+            target.write_text(html)
+            written.append(target)
+        yield
+    finally:
+        for target in written:
+            target.unlink(missing_ok=True)
+
+
+def _variant_source(path: str) -> str:
+    return "index.html" if path.startswith("demo/") else path.removesuffix(VARIANT_SUFFIX) + ".html"
+
+
+def cold_then_warm(pw: Playwright, url: str, ready: str) -> Iterator[tuple[str, Page, float]]:
     """A first visit on a fresh profile ("cold"), then a second on the same one ("warm"), each in
     its own browser: yields (visit kind, page, navigation -> ready ms). The cold visit stays open
     ``CODE_CACHE_DWELL_MS`` once the caller is done with it, whatever the page (the docstring's
-    startup), so the warm one can find Pyodide's compiled wasm in the code cache. With
-    ``memory_snapshot`` True or False, the page's loader asks for the memory snapshot or not."""
+    startup), so the warm one can find Pyodide's compiled wasm in the code cache."""
     with tempfile.TemporaryDirectory() as profile:
         for visit_kind in ("cold", "warm"):
             with browser(pw, WEBMCP, profile) as context:
-                if memory_snapshot is not None:
-                    context.route(url, memory_snapshot_route(memory_snapshot))
                 page, ms = _visit_again(context, url, ready)
                 yield visit_kind, page, ms
                 if visit_kind == "cold":
@@ -271,10 +285,10 @@ STARTUP_PAGES = (
     ("bare", "bare loadPyodide           ", "benchmarks/pages/bare.html", "window.bareReadyMs", None),
     ("bare_stdlib", "bare, compiled stdlib      ", "benchmarks/pages/bare-stdlib.html", "window.bareReadyMs", None),
     ("ours", "first tool, JSON Schema    ", "benchmarks/pages/webmcp.html", "window.firstToolMs", False),
-    ("ours+snap", "  the same, memory snapshot", "benchmarks/pages/webmcp.html", "window.firstToolMs", True),
+    ("ours+snap", "  the same, memory snapshot", "benchmarks/pages/webmcp" + VARIANT_SUFFIX, "window.firstToolMs", True),
     ("typed", "first tool, type hints     ", "benchmarks/pages/typed.html", "window.firstToolMs", False),
-    ("typed+snap", "  the same, memory snapshot", "benchmarks/pages/typed.html", "window.firstToolMs", True),
-    ("console", "first tool, the console    ", "index.html", "window.firstToolchangeMs", False),
+    ("typed+snap", "  the same, memory snapshot", "benchmarks/pages/typed" + VARIANT_SUFFIX, "window.firstToolMs", True),
+    ("console", "first tool, the console    ", "demo/page/console" + VARIANT_SUFFIX, "window.firstToolchangeMs", False),
     ("console+snap", "  the same, memory snapshot", "index.html", "window.firstToolchangeMs", True),
 )
 
@@ -284,19 +298,40 @@ def startup(pw: Playwright, base: str, rounds: int, console_base: str, kinds: li
     stages: list[dict[str, Any]] = []
     baselines = ("bare", "bare_stdlib")
     pages = [
-        (kind, label, f"{console_base if path == 'index.html' else base}/{path}", ready, snapshot)
+        (kind, label, f"{console_base if kind.startswith('console') else base}/{path}", ready, snapshot)
         for kind, label, path, ready, snapshot in STARTUP_PAGES
         if kind in baselines or kinds is None or kind.split("+")[0] in kinds
     ]
+    with memory_snapshot_variants():
+        _visit_pages(pw, pages, rounds, runs, stages)
+    _print_startup(pages, rounds, runs, stages)
+
+
+def _visit_pages(
+    pw: Playwright,
+    pages: list[tuple[str, str, str, str, bool | None]],
+    rounds: int,
+    runs: dict[tuple[str, str], list[float]],
+    stages: list[dict[str, Any]],
+) -> None:
+    baselines = ("bare", "bare_stdlib")
     for _ in range(rounds):
         for kind, _label, url, ready, snapshot in pages:
-            for visit_kind, page, ms in cold_then_warm(pw, url, ready, snapshot):
+            for visit_kind, page, ms in cold_then_warm(pw, url, ready):
                 if kind not in baselines:
                     check_tools_listed(page)
                     loaded = page.evaluate(LOADER_TIMINGS)
                     assert loaded["memorySnapshot"] is snapshot, f"{kind}: memory snapshot {loaded['memorySnapshot']}"
                     stages.append({"visit": visit_kind, "kind": kind, **loaded["timings"]})
                 runs.setdefault((kind, visit_kind), []).append(ms)
+
+
+def _print_startup(
+    pages: list[tuple[str, str, str, str, bool | None]],
+    rounds: int,
+    runs: dict[tuple[str, str], list[float]],
+    stages: list[dict[str, Any]],
+) -> None:
     print(f"startup: navigation -> ready, ms, median of {rounds} rounds (all runs in brackets)")
     print(
         "  (ratio /bare: against npm's Pyodide as it ships; /same runtime: against the same boot with"
