@@ -231,19 +231,28 @@ class WebMCPAdapter:
         for name in current:
             if name in targets:
                 self._targets[name] = targets[name]
-        for name, tool in desired.items():
-            if name in current:
-                continue
-            if not self._running or self._dirty:
-                return  # a newer surface is waiting: the next pass registers against it
-            try:
-                await context.register_tool(tool)
-            except ModelContextError as exc:
-                self._diagnose(str(exc))
-                continue
-            current[name] = tool
-            if name in targets:
-                self._targets[name] = targets[name]
+        fresh = [(name, tool) for name, tool in desired.items() if name not in current]
+        if not fresh or not self._running or self._dirty:
+            return  # nothing to add, or a newer surface is waiting: the next pass registers against it
+        # Asked for in order within one turn of the loop (each task calls registerTool as it
+        # starts) and awaited together: the browser's promises settle in the same turn, so twelve
+        # tools cost one round of the event loop instead of twelve (each a chance for the browser
+        # to lay the page out before the next).
+        outcomes = await asyncio.gather(
+            *(context.register_tool(tool) for _, tool in fresh), return_exceptions=True
+        )
+        unexpected: BaseException | None = None
+        for (name, tool), outcome in zip(fresh, outcomes, strict=True):
+            if isinstance(outcome, ModelContextError):
+                self._diagnose(str(outcome))
+            elif isinstance(outcome, BaseException):
+                unexpected = unexpected or outcome
+            else:
+                current[name] = tool
+                if name in targets:
+                    self._targets[name] = targets[name]
+        if unexpected is not None:  # raised once every registration that went through is kept
+            raise unexpected
 
     async def _withdraw_all(self) -> None:
         context = self._context
