@@ -3,7 +3,8 @@
 A page whose loader script has ``data-memory-snapshot`` boots Pyodide from this snapshot instead
 of running the interpreter's start and the library's imports (web/agentsurface.js): the
 runtime's linear memory as it was once Pyodide had booted with our compiled stdlib and imported
-every page module of agentsurface from its zip. It is made in the browser it is restored in
+every page module of agentsurface from its zip (and the small pure-Python packages its simple
+type hints use: PRELOADED). It is made in the browser it is restored in
 (headless Chromium through Playwright; under node the environment differs: ``os.environ``,
 ``LANG``, the script's path), booted the way the loader boots, so nothing but the memory
 changes for the page.
@@ -15,8 +16,8 @@ changes for the page.
                                                  stdlib it was made from; ``inputs`` is the
                                                  build's tag (rebuilt when any input changes)
 
-Its inputs are Pyodide's runtime files, the compiled stdlib zip, agentsurface's page zip and the
-maker page below: any change rebuilds it. Needs Playwright and Debian's ``chromium``.
+Its inputs are Pyodide's runtime files, the lock, the compiled stdlib zip, agentsurface's page
+zip and the maker page below: any change rebuilds it. Needs Playwright and Debian's ``chromium``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")
 # Served to the maker page through Playwright's routing, never over a network (a *.localhost
 # origin is a secure context in Chromium, as a page served over https is).
 ORIGIN = "http://agentsurface-build.localhost"
+# Pure-Python packages of agentsurface's own dependency closure that pages with simple type hints
+# import at start (annotated_types' constraint markers): unpacked from their wheels and imported
+# into the snapshot too. The loader still installs them when a page names them in data-packages,
+# and loads them with the rest of the dependencies otherwise, as without the snapshot.
+PRELOADED = ("annotated-types", "typing-extensions")
 # agentsurface's modules that no page imports (the runtime build, the command line, the servers,
 # the test helpers): left out of the snapshot.
 NOT_IN_PAGES = ("_runtime_build", "cli", "server", "testing", "mcp_server", "django", "fastapi")
@@ -63,12 +69,24 @@ const pyodide = await loadPyodide({
 const zipUrl = new URL(info.file, indexURL + "%ZIP_INFO%").href;
 const zipPath = "/lib/" + zipUrl.split("/").pop();
 pyodide.FS.writeFile(zipPath, new Uint8Array(await (await fetch(zipUrl)).arrayBuffer()));
+const lock = await (await fetch(indexURL + "pyodide-lock.json")).json();
+const wheels = [];
+for (const name of %PRELOADED%) {
+  const url = new URL(lock.packages[name].file_name, indexURL).href;
+  const path = "/tmp/" + url.split("/").pop();
+  pyodide.FS.writeFile(path, new Uint8Array(await (await fetch(url)).arrayBuffer()));
+  wheels.push(path);
+}
+pyodide.globals.set("wheels_json", JSON.stringify(wheels));
 pyodide.globals.set("zip_path", zipPath);
 const skipped = pyodide.runPython(`
 import importlib, json, pkgutil, sys
 sys.path.append(zip_path)
 del zip_path
-import agentsurface
+from agentsurface.browser.packages import unpack_wheels
+unpack_wheels(wheels_json)
+del wheels_json
+import annotated_types, typing_extensions, agentsurface
 skipped = []
 for module in pkgutil.walk_packages(agentsurface.__path__, "agentsurface."):
     if module.name.split(".")[1] in %NOT_IN_PAGES%:
@@ -92,7 +110,9 @@ window.snapshot = { base64, size: bytes.length, skipped };
   window.snapshot = { failed: String(error?.stack ?? error) };
 }
 </script>
-""".replace("%ZIP_INFO%", ZIP_INFO).replace("%NOT_IN_PAGES%", repr(NOT_IN_PAGES))
+""".replace("%ZIP_INFO%", ZIP_INFO).replace("%NOT_IN_PAGES%", repr(NOT_IN_PAGES)).replace(
+    "%PRELOADED%", json.dumps(PRELOADED)
+)
 
 
 class MemorySnapshotError(AgentSurfaceError):
@@ -100,14 +120,15 @@ class MemorySnapshotError(AgentSurfaceError):
 
 
 def inputs_tag(pyodide_dir: Path) -> str:
-    """What a snapshot is made from: the runtime's files, the zip info and the files it names
-    (agentsurface's zip, the compiled stdlib), and the maker page."""
+    """What a snapshot is made from: the runtime's files, the lock (the preloaded wheels' sha256),
+    the zip info and the files it names (agentsurface's zip, the compiled stdlib), and the maker
+    page."""
     digest = hashlib.sha256(MAKER_PAGE.encode())
     info_path = pyodide_dir / ZIP_INFO
     info = json.loads(info_path.read_text())
     if not info.get("stdlib"):
         raise MemorySnapshotError(f"{ZIP_INFO} names no compiled stdlib: the loader's boot, and so the snapshot, needs it")
-    files = [pyodide_dir / name for name in RUNTIME_FILES]
+    files = [pyodide_dir / name for name in (*RUNTIME_FILES, "pyodide-lock.json")]
     files += [info_path, (pyodide_dir / info["file"]).resolve(), pyodide_dir / info["stdlib"]]
     for path in files:
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
@@ -197,6 +218,7 @@ def write_memory_snapshot(
         "size": size,
         "zip_sha256": zip_info["sha256"],
         "stdlib": zip_info["stdlib"],
+        "packages": list(PRELOADED),
         "inputs": tag,
     }
     staged = pyodide_dir / (MEMORY_SNAPSHOT + ".tmp")

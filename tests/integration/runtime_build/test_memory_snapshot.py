@@ -31,7 +31,7 @@ def _dist(tmp_path: Path) -> Path:
     dist = tmp_path / "dist"
     (dist / "pyodide").mkdir(parents=True)
     (dist / "wheels").mkdir()
-    for name in RUNTIME_FILES:
+    for name in (*RUNTIME_FILES, "pyodide-lock.json"):
         (dist / "pyodide" / name).write_bytes(name.encode())
     (dist / "pyodide" / "stdlib.zip").write_bytes(b"stdlib")
     (dist / "wheels" / "agentsurface-1.0.zip").write_bytes(b"zip")
@@ -61,6 +61,7 @@ def test_it_is_written_with_what_it_was_made_from_and_then_kept(tmp_path: Path) 
         "size": len(MEMORY),
         "zip_sha256": "ab" * 32,
         "stdlib": "stdlib.zip",
+        "packages": ["annotated-types", "typing-extensions"],
         "inputs": inputs_tag(dist / "pyodide"),
     }
     assert said[-1].startswith(f"wrote {MEMORY_SNAPSHOT}: ")
@@ -71,7 +72,7 @@ def test_it_is_written_with_what_it_was_made_from_and_then_kept(tmp_path: Path) 
 @pytest.mark.parametrize(
     "change",
     ["pyodide/pyodide.asm.wasm", "pyodide/pyodide.asm.mjs", "pyodide/pyodide.mjs", "pyodide/stdlib.zip",
-     "wheels/agentsurface-1.0.zip"],
+     "pyodide/pyodide-lock.json", "wheels/agentsurface-1.0.zip"],
 )
 def test_any_input_changing_makes_it_again(tmp_path: Path, change: str) -> None:
     dist, maker = _dist(tmp_path), Maker()
