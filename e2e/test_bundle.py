@@ -95,3 +95,38 @@ def test_the_bundled_app_exposes_its_reviewed_tools_in_chromium(
     refused = run.page.evaluate("() => document.body.dataset.refused")
     assert "shop.coupons" in refused and "not in the capability manifest" in refused
     assert run.console_errors == []
+
+
+def test_a_page_asking_for_the_memory_snapshot_gets_it_bundled(
+    bundle_url: tuple[str, Path], web_dist: Path, tmp_path: Path, open_page: Callable[..., Any]
+) -> None:
+    _, plain = bundle_url
+    assert not list((plain / "dist" / "pyodide").glob("agentsurface-memory*"))  # nobody asked
+    app = copy_shop(tmp_path / "app")
+    page = app / "index.html"
+    page.write_text(page.read_text().replace('src="agentsurface.js"', 'src="agentsurface.js" data-memory-snapshot'))
+    assert main(["--root", str(app), "snapshot"]) == 0
+    out = tmp_path / "site"
+    assert main(["--root", str(app), "bundle", "--out", str(out), "--runtime", str(web_dist.parent)]) == 0
+    shipped = {p.name for p in (out / "dist" / "pyodide").glob("agentsurface-memory*")}
+    assert shipped == {"agentsurface-memory.bin.gz", "agentsurface-memory.json"}
+    # The app's own wheel is pure Python: unpacked after the restore, as a data-package would be.
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(StaticHandler, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        run = open_page("/index.html", variant="webmcp", base=f"http://127.0.0.1:{server.server_address[1]}")
+        run.wait_ready()
+        run.page.wait_for_function("() => document.body.dataset.ready === 'true'")
+        assert run.page.evaluate("() => window.agentSurface.memorySnapshot") is True
+        assert run.page.evaluate("() => window.agentSurface.inPlace") == ["shop-app"]
+        assert sorted(decode_wire_name(n) for n in run.page.evaluate(TOOLS)) == [
+            "view:shop.cart.addItem",
+            "view:shop.cart.contents",
+            "view:shop.cart.empty",
+        ]
+        assert [text for kind, text in run.console if kind == "warning"] == []
+        assert run.console_errors == []
+        run.context.close()  # before the server goes
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -124,7 +124,7 @@ def test_a_page_loading_pydantic_at_start_boots_without_the_snapshot(open_page: 
     assert run.page.evaluate("() => window.pydanticVersion").startswith("2.")
     assert _warnings(run) == [
         "agentsurface: data-memory-snapshot not used: "
-        "the page loads agentsurface's own dependencies at start (the snapshot has none)"
+        "the page loads agentsurface's wheel or its dependencies with Pyodide's package loader at start"
     ]
     assert run.console_errors == []
 

@@ -102,7 +102,10 @@ async function fetchSnapshotInfo() {
 // Why the page cannot boot from the snapshot, or null when it can.
 function snapshotRefusal(snapshotInfo, zipInfo, zipped, packages) {
   if (!snapshotInfo) return "this runtime has none (build it with the memory snapshot)";
-  if (!zipped) return "the page loads agentsurface's own dependencies at start (the snapshot has none)";
+  if (!zipped) {
+    // e.g. a script that imports pydantic, or a data-package that depends on it
+    return "the page loads agentsurface's wheel or its dependencies with Pyodide's package loader at start";
+  }
   if (packages.length) return `the page loads ${packages.join(", ")} with Pyodide's package loader at start`;
   if (snapshotInfo.zip_sha256 !== zipInfo.sha256 || snapshotInfo.stdlib !== zipInfo.stdlib) {
     return "it was made from another build of the runtime (rebuild it)";

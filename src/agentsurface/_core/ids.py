@@ -232,13 +232,15 @@ _taken = 0
 _pool_lock = threading.Lock()
 
 
-def _forget_pool() -> None:
+def forget_pool() -> None:
+    """Drop the characters drawn so far: a process that shares this memory with another (a forked
+    worker, a page booted from a memory snapshot) must never hand out the same ids."""
     global _pool, _taken, _pool_lock
     _pool, _taken, _pool_lock = b"", 0, threading.Lock()
 
 
-if hasattr(os, "register_at_fork"):  # a forked worker must never hand out its parent's ids
-    os.register_at_fork(after_in_child=_forget_pool)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=forget_pool)
 
 
 def random_id(prefix: str, length: int = 22) -> str:
