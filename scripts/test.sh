@@ -51,7 +51,12 @@ NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 # sets them: tests/unit/ and tests/integration/, see tests/conftest.py).
 suites=(tests)
 if compgen -G "e2e/test_*.py" >/dev/null; then suites+=(e2e); fi
+# The CPython suites run in two worker processes (pytest-xdist): their tests share no state (each
+# server, database and folder is the test's own), and that halves their time on two cores. The
+# e2e suite stays in one: its tests share a Chromium per variant and time the browser.
 for speed in unit integration e2e; do
   echo "== pytest -m $speed"
-  .venv/bin/python -m pytest "${suites[@]}" -m "$speed" -q -p no:cacheprovider "$@"
+  workers=(-n 2)
+  if [ "$speed" = e2e ]; then workers=(); fi
+  .venv/bin/python -m pytest "${suites[@]}" -m "$speed" -q -p no:cacheprovider "${workers[@]}" "$@"
 done
