@@ -11,10 +11,11 @@ changes for the page.
 
     <dist>/pyodide/agentsurface-memory.bin.gz   the snapshot, gzipped (the loader inflates it
                                                  with DecompressionStream: any static server)
-    <dist>/pyodide/agentsurface-memory.json     {file, sha256, zip_sha256, stdlib, inputs}: the
-                                                 loader uses the snapshot only with the zip and
-                                                 stdlib it was made from; ``inputs`` is the
-                                                 build's tag (rebuilt when any input changes)
+    <dist>/pyodide/agentsurface-memory.json     {file, sha256, size, zip_sha256, stdlib,
+                                                 packages, inputs}: the loader uses the snapshot
+                                                 only with the zip and stdlib it was made from;
+                                                 ``inputs`` is the build's tag (rebuilt when any
+                                                 input changes)
 
 Its inputs are Pyodide's runtime files, the lock, the compiled stdlib zip, agentsurface's page
 zip and the maker page below: any change rebuilds it. Needs Playwright and Debian's ``chromium``.
@@ -77,15 +78,18 @@ for (const name of %PRELOADED%) {
   pyodide.FS.writeFile(path, new Uint8Array(await (await fetch(url)).arrayBuffer()));
   wheels.push(path);
 }
-pyodide.globals.set("wheels_json", JSON.stringify(wheels));
-pyodide.globals.set("zip_path", zipPath);
+// In a namespace of its own: the page's scripts run in Pyodide's globals, which stay as a boot
+// leaves them.
+const newDict = pyodide.globals.get("dict");
+const namespace = newDict();
+newDict.destroy();
+namespace.set("wheels_json", JSON.stringify(wheels));
+namespace.set("zip_path", zipPath);
 const skipped = pyodide.runPython(`
 import importlib, json, pkgutil, sys
 sys.path.append(zip_path)
-del zip_path
 from agentsurface.browser.packages import unpack_wheels
 unpack_wheels(wheels_json)
-del wheels_json
 import annotated_types, typing_extensions, agentsurface
 skipped = []
 for module in pkgutil.walk_packages(agentsurface.__path__, "agentsurface."):
@@ -95,9 +99,9 @@ for module in pkgutil.walk_packages(agentsurface.__path__, "agentsurface."):
         importlib.import_module(module.name)
     except Exception as error:  # needs another package: imported in the page, as without it
         skipped.append(f"{module.name}: {type(error).__name__}")
-del module
 json.dumps(skipped)
-`);
+`, { globals: namespace });
+namespace.destroy();
 const bytes = pyodide.makeMemorySnapshot();
 const gzipped = new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip"));
 const base64 = await new Promise(async (resolve) => {
