@@ -13,35 +13,11 @@ from typing import Any
 import pytest
 
 from agentsurface._runtime_build.memory_snapshot import MEMORY_INFO, MEMORY_SNAPSHOT
-from test_console import console_server, open_console  # noqa: F401 (a fixture, and the page's opening)
+from test_console import agent_for, console_server  # noqa: F401 (console_server: a fixture)
+from test_console_lean_boot import AT_FIRST_TOOL
 
-AT_FIRST_TOOL = """() => {
-  document.modelContext.addEventListener("toolchange", () => {
-    if (window.pydanticAtFirstTool !== undefined) return;
-    const sys = window.agentSurface.pyodide.pyimport("sys");
-    try {
-      window.pydanticAtFirstTool = ["pydantic", "jsonschema"].filter((name) => sys.modules.has(name));
-    } finally {
-      sys.destroy();
-    }
-  });
-}"""
 FETCHED = "() => performance.getEntriesByType('resource').map((entry) => entry.name)"
 RANDOM = "() => window.agentSurface.pyodide.runPython('__import__(\"random\").random()')"
-
-
-def _call(page: Any, name: str, tool_input: dict[str, Any]) -> Any:
-    text = page.evaluate(
-        """async ([name, input]) => {
-            const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
-            if (!tool) throw new Error(`no tool ${name}`);
-            return await document.modelContext.executeTool(tool, input);
-        }""",
-        [name, tool_input],
-    )
-    result = json.loads(text)
-    assert not result.get("isError"), result
-    return json.loads(result["content"][0]["text"])
 
 
 def _warnings(run: Any) -> list[str]:
@@ -50,7 +26,7 @@ def _warnings(run: Any) -> list[str]:
 
 def test_the_console_boots_from_the_snapshot_and_works(open_page: Any, console_server: str) -> None:  # noqa: F811
     def watch(run: Any) -> None:
-        run.context.add_init_script(script=f"({AT_FIRST_TOOL})()")
+        run.context.add_init_script(script=f"({AT_FIRST_TOOL})({json.dumps(['pydantic', 'jsonschema'])})")
 
     run = open_page("/index.html", variant="webmcp", base=console_server, before_goto=watch)
     page = run.page
@@ -60,14 +36,15 @@ def test_the_console_boots_from_the_snapshot_and_works(open_page: Any, console_s
     # The library came from the snapshot: already imported before the page's first script ran,
     # and its not-yet-imported modules still read from the zip written after the restore.
     assert page.evaluate("() => window.agentSurface.pyodide.runPython('import agentsurface.browser.memory_snapshot as m; m.__name__')")
-    assert page.evaluate("() => window.pydanticAtFirstTool") == []  # still loaded after the tools
+    assert page.evaluate("() => window.modulesAtFirstTool") == []  # pydantic, jsonschema: loaded after
     # The page's scripts share Pyodide's globals: the build's own names are not among them.
     leftover = "[n for n in ('skipped', 'pkgutil', 'importlib', 'annotated_types', 'zip_path') if n in globals()]"
     assert page.evaluate(f"() => window.agentSurface.pyodide.runPython({json.dumps(leftover)}).toJs()") == []
     # A view call and a procedure answered by the server.
-    assert _call(page, "view_devices__filters__setFilters", {"status": "offline", "city": "Milan"}) == {
+    agent = agent_for(run)
+    assert agent.call("view_devices__filters__setFilters", {"status": "offline", "city": "Milan"}).expect_ok() == {
         "status": "offline", "city": "Milan", "text": None}
-    found = _call(page, "domain_devices__query", {"status": "offline", "city": "Milan"})
+    found = agent.call("domain_devices__query", {"status": "offline", "city": "Milan"}).expect_ok()
     assert found["total"] == 7
     # The background load (Pyodide's package loader, after a restore) brings pydantic in.
     page.evaluate("() => window.agentSurface.complete")
@@ -113,7 +90,7 @@ def test_a_snapshot_of_another_build_is_skipped_with_a_warning(open_page: Any, c
     run.page.wait_for_function("() => document.body.dataset.ready === 'true'")
     assert run.page.evaluate("() => window.agentSurface.memorySnapshot") is False
     assert run.page.evaluate("() => window.agentSurface.loadedFrom") == "zip"
-    assert _call(run.page, "view_devices__table__visibleRows", {})
+    assert agent_for(run).call("view_devices__table__visibleRows", {}).expect_ok()
     assert _warnings(run) == [
         "agentsurface: data-memory-snapshot not used: it was made from another build of the runtime (rebuild it)"
     ]

@@ -80,23 +80,22 @@ async function fetchLock() {
   return response.json();
 }
 
-// Our wheel as a zip to import from in place (built beside it by the runtime build), and the
-// stdlib zip with bytecode to boot with (agentsurface/_runtime_build/stdlib_zip.py), or null.
-async function fetchZipInfo() {
-  const url = new URL("agentsurface-zip.json", PYODIDE_URL);
-  const response = await fetch(url);
-  if (!response.ok) return null; // a runtime built without it: the wheel is installed instead
-  const info = await response.json();
-  return { ...info, url: new URL(info.file, url).href, stdlibUrl: info.stdlib ? new URL(info.stdlib, url).href : null };
-}
-
-// The memory snapshot's info file (memory_snapshot.py), or null when the runtime has none.
-async function fetchSnapshotInfo() {
-  const url = new URL("agentsurface-memory.json", PYODIDE_URL);
+// One of the runtime build's info files beside Pyodide, with its file's URL resolved (``url``),
+// or null when the runtime was built without it.
+async function fetchBuildInfo(name) {
+  const url = new URL(name, PYODIDE_URL);
   const response = await fetch(url);
   if (!response.ok) return null;
   const info = await response.json();
   return { ...info, url: new URL(info.file, url).href };
+}
+
+// Our wheel as a zip to import from in place (built beside it by the runtime build), and the
+// stdlib zip with bytecode to boot with (agentsurface/_runtime_build/stdlib_zip.py), or null (a
+// runtime built without it: the wheel is installed instead).
+async function fetchZipInfo() {
+  const info = await fetchBuildInfo("agentsurface-zip.json");
+  return info && { ...info, stdlibUrl: info.stdlib ? new URL(info.stdlib, PYODIDE_URL).href : null };
 }
 
 // Why the page cannot boot from the snapshot, or null when it can.
@@ -113,29 +112,28 @@ function snapshotRefusal(snapshotInfo, zipInfo, zipped, packages) {
   return null;
 }
 
-// The snapshot's memory: integrity-checked, then inflated (it is served gzipped, whatever the server).
-async function fetchSnapshot(info) {
-  try {
-    const response = await fetch(info.url, { integrity: sri(info.sha256) });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    return await new Response(response.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
-  } catch (error) {
-    throw new Error(`could not load the memory snapshot from ${info.url}: ${error?.message ?? error}`);
-  }
-}
-
 const sri = (hex) => "sha256-" + btoa(String.fromCharCode(...hex.match(/../g).map((h) => parseInt(h, 16))));
 
-async function fetchZip(url, sha256) {
+// ``read(response)`` of the file at ``url``, integrity-checked against the build's sha256 (hex);
+// a failure names ``what`` could not be loaded, and why.
+async function fetchVerified(url, sha256, what, read = (response) => response.arrayBuffer()) {
   try {
     const response = await fetch(url, { integrity: sri(sha256) });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    return new Uint8Array(await response.arrayBuffer());
+    return await read(response);
   } catch (error) {
     // e.g. the browser's integrity check refused bytes other than the ones the build wrote
-    throw new Error(`could not load agentsurface from ${url}: ${error?.message ?? error}`);
+    throw new Error(`could not load ${what} from ${url}: ${error?.message ?? error}`);
   }
 }
+
+// The snapshot's memory, inflated (it is served gzipped, whatever the server).
+const fetchSnapshot = (info) =>
+  fetchVerified(info.url, info.sha256, "the memory snapshot", (response) =>
+    new Response(response.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer(),
+  );
+
+const fetchZip = async (url, sha256) => new Uint8Array(await fetchVerified(url, sha256, "agentsurface"));
 
 // The top-level modules a script imports (`import a.b, c` / `from a import b`; relative imports
 // skipped). A plain scan of the text: it may see an import inside a string, which at worst loads
@@ -214,13 +212,7 @@ function pureWheels(lock, names) {
 // The wheel's bytes, integrity-checked against the lock (Pyodide's loader checks the same sha256).
 async function fetchWheel(name, entry) {
   const url = new URL(entry.file_name, PYODIDE_URL).href;
-  try {
-    const response = await fetch(url, { integrity: sri(entry.sha256) });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    return [`/tmp/${url.split("/").pop()}`, new Uint8Array(await response.arrayBuffer())];
-  } catch (error) {
-    throw new Error(`could not load ${name} from ${url}: ${error?.message ?? error}`);
-  }
+  return [`/tmp/${url.split("/").pop()}`, new Uint8Array(await fetchVerified(url, entry.sha256, name))];
 }
 
 // Packages are passed to loadPyodide, which downloads them while the runtime compiles and boots
@@ -257,7 +249,7 @@ async function boot() {
     fetchLock(),
     fetchZipInfo(),
     Promise.all(scripts.map(pythonSource)),
-    wantsMemorySnapshot ? fetchSnapshotInfo() : null,
+    wantsMemorySnapshot ? fetchBuildInfo("agentsurface-memory.json") : null,
   ]);
   timings.fetchMs = since(start); // the runtime module, the lock and the page's sources
   const plan = bootPlan(lock, sources);

@@ -295,16 +295,23 @@ async def test_stop_on_the_provide_path_clears_or_provides_nothing(
     assert fake.operations() == []
 
 
-@pytest.mark.parametrize("shape", INCREMENTAL)
-async def test_new_tools_are_asked_for_together(app: App, shape: Shape) -> None:
-    # One turn of the loop asks for every new tool (the browser's promises then settle together):
-    # with the registration held, all of them are in flight at once.
+async def _start_held(app: App, shape: Shape) -> tuple[Any, WebMCPAdapter, asyncio.Future[None]]:
+    """The table mounted, and start() on a fake whose registrations are held: (fake, adapter, the
+    start, which finishes once ``fake.release()``)."""
     app.mount_table()
     fake = make_context(shape)
     adapter = WebMCPAdapter(model_context=fake)
     fake.hold()
     starting = asyncio.ensure_future(adapter.start(registry=app.registry, consumer=CONSUMER))
     await turn()
+    return fake, adapter, starting
+
+
+@pytest.mark.parametrize("shape", INCREMENTAL)
+async def test_new_tools_are_asked_for_together(app: App, shape: Shape) -> None:
+    # One turn of the loop asks for every new tool (the browser's promises then settle together):
+    # with the registration held, all of them are in flight at once.
+    fake, adapter, starting = await _start_held(app, shape)
     expected = app.expected_names()
     assert fake.suspended == len(expected) > 1
     registered = [name for operation, name in fake.operations() if operation == "register"]
@@ -359,12 +366,7 @@ async def test_stop_during_an_in_flight_registration_leaves_nothing_behind(app: 
 
 @pytest.mark.parametrize("shape", SHAPES)
 async def test_a_surface_change_during_start_converges_without_duplicates(app: App, shape: Shape) -> None:
-    app.mount_table()
-    fake = make_context(shape)
-    adapter = WebMCPAdapter(model_context=fake)
-    fake.hold()
-    starting = asyncio.ensure_future(adapter.start(registry=app.registry, consumer=CONSUMER))
-    await turn()
+    fake, adapter, starting = await _start_held(app, shape)
     assert fake.suspended >= 1  # start() is inside its first registrations
     app.mount_panel()
     await turn()
@@ -383,12 +385,7 @@ async def test_a_surface_change_during_start_converges_without_duplicates(app: A
 
 @pytest.mark.parametrize("shape", SHAPES)
 async def test_stop_during_start_leaves_nothing_behind(app: App, shape: Shape) -> None:
-    app.mount_table()
-    fake = make_context(shape)
-    adapter = WebMCPAdapter(model_context=fake)
-    fake.hold()
-    starting = asyncio.ensure_future(adapter.start(registry=app.registry, consumer=CONSUMER))
-    await turn()
+    fake, adapter, starting = await _start_held(app, shape)
     assert fake.suspended >= 1  # start() is inside its first registrations
     stopping = asyncio.ensure_future(adapter.aclose())
     await turn()
