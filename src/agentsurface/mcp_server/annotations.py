@@ -24,7 +24,10 @@ from mcp import types
 
 def mcp_annotations(page: Mapping[str, Any], title: str | None = None) -> types.ToolAnnotations:
     read_only = page.get("readOnlyHint") is True
-    hints: dict[str, Any] = {"readOnlyHint": read_only, "openWorldHint": page.get("untrustedContentHint") is True}
+    hints: dict[str, Any] = {
+        "readOnlyHint": read_only,
+        "openWorldHint": page.get("untrustedContentHint") is True,
+    }
     if read_only:
         hints["idempotentHint"] = True
     else:

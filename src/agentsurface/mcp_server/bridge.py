@@ -62,7 +62,9 @@ class _Server(Server[Any, Any]):
             tasks.start_soon(guard, read_stream, to_server, write_stream)
             try:
                 async with from_guard:
-                    await super().run(from_guard, write_stream, initialization_options, raise_exceptions, stateless)
+                    await super().run(
+                        from_guard, write_stream, initialization_options, raise_exceptions, stateless
+                    )
             finally:
                 tasks.cancel_scope.cancel()
 
@@ -98,6 +100,7 @@ class Bridge:
         self._tools: dict[str, Tool] = {}
         self._changed = asyncio.Event()
         self.failed: Exception | None = None
+        self.ended_by: int | None = None  # the signal that ended it (see main._ends_on_sigterm)
         self._said_no_webmcp = False
 
     async def open_page(self, stop: Callable[[], None]) -> None:
@@ -191,7 +194,9 @@ class Bridge:
         ticking = None
         if token is not None and self.options.progress_interval > 0:
             ticking = asyncio.ensure_future(
-                _tell_progress(context.session, token, str(context.request_id), self.options.progress_interval)
+                _tell_progress(
+                    context.session, token, str(context.request_id), self.options.progress_interval
+                )
             )
         try:
             # An MCP cancellation, or the bound, cancels the call in the page (its dialog closes).

@@ -89,7 +89,9 @@ class CdpConnection:
 
         try:
             address = await asyncio.wait_for(_websocket_address(endpoint), CONNECT_TIMEOUT_S)
-            socket = await asyncio.wait_for(connect(address, max_size=None, compression=None), CONNECT_TIMEOUT_S)
+            socket = await asyncio.wait_for(
+                connect(address, max_size=None, compression=None), CONNECT_TIMEOUT_S
+            )
         except (OSError, ValueError, KeyError, TimeoutError) as exc:
             raise CdpError(f"no DevTools WebSocket at {endpoint} ({exc})") from exc
         connection = cls()

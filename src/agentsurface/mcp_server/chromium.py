@@ -82,6 +82,7 @@ class OwnChromium:
     def __init__(self, options: BridgeOptions) -> None:
         remove_stale_profiles()
         self._profile = Path(tempfile.mkdtemp(prefix=f"{PROFILE_PREFIX}{os.getpid()}-"))
+        self._log = self._profile / "chromium.log"
         self._pid: int | None = None
         self._pipe: tuple[int, int] | None = None  # our ends: we write to fd 3, read from fd 4
         self._cdp: CdpConnection | None = None  # those ends once connected (it owns them then)
@@ -109,7 +110,8 @@ class OwnChromium:
                     # Nothing on the bridge's stdout: over stdio, that is the MCP client's channel.
                     (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                     (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-                    (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                    # Its log goes with its profile: read for the reason when it fails to start.
+                    (os.POSIX_SPAWN_OPEN, 2, str(self._log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
                     (os.POSIX_SPAWN_DUP2, commands_read, 3),
                     (os.POSIX_SPAWN_DUP2, replies_write, 4),
                 ],
@@ -138,10 +140,20 @@ class OwnChromium:
                     return f"http://127.0.0.1:{first}"
             status = self._exited()
             if status is not None:
-                raise OSError(f"Chromium exited before it opened its debugging port (status {status})")
+                raise OSError(
+                    f"Chromium exited before it opened its debugging port (status {status}){self._why()}"
+                )
             if time.monotonic() > deadline:
                 raise OSError(f"Chromium opened no debugging port within {START_TIMEOUT_S:g} s")
             await asyncio.sleep(0.02)
+
+    def _why(self) -> str:
+        """Chromium's last fatal message, as ": <message>", or "" (a crash may say nothing)."""
+        with contextlib.suppress(OSError):
+            for line in reversed(self._log.read_text(errors="replace").splitlines()):
+                if ":FATAL:" in line:
+                    return ": " + line.split("] ", 1)[-1].strip()
+        return ""
 
     async def cdp_pipe(self) -> CdpConnection | None:
         """The debugging pipe, connected on first use (None if Chromium did not start)."""

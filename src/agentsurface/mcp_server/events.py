@@ -41,7 +41,9 @@ class _Event:
 
 
 class BoundedEventStore(EventStore):
-    def __init__(self, limits: EventLimits | None = None, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, limits: EventLimits | None = None, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.limits = limits or EventLimits()
         self._clock = clock
         self._events: OrderedDict[EventId, _Event] = OrderedDict()  # oldest first
@@ -70,7 +72,9 @@ class BoundedEventStore(EventStore):
         self._trim()
         return event_id
 
-    async def replay_events_after(self, last_event_id: EventId, send_callback: EventCallback) -> StreamId | None:
+    async def replay_events_after(
+        self, last_event_id: EventId, send_callback: EventCallback
+    ) -> StreamId | None:
         self._trim()
         match = _ID.fullmatch(last_event_id)
         if match is None or last_event_id not in self._events:
@@ -88,7 +92,11 @@ class BoundedEventStore(EventStore):
         limits, oldest = self.limits, self._clock() - self.limits.max_age
         while self._events:
             event_id, event = next(iter(self._events.items()))
-            if len(self._events) <= limits.max_events and self.bytes <= limits.max_bytes and event.at >= oldest:
+            if (
+                len(self._events) <= limits.max_events
+                and self.bytes <= limits.max_bytes
+                and event.at >= oldest
+            ):
                 break
             del self._events[event_id]
             self.bytes -= event.size

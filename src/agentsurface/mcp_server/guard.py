@@ -61,5 +61,8 @@ async def guard(
             if answer is None:
                 await to_server.send(message)
             else:
-                with anyio.CancelScope(shield=True), contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                with (
+                    anyio.CancelScope(shield=True),
+                    contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError),
+                ):
                     await outgoing.send(answer)  # a session that already ended has no one to tell

@@ -170,8 +170,10 @@ class StrictBody:
             await _rpc_error(send, refusal.status, code, refusal.error.message, refusal.error.to_json())
             return
         except ClientDisconnect:
-            log.warning("a request's body did not arrive in full (the client disconnected, or missed the "
-                        "body deadline); nothing was done")
+            log.warning(
+                "a request's body did not arrive in full (the client disconnected, or missed the "
+                "body deadline); nothing was done"
+            )
             return
         try:
             types.JSONRPCMessage.model_validate(value)
@@ -204,7 +206,11 @@ class StrictBody:
 
 async def _rpc_error(send: Send, status: int, code: int, message: str, data: Any) -> None:
     """A JSON-RPC error with no usable request id (the SDK's convention: ``"server-error"``)."""
-    error = {"jsonrpc": "2.0", "id": "server-error", "error": {"code": code, "message": message, "data": data}}
+    error = {
+        "jsonrpc": "2.0",
+        "id": "server-error",
+        "error": {"code": code, "message": message, "data": data},
+    }
     body = json.dumps(error).encode()
     await send(
         {

@@ -4,8 +4,12 @@ Ctrl-C) ends it."""
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import signal
 import sys
+from collections.abc import Iterator
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import anyio
@@ -23,16 +27,37 @@ async def run(options: BridgeOptions, chromium: OwnChromium | None = None) -> Br
     from .bridge import Bridge
 
     bridge = Bridge(options, chromium)
-    if options.http_port is not None:
-        from .http import serve_http
+    with _ends_on_sigterm(bridge):
+        if options.http_port is not None:
+            from .http import serve_http
 
-        await serve_http(bridge, options.http_port)
-        return bridge
-    else:
-        from .stdio import serve_stdio
+            await serve_http(bridge, options.http_port)
+        else:
+            from .stdio import serve_stdio
 
-        await serve_stdio(bridge)
+            await serve_stdio(bridge)
     return bridge
+
+
+@contextlib.contextmanager
+def _ends_on_sigterm(bridge: Bridge) -> Iterator[None]:
+    """While the bridge serves, SIGTERM (how an MCP client ends a server when closing stdin did
+    not) cancels its work, which then ends through its own cleanup: the page link closed,
+    Chromium stopped. Raising from the handler instead would land in whatever the event loop
+    was running at that moment, inside the SDK's task groups."""
+    loop = asyncio.get_running_loop()
+    scope = anyio.CancelScope()
+
+    def leave(signum: int, _frame: FrameType | None) -> None:
+        bridge.ended_by = signum
+        loop.call_soon_threadsafe(scope.cancel)
+
+    previous = signal.signal(signal.SIGTERM, leave)
+    try:
+        with scope:
+            yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def parser(prog: str = "agentsurface mcp") -> argparse.ArgumentParser:
@@ -51,11 +76,10 @@ def serve_command(args: argparse.Namespace) -> int:
     except OptionsError as exc:
         print(f"agentsurface mcp: {exc}", file=sys.stderr)
         return 2
+    # Before the bridge serves (and after), SIGTERM leaves through the finally below, which
+    # stops Chromium and removes its profile; while it serves, see _ends_on_sigterm.
+    signal.signal(signal.SIGTERM, _leave)
     chromium = OwnChromium(options) if launches_early(options) else None
-    if chromium is not None:
-        # An MCP client ends a server with SIGTERM when closing stdin did not: leave through
-        # the finally below, which stops Chromium and removes its profile.
-        signal.signal(signal.SIGTERM, _leave)
     try:
         bridge = anyio.run(run, options, chromium)
     except KeyboardInterrupt:
@@ -63,8 +87,10 @@ def serve_command(args: argparse.Namespace) -> int:
     finally:
         if chromium is not None:
             chromium.close()  # the bridge closed it already, unless it never got that far
+    if bridge.ended_by is not None:
+        return 128 + bridge.ended_by
     return 1 if bridge.failed is not None else 0
 
 
-def _leave(signum: int, _frame: object) -> None:
+def _leave(signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)

@@ -100,20 +100,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="instead of opening URL, serve the tools of tabs that opt in (connect_relay) over a loopback WebSocket",
     )
     relay.add_argument(
-        "--relay-port", metavar="PORT", type=int, default=DEFAULT_RELAY_PORT,
+        "--relay-port",
+        metavar="PORT",
+        type=int,
+        default=DEFAULT_RELAY_PORT,
         help=f"the relay's port on 127.0.0.1 (default {DEFAULT_RELAY_PORT})",
     )
     relay.add_argument(
-        "--relay-pairings", metavar="FILE",
+        "--relay-pairings",
+        metavar="FILE",
         help="the file of paired origins and their secrets (default: relay-pairings.json in your config folder)",
     )
     parser.add_argument(
-        "--progress-interval", metavar="SECONDS", type=float, default=PROGRESS_INTERVAL_S,
+        "--progress-interval",
+        metavar="SECONDS",
+        type=float,
+        default=PROGRESS_INTERVAL_S,
         help="while a call runs (waiting for the person's approval), send MCP progress this often to a "
         f"client that asked for it (default {PROGRESS_INTERVAL_S:g}; 0: never)",
     )
     parser.add_argument(
-        "--wait-timeout", metavar="SECONDS", type=float, default=WAIT_TIMEOUT_S,
+        "--wait-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=WAIT_TIMEOUT_S,
         help="a call still running after this long answers TIMEOUT and is cancelled in the page, its "
         f"confirmation dialog closed (default {WAIT_TIMEOUT_S:g})",
     )
@@ -133,7 +143,9 @@ def from_namespace(args: argparse.Namespace) -> BridgeOptions:
     url = str(args.url)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.netloc):
-        raise OptionsError(f"URL must be an http(s) address such as http://127.0.0.1:8000/index.html, not {url!r}")
+        raise OptionsError(
+            f"URL must be an http(s) address such as http://127.0.0.1:8000/index.html, not {url!r}"
+        )
     allowed = _allowed_origins(args.allow_origin)
     interval, timeout = _waiting(args)
     if args.http is not None and not 0 <= args.http <= 65535:
@@ -146,9 +158,13 @@ def from_namespace(args: argparse.Namespace) -> BridgeOptions:
         given = browser or "chromium"
         browser = shutil.which(given)
         if browser is None:
-            raise OptionsError(f"no browser {given!r} (not a program on PATH nor an executable file): install Chromium, or give --browser PATH or --cdp URL")
+            raise OptionsError(
+                f"no browser {given!r} (not a program on PATH nor an executable file): install Chromium, or give --browser PATH or --cdp URL"
+            )
     elif urlsplit(args.cdp).scheme not in ("http", "https", "ws", "wss"):
-        raise OptionsError(f"--cdp takes Chromium's DevTools address such as http://127.0.0.1:9222, not {args.cdp!r}")
+        raise OptionsError(
+            f"--cdp takes Chromium's DevTools address such as http://127.0.0.1:9222, not {args.cdp!r}"
+        )
     return BridgeOptions(
         url=url,
         browser=browser,

@@ -41,9 +41,12 @@ _LEAVING = "window.__agentSurfaceMcpLeaving === true"
 _LIST = agent_runtime_function(f"if ({_LEAVING}) return []; return agent.list();")
 # Never in another document than the one whose origin was checked (one that committed between
 # the two evaluates of a document's first call, say): it answers "leaving", a PageGone.
-_CALL_BODY = f"if ({_LEAVING} || location.origin !== arg.origin) return {{leaving: true}};" + """
+_CALL_BODY = (
+    f"if ({_LEAVING} || location.origin !== arg.origin) return {{leaving: true}};"
+    + """
   if (!agent.shape()) return null;
   return agent.run(arg.id, arg.name, arg.input);"""
+)
 # A call sends only this once the document has the runtime (the first call installs it): the
 # runtime's source is parsed on every evaluate that carries it.
 _CALL = f"(arg) => {{ const agent = window.__agentSurfaceAgent; if (!agent) return {{install: true}}; {_CALL_BODY} }}"
@@ -67,6 +70,7 @@ class PageReadiness:
     def __init__(self, tools: list[Tool], no_webmcp: bool) -> None:
         self.tools = tools
         self.no_webmcp = no_webmcp
+
 
 # Tells the bridge when the page's tools change: Chromium's toolchange event, or the polyfill's
 # callback (installed once the polyfill is there), as a console.debug line with this marker (not
@@ -224,7 +228,11 @@ class PageLink:
 
     def _request_started(self, request: Any) -> None:
         with contextlib.suppress(PlaywrightError):  # a request of no frame (a service worker's)
-            if request.is_navigation_request() and self.page is not None and request.frame == self.page.main_frame:
+            if (
+                request.is_navigation_request()
+                and self.page is not None
+                and request.frame == self.page.main_frame
+            ):
                 self._navigating.add(request)
 
     def _request_ended(self, request: Any) -> None:
@@ -318,7 +326,11 @@ class PageLink:
         if raw is None:
             return [], bool(state.get("loaded")), False
         allowed = self.options.origins
-        return [parse_tool(t) for t in raw if origin_of(str(t.get("origin") or origin)) in allowed], False, False
+        return (
+            [parse_tool(t) for t in raw if origin_of(str(t.get("origin") or origin)) in allowed],
+            False,
+            False,
+        )
 
     async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Run one tool through the browser's client; its recorded outcome (``{"text": ...}`` or

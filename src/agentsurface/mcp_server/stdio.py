@@ -7,6 +7,7 @@ import anyio
 from mcp.server.stdio import stdio_server
 
 from .bridge import Bridge
+from .stdin_lines import StdinLines
 
 
 async def serve_stdio(bridge: Bridge) -> None:
@@ -14,7 +15,7 @@ async def serve_stdio(bridge: Bridge) -> None:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(bridge.open_page, tasks.cancel_scope.cancel)
             tasks.start_soon(bridge.watch_changes)
-            async with stdio_server() as (incoming, outgoing):
+            async with stdio_server(StdinLines()) as (incoming, outgoing):
                 # The argument guard sits in bridge.server.run, for stdio and HTTP alike.
                 await bridge.server.run(incoming, outgoing, bridge.initialization_options())
             tasks.cancel_scope.cancel()

@@ -11,8 +11,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -103,7 +105,17 @@ def test_it_ends_when_the_bridge_is_killed(tmp_path: Path) -> None:
         holder.kill()
 
 
-def test_a_clients_sigterm_stops_chromium_and_removes_its_profile(tmp_path: Path) -> None:
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A TMPDIR for a real Chromium: its singleton socket goes in a folder under TMPDIR, and that
+    path must fit a socket address (107 bytes); pytest's tmp_path under xdist comes close."""
+    folder = Path(tempfile.mkdtemp(prefix="as-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_clients_sigterm_stops_chromium_and_removes_its_profile(short_tmp: Path) -> None:
+    tmp_path = short_tmp
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     bridge = subprocess.Popen(
         [sys.executable, "-m", "agentsurface", "mcp", NOWHERE, "--headless", "--browser", str(CHROMIUM)],
@@ -126,6 +138,25 @@ def test_a_clients_sigterm_stops_chromium_and_removes_its_profile(tmp_path: Path
     assert list(tmp_path.glob("agentsurface-mcp-*")) == []
     assert out == b""  # nothing but MCP on stdout, and the client sent nothing
     assert b"Traceback" not in err, err.decode()
+    assert bridge.returncode == 128 + signal.SIGTERM
+
+
+def test_a_temp_folder_too_long_for_chromium_is_named_in_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / ("d" * 60)
+    deep.mkdir()
+    monkeypatch.setenv("TMPDIR", str(deep))  # Chromium's
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))  # the profile's
+    chromium = OwnChromium(BridgeOptions(url=BLANK, browser=str(CHROMIUM), headless=True))
+    try:
+        with pytest.raises(
+            OSError, match=r"exited before it opened its debugging port \(status -6\): Socket path too long"
+        ):
+            asyncio.run(chromium.cdp_url())
+    finally:
+        chromium.close()
+    assert list(deep.glob(f"{PROFILE_PREFIX}*")) == []
 
 
 def test_a_browser_that_cannot_start_is_one_line_on_stderr_and_nothing_on_stdout(tmp_path: Path) -> None:
@@ -137,8 +168,8 @@ def test_a_browser_that_cannot_start_is_one_line_on_stderr_and_nothing_on_stdout
         asyncio.run(chromium.cdp_url())
     chromium.close()
 
-    # A client keeps its stdin open: the error comes while it does (the bridge then ends once
-    # its stdin closes, as on any failure to open the page).
+    # A client keeps its stdin open: the bridge ends all the same, as on any failure to open
+    # the page (the client is not left talking to a server with no page).
     errors = tmp_path / "stderr"
     with errors.open("wb") as sink:
         bridge = subprocess.Popen(
@@ -149,9 +180,7 @@ def test_a_browser_that_cannot_start_is_one_line_on_stderr_and_nothing_on_stdout
             env={**os.environ, "TMPDIR": str(tmp_path)},
         )
         try:
-            deadline = time.monotonic() + 30
-            while b"could not open" not in errors.read_bytes() and time.monotonic() < deadline:
-                time.sleep(0.05)
+            bridge.wait(timeout=30)
             out, _ = bridge.communicate(timeout=30)
         finally:
             bridge.kill()

@@ -17,7 +17,9 @@ from .sources import SourceRegistry, UnknownTool
 
 
 class RelayLink:
-    def __init__(self, options: BridgeOptions, on_change: Callable[[], None], *, log: TextIO = sys.stderr) -> None:
+    def __init__(
+        self, options: BridgeOptions, on_change: Callable[[], None], *, log: TextIO = sys.stderr
+    ) -> None:
         self.options = options
         self.sources = SourceRegistry(on_change)
         store = PairingStore(Path(options.pairings) if options.pairings else default_store_path())

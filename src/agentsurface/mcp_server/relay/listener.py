@@ -150,7 +150,9 @@ class RelayListener:
             self.refusals.append((origin, refused.reason))
             self.gate.say(f"refused {origin}: {refused.message}")
             with contextlib.suppress(ConnectionClosed):
-                await socket.send(json.dumps({"type": "refused", "reason": refused.reason, "message": refused.message}))
+                await socket.send(
+                    json.dumps({"type": "refused", "reason": refused.reason, "message": refused.message})
+                )
                 await socket.close(POLICY_VIOLATION, refused.reason)
             return
         except (ConnectionClosed, TimeoutError):
@@ -172,7 +174,9 @@ class RelayListener:
         """True once welcomed; False when the connection ended after a pairing (the page
         connects again with its new secret)."""
         relay_nonce = new_nonce()
-        await socket.send(json.dumps({"type": "hello", "protocol": PROTOCOL, "relay": relay, "nonce": relay_nonce}))
+        await socket.send(
+            json.dumps({"type": "hello", "protocol": PROTOCOL, "relay": relay, "nonce": relay_nonce})
+        )
         first = await self._receive(socket, HANDSHAKE_TIMEOUT_S)
         kind = first.get("type")
         if kind == "auth":
@@ -208,7 +212,9 @@ class RelayListener:
         pairing: Pairing = started
         code = f"{pairing.code[:3]} {pairing.code[3:]}"
         self.gate.say(f"{origin} asks to pair with this relay ({relay}). Its pairing code: {code}")
-        self.gate.say("type it in the page's dialog only if you opened that page and want this agent to use it")
+        self.gate.say(
+            "type it in the page's dialog only if you opened that page and want this agent to use it"
+        )
         try:
             await socket.send(json.dumps({"type": "pairing", "relay": relay, "attempts": pairing.attempts}))
             while True:
@@ -261,5 +267,3 @@ class RelayListener:
                 self.gate.say(f"{source.id} ({origin}) left")
             with contextlib.suppress(Exception):
                 await socket.close()
-
-

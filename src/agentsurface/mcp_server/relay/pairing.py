@@ -126,7 +126,10 @@ class PairingDesk:
         """A new pairing for ``origin``, or why not: ``busy`` (one is under way for this origin),
         ``rate-limited`` (too many pairings lately, whoever asked), ``blocked`` (this origin, or
         all origins together, failed too many pairings: until the relay restarts)."""
-        if self._failures.get(origin, 0) >= FAILURES_PER_ORIGIN or sum(self._failures.values()) >= FAILURES_IN_ALL:
+        if (
+            self._failures.get(origin, 0) >= FAILURES_PER_ORIGIN
+            or sum(self._failures.values()) >= FAILURES_IN_ALL
+        ):
             return "blocked"
         now = self.clock()
         for key, pairing in list(self._open.items()):
