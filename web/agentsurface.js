@@ -40,6 +40,15 @@ const ownScript = [...document.querySelectorAll("script[src]")].find(
 const extraPackages = (ownScript?.dataset.packages ?? "").split(/[\s,]+/).filter(Boolean);
 const pageFiles = (ownScript?.dataset.files ?? "").split(/\s+/).filter(Boolean);
 const wantsMemorySnapshot = ownScript?.dataset.memorySnapshot !== undefined;
+// `data-compiled`: every .py of data-files has its bytecode beside it, written by `agentsurface
+// precompile PAGE` for this runtime's Python (the tag is precompile.CACHE_TAG's).
+const PYC_TAG = "cpython-314";
+const compiledFiles = ownScript?.dataset.compiled === undefined ? [] : pageFiles
+  .filter((path) => path.endsWith(".py"))
+  .map((path) => {
+    const slash = path.lastIndexOf("/") + 1;
+    return `${path.slice(0, slash)}__pycache__/${path.slice(slash, -3)}.${PYC_TAG}.pyc`;
+  });
 
 const timings = {};
 const since = (start) => Math.round(performance.now() - start);
@@ -306,7 +315,12 @@ async function boot() {
   });
   // The data-files download while the runtime does (asked for after its own files, which are the
   // longer wait), instead of holding its start back by a round of requests.
-  const fetchingFiles = Promise.all(pageFiles.map(fetchPageFile));
+  const fetchingFiles = Promise.all([
+    ...pageFiles.map(fetchPageFile),
+    ...compiledFiles.map((path) => fetchPageFile(path).catch((error) => {
+      throw new Error(`data-compiled: ${error.message} (run \`agentsurface precompile\` on this page)`);
+    })),
+  ]);
   fetchingFiles.catch(() => {}); // awaited (and so reported) after the boot, as zipped
   const pyodide = await booting;
   checkLoaded(pyodide, packages);

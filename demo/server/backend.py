@@ -79,6 +79,10 @@ class SiteFiles(StaticFiles):
 
     def _is_private(self, path: str) -> bool:
         parts = tuple(part for part in Path(path).parts if part != ".")
+        if len(parts) >= 2 and parts[-2] == "__pycache__" and parts[-1].endswith(".pyc"):
+            # Bytecode (`agentsurface precompile`) is as public as the source it was compiled from.
+            source = "/".join((*parts[:-2], parts[-1].split(".", 1)[0] + ".py"))
+            return self._is_private(source) or not (self._root / source).is_file()
         if any(part.startswith(".") for part in parts) or parts[:2] == ("demo", "data"):
             return True
         public = (

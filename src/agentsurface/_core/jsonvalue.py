@@ -375,6 +375,15 @@ class FrozenDict(dict[str, Any]):
 
 def freeze(value: Any) -> Any:
     """Deep-freeze JSON: dicts become FrozenDict, lists become tuples."""
+    # Exact types first (most of a schema or a manifest): an abstract Mapping check costs an
+    # ABC lookup per value, and strings, most leaves, are kept without a call.
+    kind = type(value)
+    if kind is dict:
+        return FrozenDict({k: v if type(v) is str else freeze(v) for k, v in value.items()})
+    if kind is list or kind is tuple:
+        return tuple([v if type(v) is str else freeze(v) for v in value])
+    if kind is str or kind is int or kind is float or kind is bool or value is None or kind is FrozenDict:
+        return value
     if isinstance(value, FrozenDict):
         return value
     if isinstance(value, Mapping):
@@ -384,8 +393,32 @@ def freeze(value: Any) -> Any:
     return value
 
 
+def frozen_copy(value: Any) -> Any:
+    """``freeze(thaw(value))`` in one pass: FrozenDicts are copied too, so nothing mutable of
+    ``value`` is shared (a FrozenDict built by hand may hold a list)."""
+    kind = type(value)
+    if kind is dict or kind is FrozenDict:
+        return FrozenDict({k: v if type(v) is str else frozen_copy(v) for k, v in value.items()})
+    if kind is list or kind is tuple:
+        return tuple([v if type(v) is str else frozen_copy(v) for v in value])
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return FrozenDict({k: frozen_copy(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen_copy(v) for v in value)
+    return value
+
+
 def thaw(value: Any) -> Any:
     """A mutable deep copy of a JSON value (dicts and lists)."""
+    kind = type(value)
+    if kind is dict or kind is FrozenDict:
+        return {k: v if type(v) is str else thaw(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [v if type(v) is str else thaw(v) for v in value]
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -48,7 +48,7 @@ for item in json.loads(sources_json):
         code = compile(source, item["filename"], "exec", dont_inherit=True)
     except SyntaxError:
         continue
-    pyc = _code_to_hash_pyc(code, source_hash(source), checked=False)
+    pyc = _code_to_hash_pyc(code, source_hash(source), checked=item["checked"])
     compiled.append({"name": item["name"], "pyc": base64.b64encode(bytes(pyc)).decode()})
 json.dumps(compiled)
 `));
@@ -146,10 +146,16 @@ def _run_in_pyodide(script: str, args: list[str], what: str, stdin: str | None =
     return result.stdout
 
 
-def _compile(pyodide_dir: Path, lock_file: Path, sources: dict[str, tuple[str, str]]) -> dict[str, bytes]:
-    """{name: (file name, source)} -> {name: pyc}, in one Pyodide run; a syntax error gets none."""
+def _compile(
+    pyodide_dir: Path, lock_file: Path, sources: dict[str, tuple[str, str]], checked: bool = False
+) -> dict[str, bytes]:
+    """{name: (file name, source)} -> {name: pyc}, in one Pyodide run; a syntax error gets none.
+    ``checked``: pycs the import checks against their source's hash (else never checked)."""
     request = json.dumps(
-        [{"name": name, "filename": filename, "source": text} for name, (filename, text) in sources.items()]
+        [
+            {"name": name, "filename": filename, "source": text, "checked": checked}
+            for name, (filename, text) in sources.items()
+        ]
     )
     args = [str(pyodide_dir.resolve()), str(lock_file.resolve())]
     answer = _run_in_pyodide(_NODE_COMPILER, args, "compiling", stdin=request)
@@ -161,6 +167,12 @@ def compile_sources(pyodide_dir: Path, lock_file: Path, sources: dict[str, str])
     in one run; the file name is the one compiled into the code. A source with a syntax error is
     left out."""
     return _compile(pyodide_dir, lock_file, {name: (name, text) for name, text in sources.items()})
+
+
+def compile_checked(pyodide_dir: Path, lock_file: Path, sources: dict[str, str]) -> dict[str, bytes]:
+    """As :func:`compile_sources`, but checked hash-based pycs: the import uses one only while
+    its source is the one it was compiled from (an edited file is compiled again, never stale)."""
+    return _compile(pyodide_dir, lock_file, {name: (name, text) for name, text in sources.items()}, checked=True)
 
 
 def stdlib_imports(pyodide_dir: Path, lock_file: Path, wheels: list[Path]) -> list[str]:

@@ -73,6 +73,16 @@ def _parser() -> argparse.ArgumentParser:
         "--cache", type=Path, help="where the runtime is built (default: a user cache directory)"
     )
     bundle.add_argument("--offline", action="store_true", help="fail instead of downloading anything")
+    precompile = commands.add_parser(
+        "precompile",
+        help="compile the Python files a page's data-files list, for a loader tag with data-compiled",
+    )
+    precompile.add_argument("pages", type=Path, nargs="+", metavar="PAGE", help="the HTML pages")
+    precompile.add_argument(
+        "--runtime",
+        type=Path,
+        help="a built runtime directory (web/dist); default: the one beside the agentsurface.js each page loads",
+    )
     from ..mcp_server.options import add_arguments as mcp_arguments
 
     mcp_arguments(commands.add_parser("mcp", help="serve a page's WebMCP tools as MCP tools (extra [mcp])"))
@@ -122,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         from ..mcp_server.main import serve_command
 
         return serve_command(args)
+    if args.command == "precompile":
+        return precompile(args.pages, args.runtime, out, err)
     try:
         root = _root(args.root)
         if args.command == "snapshot":
@@ -158,6 +170,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check" and report.document is not None:
         _tell_approvals(report.document, err)
     return report.exit_code
+
+
+def precompile(pages: list[Path], runtime: Path | None, out: TextIO, err: TextIO) -> int:
+    from .._runtime_build.page_bytecode import precompile_page
+    from .._runtime_build.precompile import PrecompileError
+
+    try:
+        for page in pages:
+            written = precompile_page(page, runtime / "pyodide" if runtime is not None else None)
+            print(f"{page}: {len(written)} module{'s' if len(written) != 1 else ''} compiled", file=out)
+    except (PrecompileError, OSError) as exc:
+        print(f"agentsurface precompile: {exc}", file=err)
+        return 2
+    return 0
 
 
 def _tell_approvals(document: Mapping[str, Any], err: TextIO) -> bool:

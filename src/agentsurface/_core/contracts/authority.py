@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import AuthorityError
-from ..jsonvalue import FrozenDict, JsonValue, digest, freeze, thaw
+from ..jsonvalue import FrozenDict, JsonValue, digest, frozen_copy
 from . import ComponentBinding, ComponentContract, ProcedureContract, ProcedureReference, is_minted
 from .external import Contributor, external_refusals, refuse
 
@@ -184,21 +184,24 @@ def _mint(manifest: Mapping[str, Any]) -> CapabilityAuthority:
     """``CapabilityAuthority.from_manifest``: verify, then mint."""
     if not isinstance(manifest, Mapping):
         raise AuthorityError("manifest must be a JSON object")
-    version = manifest.get("version")
+    # One deep-frozen copy (nothing of the caller's, FrozenDicts included, is kept): everything
+    # below checks the very values the authority then holds.
+    frozen: FrozenDict = frozen_copy(manifest)
+    version = frozen.get("version")
     # type() check: True == 1 in Python, and a boolean version is not format version 1.
-    if manifest.get("format") != MANIFEST_FORMAT or type(version) is not int or version != MANIFEST_VERSION:
+    if frozen.get("format") != MANIFEST_FORMAT or type(version) is not int or version != MANIFEST_VERSION:
         raise AuthorityError(
-            f"unsupported manifest format {manifest.get('format')!r} version {manifest.get('version')!r}"
+            f"unsupported manifest format {frozen.get('format')!r} version {frozen.get('version')!r}"
         )
-    completeness = manifest.get("completeness")
+    completeness = frozen.get("completeness")
     if not isinstance(completeness, Mapping) or completeness.get("status") != "complete":
         raise AuthorityError("manifest is not complete")
-    contracts = manifest.get("contracts")
+    contracts = frozen.get("contracts")
     if not isinstance(contracts, (list, tuple)):
         raise AuthorityError("manifest contracts must be a list")
     entries: dict[str, FrozenDict] = {}
     for i, raw in enumerate(contracts):
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), str):
+        if not isinstance(raw, FrozenDict) or not isinstance(raw.get("id"), str):  # frozen: any object
             raise AuthorityError("manifest entry has no id", path=f"contracts[{i}]")
         ident = raw["id"]
         if ident in entries:
@@ -210,11 +213,10 @@ def _mint(manifest: Mapping[str, Any]) -> CapabilityAuthority:
             )
         if body.get("kind") != raw.get("kind") or body.get("type", body.get("id")) != ident:
             raise AuthorityError(f"entry {ident!r} disagrees with its contract body", path=f"contracts[{i}]")
-        entries[ident] = freeze(raw)
-    if _manifest_hash(manifest) != manifest.get("hash"):
+        entries[ident] = raw
+    if _manifest_hash(frozen) != frozen.get("hash"):
         raise AuthorityError("manifest hash does not match its content")
-    refused = external_refusals(manifest, entries)
-    frozen = freeze(thaw(manifest))
+    refused = external_refusals(frozen, entries)
     authority = CapabilityAuthority(frozen, entries, refused)
     _GENUINE.add(weakref.ref(authority, _GENUINE.discard))
     return authority

@@ -26,13 +26,20 @@ FILES = {
     "demo/page/model.py": ("x = 1", "text/x-python"),
     "demo/page/pyscript.toml": ("a = 1", "application/toml"),
     "demo/shared/values.py": ("x = 1", "text/x-python"),
+    "demo/__init__.py": ("", "text/x-python"),
+    # Bytecode of a public source (`agentsurface precompile index.html`).
+    "demo/__pycache__/__init__.cpython-314.pyc": ("\0", "application/x-python-code"),
+    "demo/page/__pycache__/model.cpython-314.pyc": ("\0", "application/x-python-code"),
 }
 PRIVATE = [".git/HEAD", ".venv/pyvenv.cfg", "demo/data/devices.sqlite3", "elsewhere/copy.sqlite3", "web/.env",
            # Only the page's public files are served: not the backend's sources (the seed holds the
            # demo tokens), the tests, the project's files or the web runtime's build inputs.
            "demo/server/seed.py", "demo/server/db.py", "tests/server/domain.py", "pyproject.toml", "README.md",
            "scripts/demo.py", "src/agentsurface/__init__.py", "web/package.json",
-           "web/node_modules/x/index.js"]
+           "web/node_modules/x/index.js",
+           # Bytecode is as private as its source, and none without one.
+           "demo/server/__pycache__/seed.cpython-314.pyc", "src/agentsurface/__pycache__/__init__.cpython-314.pyc",
+           "demo/page/__pycache__/gone.cpython-314.pyc", "demo/__pycache__/other.cpython-314.pyc"]
 
 
 @pytest.fixture
