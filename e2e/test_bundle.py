@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.fixtures import copy_shop
+from tests.fixtures import copy_shop, edit
 
 from agentsurface.cli import main
 from agentsurface.wire_names import decode_wire_name
@@ -125,6 +125,35 @@ def test_a_page_asking_for_the_memory_snapshot_gets_it_bundled(
             "view:shop.cart.empty",
         ]
         assert [text for kind, text in run.console if kind == "warning"] == []
+        assert run.console_errors == []
+        run.context.close()  # before the server goes
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_page_asking_for_data_compiled_gets_its_modules_compiled(
+    web_dist: Path, tmp_path: Path, open_page: Callable[..., Any]
+) -> None:
+    app = copy_shop(tmp_path / "app")
+    (app / "greeting").mkdir()
+    (app / "greeting" / "__init__.py").write_text('GREETING = "hello"\n')
+    edit(app / "pyproject.toml", 'files = ["index.html"]', 'files = ["index.html", "greeting/__init__.py"]')
+    page = app / "index.html"
+    edit(page, 'src="agentsurface.js"', 'src="agentsurface.js" data-compiled data-files="greeting/__init__.py"')
+    edit(page, "await start()", "await start()\nimport js\nfrom greeting import GREETING\njs.window.greeting = GREETING")
+    assert main(["--root", str(app), "snapshot"]) == 0
+    out = tmp_path / "site"
+    assert main(["--root", str(app), "bundle", "--out", str(out), "--runtime", str(web_dist.parent)]) == 0
+    assert (out / "greeting" / "__pycache__" / "__init__.cpython-314.pyc").is_file()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(StaticHandler, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        run = open_page("/index.html", variant="webmcp", base=f"http://127.0.0.1:{server.server_address[1]}")
+        run.wait_ready()
+        run.page.wait_for_function("() => window.greeting === 'hello'")
+        cached = "import greeting, os; os.path.exists(greeting.__cached__)"
+        assert run.page.evaluate(f"() => window.agentSurface.pyodide.runPython({json.dumps(cached)})") is True
         assert run.console_errors == []
         run.context.close()  # before the server goes
     finally:

@@ -24,6 +24,7 @@ class _LoaderTag(HTMLParser):
         super().__init__()
         self.src: str | None = None
         self.files: list[str] = []
+        self.compiled = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
@@ -31,6 +32,7 @@ class _LoaderTag(HTMLParser):
         if tag == "script" and src.endswith("agentsurface.js"):
             self.src = self.src or src
             self.files.extend((found.get("data-files") or "").split())
+            self.compiled = self.compiled or "data-compiled" in found
 
 
 def _loader_tag(html: str) -> _LoaderTag:
@@ -43,6 +45,11 @@ def _loader_tag(html: str) -> _LoaderTag:
 def page_python_files(html: str) -> list[str]:
     """The ``.py`` files a page's loader tag lists in ``data-files``, in its order."""
     return [name for name in dict.fromkeys(_loader_tag(html).files) if name.endswith(".py")]
+
+
+def asks_compiled(html: str) -> bool:
+    """Whether the page's loader tag says ``data-compiled``."""
+    return _loader_tag(html).compiled
 
 
 def page_pyodide(page: Path) -> Path:

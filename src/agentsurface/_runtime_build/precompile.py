@@ -27,15 +27,17 @@ CACHE_TAG = "cpython-314"
 DATACLASS_CODE_MEMBER = f"agentsurface/{DATACLASS_CODE}"  # where our wheel carries it
 
 # Node: boot the vendored Pyodide (with the lock given as argv[2]: a first build has not written
-# its own yet), compile every {name, filename, source} read from stdin as an unchecked hash-based
-# pyc (``filename`` is the one compiled into the code), answer [{name, pyc (base64)}] on stdout;
+# its own yet; and the stdlib zip as argv[3], if given), compile every {name, filename, source,
+# checked} read from stdin as a hash-based pyc (``filename`` is the one compiled into the code;
+# ``checked``: checked against its source by the import), answer [{name, pyc (base64)}] on stdout;
 # a source that does not compile gets no pyc (its import compiles it in the page and reports the
 # error there, as without this step).
 _NODE_COMPILER = """
 const { loadPyodide } = await import(process.argv[1] + "/pyodide.mjs");
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
-const pyodide = await loadPyodide({ indexURL: process.argv[1] + "/", lockFileURL: process.argv[2] });
+const stdlib = process.argv[3] ? { stdLibURL: process.argv[3] } : {};
+const pyodide = await loadPyodide({ indexURL: process.argv[1] + "/", lockFileURL: process.argv[2], ...stdlib });
 pyodide.globals.set("sources_json", Buffer.concat(chunks).toString());
 process.stdout.write(pyodide.runPython(`
 import base64, json
@@ -158,6 +160,9 @@ def _compile(
         ]
     )
     args = [str(pyodide_dir.resolve()), str(lock_file.resolve())]
+    if not (pyodide_dir / "python_stdlib.zip").exists():
+        # A bundle keeps only the compiled stdlib (npm's plus bytecode): the same Python.
+        args.append(str((pyodide_dir / "python_stdlib_compiled.zip").resolve()))
     answer = _run_in_pyodide(_NODE_COMPILER, args, "compiling", stdin=request)
     return {item["name"]: base64.b64decode(item["pyc"]) for item in json.loads(answer)}
 

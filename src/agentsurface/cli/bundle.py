@@ -37,7 +37,8 @@ from .._runtime_build.build import (
 )
 from .._runtime_build.lock import canonical, lock_entry
 from .._runtime_build.memory_snapshot import MEMORY_INFO
-from .._runtime_build.precompile import record_line
+from .._runtime_build.page_bytecode import asks_compiled, precompile_page
+from .._runtime_build.precompile import PrecompileError, record_line
 from .._runtime_build.source import cached_runtime
 from ..compiler.config import ProjectConfig
 from ..compiler.errors import CompileError
@@ -148,6 +149,18 @@ def _static_files(config: ProjectConfig) -> dict[str, bytes]:
     }
 
 
+def _precompile_pages(config: ProjectConfig, out: Path) -> None:
+    """The bytecode of the data-files of every copied page whose loader tag says data-compiled,
+    compiled with the bundle's own Pyodide (``agentsurface precompile`` on the copy)."""
+    for name in config.files:
+        page = out / name
+        if page.suffix.lower() in (".html", ".htm") and asks_compiled(page.read_text(encoding="utf-8", errors="replace")):
+            try:
+                precompile_page(page, out / "dist" / "pyodide")
+            except PrecompileError as exc:
+                raise BundleError(f"{name} asks for data-compiled: {exc}") from None
+
+
 def _zip_info(web: Path) -> tuple[str | None, str | None]:
     """The file names the runtime's agentsurface-zip.json gives, if it has one: agentsurface's
     zip in wheels/ (``file``) and the compiled stdlib zip (``stdlib``), each None when absent."""
@@ -230,5 +243,6 @@ def bundle(
         if not source.is_file():
             raise BundleError(f"{name} (listed in [tool.agentsurface] files) does not exist")
         _write_if_changed(out / name, source.read_bytes())
+    _precompile_pages(config, out)
     digest = hashlib.sha256(wheel).hexdigest()[:12]
     print(f"bundled {config.name} ({wheel_name}, sha256 {digest}…) and the runtime into {out}", file=log)
