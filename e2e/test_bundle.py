@@ -6,6 +6,7 @@ The page trusts the bundled contract.json: its reviewed tools appear in the brow
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import threading
@@ -34,6 +35,18 @@ class StaticHandler(SimpleHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def served(folder: Path) -> Iterator[str]:
+    """A plain static server over ``folder``, as any static host: its base URL while open."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(StaticHandler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture(scope="module")
 def bundle_url(web_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     work = tmp_path_factory.mktemp("bundle")
@@ -41,11 +54,8 @@ def bundle_url(web_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
     assert main(["--root", str(app), "snapshot"]) == 0
     out = work / "site"
     assert main(["--root", str(app), "bundle", "--out", str(out), "--runtime", str(web_dist.parent)]) == 0
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(StaticHandler, directory=str(out)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", out
-    server.shutdown()
-    server.server_close()
+    with served(out) as url:
+        yield url, out
 
 
 def test_bundle_is_idempotent_and_ships_the_reviewed_contract(
@@ -111,10 +121,8 @@ def test_a_page_asking_for_the_memory_snapshot_gets_it_bundled(
     shipped = {p.name for p in (out / "dist" / "pyodide").glob("agentsurface-memory*")}
     assert shipped == {"agentsurface-memory.bin.gz", "agentsurface-memory.json"}
     # The app's own wheel is pure Python: unpacked after the restore, as a data-package would be.
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(StaticHandler, directory=str(out)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        run = open_page("/index.html", variant="webmcp", base=f"http://127.0.0.1:{server.server_address[1]}")
+    with served(out) as url:
+        run = open_page("/index.html", variant="webmcp", base=url)
         run.wait_ready()
         run.page.wait_for_function("() => document.body.dataset.ready === 'true'")
         assert run.page.evaluate("() => window.agentSurface.memorySnapshot") is True
@@ -127,9 +135,6 @@ def test_a_page_asking_for_the_memory_snapshot_gets_it_bundled(
         assert [text for kind, text in run.console if kind == "warning"] == []
         assert run.console_errors == []
         run.context.close()  # before the server goes
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_a_page_asking_for_data_compiled_gets_its_modules_compiled(
@@ -146,16 +151,11 @@ def test_a_page_asking_for_data_compiled_gets_its_modules_compiled(
     out = tmp_path / "site"
     assert main(["--root", str(app), "bundle", "--out", str(out), "--runtime", str(web_dist.parent)]) == 0
     assert (out / "greeting" / "__pycache__" / "__init__.cpython-314.pyc").is_file()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(StaticHandler, directory=str(out)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        run = open_page("/index.html", variant="webmcp", base=f"http://127.0.0.1:{server.server_address[1]}")
+    with served(out) as url:
+        run = open_page("/index.html", variant="webmcp", base=url)
         run.wait_ready()
         run.page.wait_for_function("() => window.greeting === 'hello'")
         cached = "import greeting, os; os.path.exists(greeting.__cached__)"
         assert run.page.evaluate(f"() => window.agentSurface.pyodide.runPython({json.dumps(cached)})") is True
         assert run.console_errors == []
         run.context.close()  # before the server goes
-    finally:
-        server.shutdown()
-        server.server_close()

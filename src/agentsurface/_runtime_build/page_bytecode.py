@@ -11,8 +11,10 @@ page, as without it), never a stale pyc.
 
 from __future__ import annotations
 
+import posixpath
 from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
 
 from .precompile import PrecompileError, compile_checked, pyc_name
 
@@ -28,8 +30,8 @@ class _LoaderTag(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
-        src = (found.get("src") or "").split("?")[0]
-        if tag == "script" and src.endswith("agentsurface.js"):
+        src = urlsplit((found.get("src") or "").strip()).path
+        if tag == "script" and posixpath.basename(src) == "agentsurface.js":  # as cli/page_check matches it
             self.src = self.src or src
             self.files.extend((found.get("data-files") or "").split())
             self.compiled = self.compiled or "data-compiled" in found
@@ -44,7 +46,11 @@ def _loader_tag(html: str) -> _LoaderTag:
 
 def page_python_files(html: str) -> list[str]:
     """The ``.py`` files a page's loader tag lists in ``data-files``, in its order."""
-    return [name for name in dict.fromkeys(_loader_tag(html).files) if name.endswith(".py")]
+    return _python_files(_loader_tag(html))
+
+
+def _python_files(tag: _LoaderTag) -> list[str]:
+    return [name for name in dict.fromkeys(tag.files) if name.endswith(".py")]
 
 
 def asks_compiled(html: str) -> bool:
@@ -54,7 +60,11 @@ def asks_compiled(html: str) -> bool:
 
 def page_pyodide(page: Path) -> Path:
     """The Pyodide the page boots: ``dist/pyodide/`` beside the ``agentsurface.js`` it loads."""
-    src = _loader_tag(page.read_text(encoding="utf-8")).src
+    return _pyodide_of(page, _loader_tag(page.read_text(encoding="utf-8")))
+
+
+def _pyodide_of(page: Path, tag: _LoaderTag) -> Path:
+    src = tag.src
     if src is None or "://" in src or src.startswith("/"):
         raise PrecompileError(
             f"{page.name}: no agentsurface.js loaded by a path relative to the page; name the runtime with --runtime"
@@ -70,10 +80,11 @@ def precompile_page(page: Path, pyodide_dir: Path | None = None) -> dict[str, Pa
     the Pyodide in ``pyodide_dir`` (by default the one the page loads); writes each pyc where the
     loader fetches it. Returns source name -> pyc path. Raises PrecompileError for a file that
     cannot be read or does not compile."""
-    pyodide_dir = pyodide_dir or page_pyodide(page)
+    tag = _loader_tag(page.read_text(encoding="utf-8"))
+    pyodide_dir = pyodide_dir or _pyodide_of(page, tag)
     folder = page.parent
     sources: dict[str, str] = {}
-    for name in page_python_files(page.read_text(encoding="utf-8")):
+    for name in _python_files(tag):
         path = PurePosixPath(name)
         if path.is_absolute() or ".." in path.parts:
             raise PrecompileError(f"{page.name}: data-files entry {name!r} is not inside the page's folder")
