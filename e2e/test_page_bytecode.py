@@ -65,7 +65,7 @@ def test_the_console_fetches_the_bytecode_of_every_module(open_page: Any, consol
     run.page.wait_for_function("() => document.body.dataset.ready === 'true'")
     fetched = run.page.evaluate(FETCHED)
     sources = page_python_files((ROOT / "index.html").read_text())
-    assert len(sources) == 11
+    assert len(sources) == 12
     for source in sources:
         assert any(url.endswith(pyc_name(source)) for url in fetched), source
     # Each module's code came from its pyc: the pyc the import validated is in the page's files.

@@ -1,6 +1,7 @@
 """The devices console, running in the page under Pyodide (``main.py``, run by agentsurface.js,
-awaits ``main()``). Nothing on its way to the first tool imports pydantic: the procedures come
-from the reviewed contract.json, the view's hints are simple (``surface.py``).
+sends the first requests with ``opening.open_session()``, then awaits ``main()`` with them).
+Nothing on its way to the first tool imports pydantic: the procedures come from the reviewed
+contract.json, the view's hints are simple (``surface.py``).
 
 Opens the session and lists the devices with the backend's own procedures (``session.describe``,
 ``devices.query``, called like the person's buttons with ``person_bridge.call``), builds the agent surface, exposes it over WebMCP
@@ -22,39 +23,16 @@ from agentsurface import (
     PendingConfirmation,
 )
 from agentsurface.adapters.webmcp import WebMCPAdapter
-from agentsurface.bridge import CHANNEL_HEADER, BackendBridge, BackendContractError, BackendUnavailableError
+from agentsurface.bridge import BackendContractError, BackendUnavailableError
 from agentsurface.browser.jsvalues import js_or_none
-from agentsurface.browser.passkeys import passkey_presence
 from agentsurface.page import ConfirmationDialog, SurfaceInspector, dependencies_ready, preload_validators
 
-from ..shared.values import SESSION_DESCRIBE
+from ..shared.values import DEVICES_QUERY
 from .model import ConsoleState, Device
+from .opening import PROCEDURES_URL, Opening, agent_bridge, bearer, person_bridge
 from .passkey import offer_passkey
-from .surface import QUERY_ID, contracts, create_console_surface, reflecting
+from .surface import contracts, create_console_surface, reflecting
 from .ui import ConsoleUI
-
-params = js.URLSearchParams.new(js.location.search)
-TOKEN = js_or_none(params.get("token")) or "demo-acme-operator"  # get() answers JS null
-PROCEDURES_URL = "/api/agent"  # the library's procedure server, mounted by the demo backend
-
-
-def bearer() -> dict[str, str]:
-    return {"Authorization": f"Bearer {TOKEN}"}
-
-
-# The agent's calls and the person's own buttons reach the same procedures; the agent's are
-# marked so the server gives them their own rate-limit budget (it never starves the person).
-# A destructive approval of a person with a passkey is signed by it: after the dialog's Approve,
-# the bridge answers the server's challenge with navigator.credentials.get().
-presence = passkey_presence(PROCEDURES_URL, headers=bearer)
-agent_bridge = BackendBridge(
-    PROCEDURES_URL, headers=lambda: {**bearer(), CHANNEL_HEADER: "agent"}, presence=presence
-)
-person_bridge = BackendBridge(PROCEDURES_URL, headers=bearer, presence=presence)
-
-
-LISTING_LIMIT = 200  # the whole tenant's list on screen (devices.query's largest page)
-
 
 state = ConsoleState()
 
@@ -69,7 +47,7 @@ NOTICES: dict[str, Callable[[Any], str]] = {
 def apply_result(procedure_id: str, body: Any) -> None:
     """Reflect a domain call's result in the view (the server's answer is the truth)."""
     rows = body.get("devices") or ([body["device"]] if body.get("device") else [])
-    if procedure_id == "domain:devices.query" or not rows:
+    if procedure_id == DEVICES_QUERY or not rows:
         return
     notice = NOTICES.get(procedure_id)
     state.upsert([Device.from_api(r) for r in rows], notice(body) if notice else None)
@@ -97,26 +75,11 @@ async def _preload() -> None:
     import demo.shared.contracts  # noqa: F401  (the procedures' own pydantic contracts)
 
 
-async def _manifest() -> BackendUnavailableError | None:
-    """The agent bridge's ``load_manifest()``, its failure answered instead of raised: a
-    session that cannot open is told first (``main``), whichever request fails first."""
+async def main(opening: Opening) -> None:
+    """Build the console over ``opening``'s answers (``opening.open_session()``): the session,
+    the devices, and the backend's manifest for the contract check below."""
     try:
-        await agent_bridge.load_manifest()
-    except BackendUnavailableError as exc:
-        return exc
-    return None
-
-
-async def main() -> None:
-    # The app's own reads are procedures: the same server, checks and audit as every call.
-    # The backend's manifest (the contract check below) is fetched beside them: three requests,
-    # one round trip.
-    try:
-        session, listing, served = await asyncio.gather(
-            person_bridge.call(SESSION_DESCRIBE, {}),
-            person_bridge.call(QUERY_ID, {"limit": LISTING_LIMIT}),
-            _manifest(),
-        )
+        session, listing, served = await opening
     except CapabilityFailure as refusal:
         js.document.getElementById("app").textContent = f"Could not open a session: {refusal.error.message}"
         return

@@ -35,7 +35,7 @@ from agentsurface.compiler.load import authority_from_contract, procedures_from_
 from agentsurface.lowlevel import ProcedureExecutor
 from agentsurface.page import Attachment, page_surface
 
-from ..shared.values import Status
+from ..shared.values import DEVICES_QUERY, Status
 from .model import ROUTES, ConsoleState, Device, Filters, Route
 
 # The view's records and constraints are written so that the page needs no pydantic for them
@@ -72,7 +72,8 @@ def _active(filters: Filters) -> ActiveFilters:
 # takes them from the reviewed contract.json, which `agentsurface check` holds equal to that module.
 
 CONTRACT_FILE = Path(__file__).with_name("contract.json")
-DISABLE_ID, QUERY_ID, RENAME_ID = "domain:devices.disable", "domain:devices.query", "domain:devices.rename"
+DISABLE_ID, RENAME_ID = "domain:devices.disable", "domain:devices.rename"
+QUERY_ID = DEVICES_QUERY  # also the page's own listing at start (opening.py)
 
 
 @cache

@@ -13,5 +13,7 @@ Status = Literal["online", "offline", "disabled"]
 # The app's own read at start (``session.py``): the page calls it by id; it is not on the
 # agent's surface.
 SESSION_DESCRIBE = "domain:session.describe"
+# The devices listing: on the agent's surface, and the page's other read at start.
+DEVICES_QUERY = "domain:devices.query"
 
-__all__ = ["SESSION_DESCRIBE", "Status"]
+__all__ = ["DEVICES_QUERY", "SESSION_DESCRIBE", "Status"]
