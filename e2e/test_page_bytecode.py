@@ -60,7 +60,9 @@ def test_a_missing_pyc_fails_the_start_naming_the_step(open_page: Any, compiled_
     assert run.page.evaluate("() => window.answer") is None
 
 
-def test_the_console_fetches_the_bytecode_of_every_module(open_page: Any, console_server: str) -> None:  # noqa: F811
+# The server first: fixtures end in reverse, so the page closes before its server stops (the
+# console's background imports, a second after it is ready, would otherwise meet a closed port).
+def test_the_console_fetches_the_bytecode_of_every_module(console_server: str, open_page: Any) -> None:  # noqa: F811
     run = open_page("/index.html", variant="webmcp", base=console_server)
     run.page.wait_for_function("() => document.body.dataset.ready === 'true'")
     fetched = run.page.evaluate(FETCHED)
