@@ -14,8 +14,9 @@ from .invocation import MISSING, Invocation, InvocationResult
 
 
 class LazyFingerprint:
-    """The fingerprint of a call whose id the registry minted, digested only if a caller ever
-    presents that id (most never do: the id is first known from the call's own result).
+    """The fingerprint of a call whose id the registry minted, or whose id was unused when it
+    came, digested only if another caller presents that id (most never do: a minted id is first
+    known from the call's own result, and an agent reuses an id only to retry).
 
     It digests the request's fingerprint material over ``copied``, a private plain copy of its
     input (``plain_copy``; ``MISSING`` for none), so nothing the caller or the handler does later
@@ -52,7 +53,7 @@ class _Terminal:
 
 @record(frozen=False)
 class _InFlight:
-    fingerprint: str
+    fingerprint: Fingerprint
     # Made when the first caller joins: a future settled with nobody waiting still costs a
     # callback of the loop (in Pyodide, a JS task).
     future: asyncio.Future[InvocationResult] | None = None
@@ -74,7 +75,7 @@ class DedupeCache:
         """``("new", None)``, ``("join", future)``, ``("cached", result)`` or ``("conflict", None)``."""
         flight = self._inflight.get(key)
         if flight is not None:
-            if flight.fingerprint != fingerprint:
+            if str(flight.fingerprint) != fingerprint:
                 return ("conflict", None)
             if flight.future is None:
                 flight.future = asyncio.get_running_loop().create_future()
@@ -88,7 +89,15 @@ class DedupeCache:
         self._terminal.move_to_end(key)
         return ("cached", record.result)
 
-    def begin(self, key: str, fingerprint: str) -> None:
+    def unused(self, key: str) -> bool:
+        """Whether no call holds ``key`` and no result is cached under it (``lookup`` would
+        answer ``"new"`` whatever the fingerprint)."""
+        if key in self._inflight:
+            return False
+        self._prune()
+        return key not in self._terminal
+
+    def begin(self, key: str, fingerprint: Fingerprint) -> None:
         self._inflight[key] = _InFlight(fingerprint)
 
     def finish(

@@ -49,15 +49,20 @@ def enter(
         if malformed is not None:
             return result(pipeline, req, invocation_id, failures.malformed_envelope(malformed))
     key = f"{consumer._key} {invocation_id}"  # Consumer.key, without the property call
-    if minted:
-        # Nobody knows a fresh id until its result names it: nothing to find, nobody to join.
+    if minted or pipeline.dedupe.unused(key):
+        # Nobody knows a fresh id until its result names it, and an id no call holds or left
+        # a result under has nothing to be compared with: nothing to find, nobody to join yet.
         # Its result is still cached, for a caller that retries with that id; the request's
-        # digest waits for such a caller, over a private copy that the phases reuse.
+        # digest waits for such a caller (or one joining it in flight), over a private copy
+        # that the phases reuse.
         raw = req.input
         copied = MISSING if raw is MISSING else plain_copy(raw, MAX_INPUT_DEPTH)
         # (The envelope's other fields are text or None by now: the material always digests.)
         if copied is not NOT_PLAIN and type(req.capability_id) is str:
-            return Admitted(invocation_id, key, LazyFingerprint(req, copied), copied)
+            lazy = LazyFingerprint(req, copied)
+            if not minted:
+                pipeline.dedupe.begin(key, lazy)
+            return Admitted(invocation_id, key, lazy, copied)
     try:
         fingerprint = digest(req.fingerprint_material())
     # RecursionError: hostile nesting (or a cycle) deeper than the interpreter's stack.

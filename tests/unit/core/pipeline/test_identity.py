@@ -93,6 +93,48 @@ async def test_AS_IDENT_001_duplicate_call_joins_in_flight_and_replays_terminal(
     assert events.types.count("invocation-started") == 1  # the cache answers without a pipeline
 
 
+async def test_AS_IDENT_001_a_callers_fresh_id_is_digested_only_when_the_id_comes_again(monkeypatch: Any) -> None:
+    """An id no call holds is admitted with its request's digest deferred (over a private copy
+    of the input): a call alone is never digested; a second caller with the id, while the first
+    runs or after, gets it digested and compared, so joining, replaying and conflicting are as
+    before, whatever the first caller did to its input objects since."""
+    import agentsurface._core.pipeline.dedupe as dedupe
+    import agentsurface._core.pipeline.identity as identity
+
+    digested: list[Any] = []
+
+    def counted(value: Any) -> str:
+        digested.append(value)
+        return real_digest(value)
+
+    real_digest = dedupe.digest
+    monkeypatch.setattr(dedupe, "digest", counted)
+    monkeypatch.setattr(identity, "digest", counted)
+    registry, counter = counter_registry()
+    sent: dict[str, Any] = {"by": 10}
+    first = asyncio.ensure_future(registry.invoke({**BUMP, "input": sent}, consumer=A))
+    await spin()
+    assert counter.executions == 1 and digested == []
+    sent["by"] = 99  # the caller reuses its dict while its call runs
+    conflicting = await registry.invoke({**BUMP, "input": {"by": 99}}, consumer=A)
+    assert conflicting.code == "INVOCATION_CONFLICT" and len(digested) == 2  # the deferred one, then this
+    joining = asyncio.ensure_future(registry.invoke({**BUMP, "input": {"by": 10.0}}, consumer=A))
+    await spin()
+    counter.gate.release_all()
+    result, joined = await asyncio.gather(first, joining)
+    assert result.ok and result.output == {"count": 10} and joined == result and counter.executions == 1
+    assert (await registry.invoke({**BUMP, "input": {"by": 10}}, consumer=A)) == result
+    # Alone, an id is never digested: its call ran, and its small input waits in the cache.
+    digested.clear()
+    alone = {**BUMP, "invocationId": "call_2", "input": {"by": 1}}
+    running = asyncio.ensure_future(registry.invoke(alone, consumer=A))
+    await spin()
+    counter.gate.release_all()
+    assert (await running).ok and digested == []
+    assert (await registry.invoke({**alone, "input": {"by": 2}}, consumer=A)).code == "INVOCATION_CONFLICT"
+    assert counter.executions == 2
+
+
 async def test_AS_IDENT_001_key_order_of_the_input_does_not_change_the_request() -> None:
     registry, counter = counter_registry(gated=False)
     request = {
