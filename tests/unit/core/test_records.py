@@ -250,8 +250,8 @@ def test_the_entries_derived_values_are_their_contracts() -> None:
         actions={"go": ActionContract("go", effect="navigation", confirmation="required", audit="full")},
     )
     binding = contract.bind(observations={"peek": lambda ctx: {}}, actions={"go": lambda value, ctx: None})
-    entries, any_when = build_capabilities(binding, ())
-    assert not any_when
+    entries = build_capabilities(binding, ())
+    assert not binding.any_when
     go, peek = entries["view:t.widget.go"], entries["view:t.widget.peek"]
     assert isinstance(go, ActionEntry)
     assert (go.effect, go.navigation, go.confirmation, go.audit, go.description) == (

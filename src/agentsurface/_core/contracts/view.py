@@ -21,7 +21,7 @@ from ..ids import (
 from ..jsonvalue import FrozenDict, JsonValue, digest
 from ..keywords import check_keywords
 from ..policies.base import Policy
-from ..records import record
+from ..records import derived, record
 from ..schemas.schema import EMPTY_INPUT, Schema
 from .bindings import (
     ActionBinding,
@@ -164,6 +164,9 @@ class ComponentContract:
     policies: Sequence[str] = ()
     hash: str = field(default="", init=False, compare=False)
     capability_ids: Mapping[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
+    # The same ids as a set: what a registration of this type holds when it references no
+    # procedure (made once here, not per mount).
+    capability_id_set: frozenset[str] = field(default=frozenset(), init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         validate_component_type(self.type)
@@ -216,6 +219,7 @@ class ComponentContract:
             for name in (*self.observations, *self.actions)
         }
         object.__setattr__(self, "capability_ids", FrozenDict(ids))
+        object.__setattr__(self, "capability_id_set", frozenset(ids.values()))
         object.__setattr__(self, "hash", digest(self.to_json()))
 
     @property
@@ -289,6 +293,15 @@ class ComponentBinding:
     def type(self) -> str:
         return self.contract.type
 
+    @derived
+    def any_when(self) -> bool:
+        """Whether any capability has a ``when()`` (without one, a fresh registration publishes
+        ``enabled`` everywhere). ``bind()`` fills it in as it checks the members."""
+        members: tuple[ObservationBinding | ActionBinding | ProcedureReference, ...] = (
+            *self.observations.values(), *self.actions.values(), *self.procedures
+        )
+        return any(member.when is not None for member in members)
+
 
 
 def _bind_component(
@@ -311,10 +324,10 @@ def _bind_component(
                 f"{group} must be a mapping of capability name to handler, got {type(given).__name__}",
                 path=where,
             )
-    obs = _bind_members(
+    obs, obs_when = _bind_members(
         contract.observations, observations, ObservationBinding, "read", where, "observations"
     )
-    acts = _bind_members(contract.actions, actions, ActionBinding, "execute", where, "actions")
+    acts, acts_when = _bind_members(contract.actions, actions, ActionBinding, "execute", where, "actions")
     refs = tuple(procedures) if procedures else ()
     seen_procs: set[str] = set()
     for ref in refs:
@@ -341,16 +354,19 @@ def _bind_component(
             validate_instance_id(parent[1])
         except DefinitionError as exc:
             raise exc.at(f"{where}.parent") from None
-    binding = ComponentBinding(
-        contract=contract,
-        instance_id=instance_id,
-        observations=FrozenDict(obs),
-        actions=FrozenDict(acts),
-        procedures=refs,
-        policies=bound_policies,
-        enabled=bool(enabled),
-        parent=None if parent is None else (parent[0], parent[1]),
-        internal=dict(internal) if internal else {},
+    binding = ComponentBinding(  # positional: a third cheaper than by keyword, per mount
+        contract,
+        instance_id,
+        FrozenDict(obs),
+        FrozenDict(acts),
+        refs,
+        bound_policies,
+        bool(enabled),
+        None if parent is None else (parent[0], parent[1]),
+        dict(internal) if internal else {},
+    )
+    binding.__dict__["any_when"] = (  # the derived value, known here at no cost
+        obs_when or acts_when or any(ref.when is not None for ref in refs)
     )
     mint(binding)
     return binding
@@ -364,7 +380,8 @@ def _bind_members(
     handler_name: str,
     where: str,
     group: str,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], bool]:
+    """The members as bindings, and whether any has a ``when()``."""
     if given.keys() != declared.keys():
         extra = sorted(set(given) - set(declared))
         if extra:
@@ -376,6 +393,7 @@ def _bind_members(
             "INVALID_DEFINITION", f"{group} {missing} have no {handler_name} handler", path=where
         )
     out: dict[str, Any] = {}
+    timed = False
     for name, value in given.items():
         if not isinstance(value, binding_type):
             # A bare handler (the common case: binding is per mount) has no options to check.
@@ -396,6 +414,7 @@ def _bind_members(
             member.unavailable_reason is not None or member.policies or member.when is not None
             or precondition is not None or preview is not None
         ):
+            timed = timed or member.when is not None
             check_live_options(
                 f"{where}.{name}",
                 member.unavailable_reason,
@@ -405,7 +424,7 @@ def _bind_members(
                 preview=preview,
             )
         out[name] = member
-    return out
+    return out, timed
 
 
 # A keyword typo names the keyword it meant (a dataclass __init__ says only "unexpected").

@@ -87,17 +87,17 @@ def start(
     if isinstance(entered, asyncio.Future):
         return asyncio.shield(entered)
     registry = pipeline.registry
-    call = Call(
+    call = Call(  # positional (a third cheaper than by keyword): the fields in Call's order
         pipeline,
         req,
         entered.invocation_id,
         who,
-        host=registry.host_context(),
-        timeout=timeout,
-        cancelled_before_start=signal is not None and signal.aborted,
-        started=registry.now(),
-        start_version=registry.revision,
-        plain_input=entered.plain_input,
+        registry.host_context(),  # host
+        timeout,
+        signal is not None and signal.aborted,  # cancelled_before_start
+        registry.now(),  # started
+        registry.revision,  # start_version
+        entered.plain_input,
     )
     try:
         if call.pipeline.events.wants("invocation-started"):

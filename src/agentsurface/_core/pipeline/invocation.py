@@ -47,15 +47,16 @@ class Invocation:
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> Invocation:
         """Build from the wire form (camelCase keys, as adapters and agents send it)."""
-        return cls(
-            capability_id=value.get("capabilityId", ""),
-            input=value.get("input", MISSING),
-            invocation_id=value.get("invocationId"),
-            instance_id=value.get("instanceId"),
-            registration_id=value.get("registrationId"),
-            surface_id=value.get("surfaceId"),
-            surface_version=value.get("surfaceVersion"),
-            confirmation_id=value.get("confirmationId"),
+        get = value.get
+        return cls(  # positional: made on every call, and a third cheaper than by keyword
+            get("capabilityId", ""),
+            get("input", MISSING),
+            get("invocationId"),
+            get("instanceId"),
+            get("registrationId"),
+            get("surfaceId"),
+            get("surfaceVersion"),
+            get("confirmationId"),
         )
 
     def fingerprint_material(self) -> dict[str, Any]:

@@ -22,6 +22,11 @@ class HolderIndex(Protocol):
         """The only live registration holding ``capability_id``; None if none or several."""
         ...
 
+    def sole_at(self, capability_id: str, instance_id: str) -> Registration | None:
+        """The only live registration holding ``capability_id`` on ``instance_id``; None if
+        none or several."""
+        ...
+
 
 class RegistryView(Protocol):
     """The registry as the pipeline sees it. Events go through the event bus the registry

@@ -30,12 +30,17 @@ def resolve(call: Call) -> Wait:
         raise PhaseRefusal(failures.no_capability_id())
     if req.surface_id is not None and req.surface_id != registry.surface_id:
         raise PhaseRefusal(failures.page_reloaded())
-    sole = registry._holders.sole(cid)
-    if (  # the common call: one holder, no policies, and it is the one the call names
+    holders = registry._holders
+    instance_id = req.instance_id
+    # The common call: one holder (on the instance it names, if it names one), without
+    # policies, and it is the registration the call names, if it names one. The full search
+    # below would pick it too.
+    sole = holders.sole(cid) if instance_id is None else holders.sole_at(cid, instance_id)
+    if (
         sole is not None
-        and not sole.capabilities[cid].policies
         and req.registration_id in (None, sole.registration_id)
-        and req.instance_id in (None, sole.binding.instance_id)
+        and not sole.capabilities[cid].policies
+        and instance_id in (None, sole.binding.instance_id)
     ):
         _target(call, sole, EXPOSE, None)
         return None

@@ -63,14 +63,14 @@ def result(
     start_version: int | None = None,
 ) -> InvocationResult:
     version = pipeline.registry.revision
-    return InvocationResult(
-        status="ok" if err is None else "error",
-        invocation_id=invocation_id,
-        capability_id=str(request.capability_id),
-        surface_version=str(version),
-        output=output,
-        error=err,
-        surface_changed=start_version is not None and version != start_version,
+    return InvocationResult(  # status, invocation id, capability id, version, output, error, changed
+        "ok" if err is None else "error",
+        invocation_id,
+        str(request.capability_id),
+        str(version),
+        output,
+        err,
+        start_version is not None and version != start_version,
     )
 
 

@@ -219,32 +219,35 @@ def _scoped(policies: Iterable[Policy], scope: PolicyScope) -> PolicyChain:
 
 def build_capabilities(
     binding: ComponentBinding, registry_policies: tuple[Policy, ...]
-) -> tuple[dict[str, CapabilityEntry], bool]:
-    """The entries of one binding, each with its policy chain precomputed, and whether any of
-    them has a ``when()`` (without one, a fresh registration publishes ``enabled`` everywhere)."""
+) -> dict[str, CapabilityEntry]:
+    """The entries of one binding, each with its policy chain precomputed."""
     contract = binding.contract
     outer: PolicyChain = ()
     if registry_policies or binding.policies:
         outer = _scoped(registry_policies, "registry") + _scoped(binding.policies, "component")
     entries: dict[str, CapabilityEntry] = {}
-    any_when = False
     bound = binding.observations
     for name, observation in contract.observations.items():
         obs = bound[name]
         cid = contract.capability_id(name)
         chain = outer + _scoped(obs.policies, "capability") if obs.policies else outer
         entries[cid] = ObservationEntry(cid, name, observation, obs, chain)
-        any_when = any_when or obs.when is not None
     bound_actions = binding.actions
     for name, action in contract.actions.items():
         act = bound_actions[name]
         cid = contract.capability_id(name)
         chain = outer + _scoped(act.policies, "capability") if act.policies else outer
         entries[cid] = ActionEntry(cid, name, action, act, chain)
-        any_when = any_when or act.when is not None
     for ref in binding.procedures:
         cid = ref.procedure_id
         entries[cid] = ProcedureEntry(cid, cid.split(":", 1)[1], ref, outer + _scoped(ref.policies, "capability"))
-        any_when = any_when or ref.when is not None
-    return entries, any_when
+    return entries
+
+
+def capability_ids(binding: ComponentBinding) -> frozenset[str]:
+    """The ids of the capabilities a registration of ``binding`` holds."""
+    own = binding.contract.capability_id_set
+    if not binding.procedures:
+        return own
+    return own.union(ref.procedure_id for ref in binding.procedures)
 

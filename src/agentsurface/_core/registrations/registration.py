@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..contracts import ComponentBinding
 from ..records import record
+from .entries import CapabilityEntry, build_capabilities
 
 if TYPE_CHECKING:
     from ..contracts.context import CancelSignal
-    from .entries import CapabilityEntry
+    from ..policies.base import Policy
 
 Status = Literal["active", "rejected", "unregistered"]
 
@@ -21,9 +22,15 @@ class Registration:
     binding: ComponentBinding
     registered_at: float
     enabled: bool
+    # The ids of the capabilities it holds (what the resolution index and tombstones need).
+    capability_ids: frozenset[str]
+    # The registry's own policies, first in every entry's chain.
+    registry_policies: tuple[Policy, ...] = ()
     status: Status = "active"
     overrides: dict[str, tuple[bool, str | None]] = field(default_factory=dict)
-    capabilities: dict[str, CapabilityEntry] = field(default_factory=dict)
+    # Capability id -> entry, built on first read (``capabilities``): a component that mounts
+    # and unmounts before any snapshot or call never needs its entries.
+    built: dict[str, CapabilityEntry] | None = field(default=None, init=False, repr=False)
     inflight: set[CancelSignal] = field(default_factory=set)
     # Last descriptor built per capability (and for the component), keyed by the volatile
     # inputs (availability, reason, note): an unchanged capability reuses its frozen descriptor.
@@ -42,6 +49,15 @@ class Registration:
     def __post_init__(self) -> None:
         contract = self.binding.contract
         self.order = (-contract.priority, contract.type, self.binding.instance_id)
+
+    @property
+    def capabilities(self) -> dict[str, CapabilityEntry]:
+        """Capability id -> entry (a ``__getattr__`` would be cheaper to read once, but it slows
+        every other attribute read of the class)."""
+        entries = self.built
+        if entries is None:
+            entries = self.built = build_capabilities(self.binding, self.registry_policies)
+        return entries
 
     @property
     def component_type(self) -> str:

@@ -18,16 +18,19 @@ class Holders:
     for after a change, and kept until the next one. Sorting on every mount instead (bisection
     into a sorted list) cost about a tenth of a mount and unmount."""
 
-    __slots__ = ("_held", "_sorted")
+    __slots__ = ("_by_instance", "_held", "_sorted")
 
     def __init__(self) -> None:
         self._held: dict[str, dict[int, Registration]] = {}  # keyed by id(reg): no hashing of reg
         self._sorted: dict[str, list[Registration]] = {}  # snapshot order, while still true
+        # Per capability, instance id -> its sole holder there (None: several), while still true.
+        self._by_instance: dict[str, dict[str, Registration | None]] = {}
 
     def add(self, reg: Registration) -> None:
         held = self._held
         sorted_ = self._sorted
-        for cid in reg.capabilities:
+        by_instance = self._by_instance
+        for cid in reg.capability_ids:
             holders = held.get(cid)
             if holders is None:
                 held[cid] = {id(reg): reg}
@@ -35,17 +38,22 @@ class Holders:
                 holders[id(reg)] = reg
                 if sorted_:
                     sorted_.pop(cid, None)
+                if by_instance:
+                    by_instance.pop(cid, None)
 
     def remove(self, reg: Registration) -> None:
         held = self._held
         sorted_ = self._sorted
-        for cid in reg.capabilities:
+        by_instance = self._by_instance
+        for cid in reg.capability_ids:
             holders = held.get(cid)
             if holders is not None and holders.pop(id(reg), None) is not None:
                 if not holders:
                     del held[cid]
                 if sorted_:
                     sorted_.pop(cid, None)
+                if by_instance:
+                    by_instance.pop(cid, None)
 
     def sole(self, capability_id: str) -> Registration | None:
         """The live registration holding ``capability_id`` if it is the only one (no copy)."""
@@ -55,6 +63,21 @@ class Holders:
         for reg in holders.values():
             return reg
         return None
+
+    def sole_at(self, capability_id: str, instance_id: str) -> Registration | None:
+        """The live registration holding ``capability_id`` on ``instance_id`` if it is the only
+        one there (the common call when several instances of a type are mounted)."""
+        index = self._by_instance.get(capability_id)
+        if index is None:
+            holders = self._held.get(capability_id)
+            if holders is None:
+                return None
+            index = {}
+            for reg in holders.values():
+                instance = reg.binding.instance_id
+                index[instance] = None if instance in index else reg
+            self._by_instance[capability_id] = index
+        return index.get(instance_id)
 
     def holding(self, capability_id: str) -> list[Registration]:
         """A copy, in snapshot order: callers may keep it while registrations come and go."""
@@ -69,6 +92,7 @@ class Holders:
     def clear(self) -> None:
         self._held.clear()
         self._sorted.clear()
+        self._by_instance.clear()
 
 
 __all__ = ["ORDER", "Holders"]

@@ -22,7 +22,7 @@ from ..pipeline import Pipeline, ProcedureExecutor, start
 from ..pipeline.confirmation import ConfirmationController
 from ..pipeline.invocation import Invocation, InvocationResult
 from ..policies.base import Policy
-from ..registrations.entries import build_capabilities
+from ..registrations.entries import capability_ids
 from ..registrations.registration import Registration, Tombstone, Tombstones
 from .checks import check_executor, check_options, guard_accepts, suffix_collisions
 from .handles import RegistrationHandle
@@ -51,7 +51,7 @@ class AgentSurfaceRegistry:
     # Slots: some hosts make a registry per request or page. __dict__ stays for patching.
     __slots__ = (
         "__dict__", "__weakref__", "_by_id", "_by_key", "_context", "_disposed", "_events", "_holders",
-        "_on_duplicate", "_on_register", "_pipeline", "_policies", "_procedure_executor",
+        "_id_suffix", "_on_duplicate", "_on_register", "_pipeline", "_policies", "_procedure_executor",
         "_registrations_made", "_route",
         "_suffix_policy", "_surface_changed_loop", "_surface_id", "_tombstones", "_version", "audit_sink",
         "authority", "clock", "environment", "limits", "now",
@@ -189,8 +189,12 @@ class AgentSurfaceRegistry:
             self._emit(make_event("surface-changed", surfaceVersion=str(self._version)))
 
     def _new_registration_id(self) -> str:
-        self._registrations_made += 1
-        return f"reg_{self._registrations_made:06x}{random_id('', 8)}"
+        # A counter, then random characters drawn once per registry: ids never repeat within a
+        # registry, and an id from another registry (an earlier page load) matches none here.
+        made = self._registrations_made = self._registrations_made + 1
+        if made == 1:
+            self._id_suffix = random_id("", 8)
+        return f"reg_{made:06x}{self._id_suffix}"
 
     # ------------------------------------------------------------------ registration
 
@@ -222,24 +226,26 @@ class AgentSurfaceRegistry:
             if self._on_duplicate == "reject":
                 return self._reject(verified, "duplicate")
             self._unregister(existing)
-        capabilities, any_when = build_capabilities(verified, self._policies)
         enabled = verified.enabled
+        ids = capability_ids(verified)
+        now = self.now()
         reg = Registration(
             self._new_registration_id(),
             verified,
-            self.now(),
+            now,
             enabled,
-            capabilities=capabilities,
+            ids,
+            self._policies,
             # Without a when(), a fresh registration publishes its enabled flag everywhere.
-            published=dict.fromkeys(capabilities, enabled),
+            published=dict.fromkeys(ids, enabled),
             environment=self.environment,
         )
-        if any_when:
+        if verified.any_when:
             reg.published = first_publication(reg)
         self._by_id[reg.registration_id] = reg
         self._by_key[key] = reg
         self._holders.add(reg)
-        self._audit_mount("registration", reg.registration_id, contract.type, verified.instance_id)
+        record_mount(self.audit_sink, now, "registration", reg.registration_id, contract.type, verified.instance_id)
         self._bump(
             [
                 *collisions,  # dispatched after the mutation, like every other event
@@ -288,10 +294,11 @@ class AgentSurfaceRegistry:
         if tombstones is None:
             limits = self.limits
             tombstones = self._tombstones = Tombstones(limits.tombstone_size, limits.tombstone_ttl)
-        tombstones.add(rid, component_type, instance_id, reg.registered_at, self.now(), frozenset(reg.capabilities))
+        now = self.now()
+        tombstones.add(rid, component_type, instance_id, reg.registered_at, now, reg.capability_ids)
         if reg.inflight:
             self.on_unmount(reg)
-        self._audit_mount("unregistration", rid, component_type, instance_id)
+        record_mount(self.audit_sink, now, "unregistration", rid, component_type, instance_id)
         self._bump(
             [
                 make_event(
@@ -410,9 +417,6 @@ class AgentSurfaceRegistry:
         if self._disposed:
             raise RegistryClosedError("this registry has been closed")
         return start(self._pipeline or self._invoker, request, consumer, signal, timeout)
-
-    def _audit_mount(self, type_: str, registration_id: str, component_type: str, instance_id: str) -> None:
-        record_mount(self.audit_sink, self.now(), type_, registration_id, component_type, instance_id)
 
     def _audit(self, type_: str, registration_id: str | None = None, detail: str | None = None) -> None:
         record_lifecycle(self.audit_sink, self.now(), type_, registration_id, detail)

@@ -363,3 +363,61 @@ async def test_AS_AVAIL_001_policy_disable_at_invocation_carries_the_policy_reas
     result = await registry.invoke({"capabilityId": SELECT, "input": {"ids": ["d1"]}}, consumer=A)
     assert result.code == "CAPABILITY_NOT_AVAILABLE"
     assert details_of(result) == {"reason": "maintenance window"}
+
+
+# --------------------------------------------------------------------------- the instance index
+
+
+def _sidebar() -> Any:
+    """A second component type that hosts the same procedure reference as the toolbar."""
+    from agentsurface.lowlevel import ComponentContract, ObservationContract
+
+    return ComponentContract(
+        type="devices.sidebar",
+        description="The devices sidebar",
+        observations={"mode": ObservationContract("Sidebar mode", output={"type": "string"})},
+    )
+
+
+async def test_a_named_instance_held_by_two_components_is_still_ambiguous() -> None:
+    """Two component types on one instance id can hold one procedure: naming that instance
+    picks neither, as a search of every holder would; after one unmounts, the other is picked."""
+    proc = disable_procedure(effect="server-query")
+    tb, side = toolbar(), _sidebar()
+    ran: list[str] = []
+    registry = make_registry([tb, side, proc], procedure_executor=lambda cid, value, ctx: ran.append(cid))
+    state = DevicesState()
+    state.selected = ["d1"]
+    bar = registry.register(bind_toolbar(tb, state, proc, instance_id="main"))
+    registry.register(bind_toolbar(side, state, proc, instance_id="main"))
+    call = {"capabilityId": "domain:devices.disable", "input": {}, "instanceId": "main"}
+    ambiguous = await registry.invoke(call)
+    assert ambiguous.code == "AMBIGUOUS_INSTANCE"
+    assert [i["context"]["type"] for i in details_of(ambiguous)["instances"]] == [
+        "devices.sidebar", "devices.toolbar",
+    ]
+    bar.close()
+    assert (await registry.invoke(call)).ok
+    assert ran == ["domain:devices.disable"]
+
+
+async def test_a_named_instance_follows_mounts_and_unmounts() -> None:
+    """A call naming an instance reaches the registration live now, after each change."""
+    registry, contract, state = table_registry()
+    reads: list[str] = []
+
+    def reader(name: str) -> Any:
+        return lambda ctx: reads.append(name) or {"rows": []}
+
+    call = {"capabilityId": "view:devices.table.visibleRows", "instanceId": "left"}
+    first = registry.register(bind_table(contract, state, instance_id="left", read=reader("first")))
+    registry.register(bind_table(contract, state, instance_id="right", read=reader("right")))
+    assert (await registry.invoke(call)).ok
+    first.close()
+    gone = await registry.invoke(call)
+    assert gone.code == "COMPONENT_UNMOUNTED"
+    second = registry.register(bind_table(contract, state, instance_id="left", read=reader("second")))
+    assert (await registry.invoke(call)).ok
+    stale = await registry.invoke({**call, "registrationId": first.registration_id})
+    assert details_of(stale) == {"reason": "registration-replaced", "liveRegistrationId": second.registration_id}
+    assert reads == ["first", "second"]
