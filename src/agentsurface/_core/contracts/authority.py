@@ -226,10 +226,20 @@ def is_genuine_authority(value: object) -> bool:
     return isinstance(value, CapabilityAuthority) and weakref.ref(value) in _GENUINE
 
 
+# The authority last proven genuine (an app makes every registry with the same one): proven
+# again by identity, without making a weak reference to look it up.
+_last_genuine: weakref.ref[CapabilityAuthority] | None = None
+
+
 def assert_capability_authority(value: object) -> CapabilityAuthority:
+    global _last_genuine
+    last = _last_genuine
+    if last is not None and last() is value:
+        return value  # type: ignore[return-value]
     if not (isinstance(value, CapabilityAuthority) and weakref.ref(value) in _GENUINE):  # is_genuine_authority
         raise AuthorityError(
             "a registry needs a CapabilityAuthority minted by CapabilityAuthority.from_manifest(manifest)"
         )
     assert isinstance(value, CapabilityAuthority)
+    _last_genuine = weakref.ref(value)
     return value

@@ -22,9 +22,11 @@ class Holders:
 
     def __init__(self) -> None:
         self._held: dict[str, dict[int, Registration]] = {}  # keyed by id(reg): no hashing of reg
-        self._sorted: dict[str, list[Registration]] = {}  # snapshot order, while still true
-        # Per capability, instance id -> its sole holder there (None: several), while still true.
-        self._by_instance: dict[str, dict[str, Registration | None]] = {}
+        # Made when first asked for (a registry per request may never be):
+        # snapshot order, while still true;
+        self._sorted: dict[str, list[Registration]] | None = None
+        # per capability, instance id -> its sole holder there (None: several), while still true.
+        self._by_instance: dict[str, dict[str, Registration | None]] | None = None
 
     def add(self, reg: Registration) -> None:
         held = self._held
@@ -67,7 +69,10 @@ class Holders:
     def sole_at(self, capability_id: str, instance_id: str) -> Registration | None:
         """The live registration holding ``capability_id`` on ``instance_id`` if it is the only
         one there (the common call when several instances of a type are mounted)."""
-        index = self._by_instance.get(capability_id)
+        by_instance = self._by_instance
+        if by_instance is None:
+            by_instance = self._by_instance = {}
+        index = by_instance.get(capability_id)
         if index is None:
             holders = self._held.get(capability_id)
             if holders is None:
@@ -76,23 +81,25 @@ class Holders:
             for reg in holders.values():
                 instance = reg.binding.instance_id
                 index[instance] = None if instance in index else reg
-            self._by_instance[capability_id] = index
+            by_instance[capability_id] = index
         return index.get(instance_id)
 
     def holding(self, capability_id: str) -> list[Registration]:
         """A copy, in snapshot order: callers may keep it while registrations come and go."""
-        in_order = self._sorted.get(capability_id)
+        sorted_ = self._sorted
+        if sorted_ is None:
+            sorted_ = self._sorted = {}
+        in_order = sorted_.get(capability_id)
         if in_order is None:
             holders = self._held.get(capability_id)
             if holders is None:
                 return []
-            in_order = self._sorted[capability_id] = sorted(holders.values(), key=ORDER)
+            in_order = sorted_[capability_id] = sorted(holders.values(), key=ORDER)
         return list(in_order)
 
     def clear(self) -> None:
         self._held.clear()
-        self._sorted.clear()
-        self._by_instance.clear()
+        self._sorted = self._by_instance = None
 
 
 __all__ = ["ORDER", "Holders"]

@@ -433,14 +433,17 @@ class AgentSurfaceRegistry:
         """Unregister everything, cancel in-flight work, drop listeners. Idempotent."""
         if self._disposed:
             return
-        for reg in list(self._by_id.values()):
-            reg.status = "unregistered"
-            for signal in list(reg.inflight):
-                signal.abort("disposed")
+        by_id = self._by_id
+        if by_id:  # the other indexes hold only what this one holds
+            for reg in list(by_id.values()):
+                reg.status = "unregistered"
+                for signal in list(reg.inflight):
+                    signal.abort("disposed")
         if self._pipeline is not None:
             self._pipeline.close()
-        self._by_id.clear()
-        self._by_key.clear()
-        self._holders.clear()
+        if by_id:
+            by_id.clear()
+            self._by_key.clear()
+            self._holders.clear()
         self._disposed = True
         self._events.clear()
