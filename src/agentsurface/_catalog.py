@@ -54,6 +54,9 @@ class CatalogEntry:
     component_type: str | None  # None for procedures (their context is in the descriptor)
     input_schema: FrozenDict
     prefix: str  # describe_prefix of the descriptor: stable, so computed with the entry
+    # Computed with the entry too (cached with it, every toolset of the catalog reads them):
+    description: str  # the prefix, then the descriptor's description
+    state_key: tuple[bool, str | None, str | None]  # availability, reason, live note
 
 
 # Recent projections, by what they were projected from: the surface and its version (targets
@@ -83,8 +86,19 @@ def catalog_entries(snapshot: Snapshot) -> list[CatalogEntry]:
     return entries
 
 
-def _prefix(d: Descriptor) -> str:
-    return describe_prefix(d.capability_id.split(":", 1)[0], d.effect, d.confirmation)
+def _entry(wire: WireNameEntry, target: Target, d: Descriptor, component_type: str | None, schema: FrozenDict) -> CatalogEntry:
+    prefix = describe_prefix(d.capability_id.split(":", 1)[0], d.effect, d.confirmation)
+    note = d.contextual_note if isinstance(d, ProcedureDescriptor) else None
+    return CatalogEntry(
+        wire,
+        target,
+        d,
+        component_type,
+        schema,
+        prefix,
+        f"{prefix} {d.description}",
+        (d.available, d.unavailable_reason, note),
+    )
 
 
 def _project(snapshot: Snapshot) -> list[CatalogEntry]:
@@ -97,13 +111,12 @@ def _project(snapshot: Snapshot) -> list[CatalogEntry]:
         for cap in comp.capabilities:
             schema = EMPTY_INPUT if isinstance(cap, ObservationDescriptor) else cap.input_schema
             entries.append(
-                CatalogEntry(
+                _entry(
                     WireNameEntry(cap.capability_id, instance, comp.registration_id, repeated),
                     Target(cap.capability_id, comp.registration_id, instance, version),
                     cap,
                     comp.type,
                     schema,
-                    _prefix(cap),
                 )
             )
     proc_counts = Counter(p.procedure_id for p in snapshot.procedures)
@@ -118,13 +131,12 @@ def _project(snapshot: Snapshot) -> list[CatalogEntry]:
                 # both by type and instance, or only the registration order would tell them apart.
                 instance = f"{component_type.replace('.', '_')}_{instance}"[:MAX_ID_LENGTH]
         entries.append(
-            CatalogEntry(
+            _entry(
                 WireNameEntry(proc.procedure_id, instance, proc.registration_id, repeated),
                 Target(proc.procedure_id, proc.registration_id, None, version),
                 proc,
                 None,
                 proc.input_schema,
-                _prefix(proc),
             )
         )
     return entries

@@ -238,20 +238,27 @@ class WireNameCatalog:
         """The entries, in the order they were given."""
         self.names = names
         """The emitted names, aligned with ``entries``."""
-        self._by_name: Mapping[str, WireNameEntry] = MappingProxyType(dict(zip(names, entries, strict=True)))
-        self._by_entry: Mapping[WireNameEntry, str] = MappingProxyType(dict(zip(entries, names, strict=True)))
+        # Both ways are indexed when first asked for: most catalogs are read for their names.
+        self._by_name: Mapping[str, WireNameEntry] | None = None
+        self._by_entry: Mapping[WireNameEntry, str] | None = None
 
     def wire_name_map(self) -> Mapping[str, WireNameEntry]:
         """Wire name -> entry (capability id, instance id, registration id); read-only."""
-        return self._by_name
+        by_name = self._by_name
+        if by_name is None:
+            by_name = self._by_name = MappingProxyType(dict(zip(self.names, self.entries, strict=True)))
+        return by_name
 
     def resolve(self, name: str) -> WireNameEntry | None:
         """The entry a provider's tool name addresses, or ``None`` if this catalog never emitted it."""
-        return self._by_name.get(name)
+        return self.wire_name_map().get(name)
 
     def name_of(self, entry: WireNameEntry) -> str:
         """The name emitted for ``entry``; ``KeyError`` if it is not in this catalog."""
-        return self._by_entry[entry]
+        by_entry = self._by_entry
+        if by_entry is None:
+            by_entry = self._by_entry = MappingProxyType(dict(zip(self.entries, self.names, strict=True)))
+        return by_entry[entry]
 
     def __len__(self) -> int:
         return len(self.names)

@@ -26,7 +26,7 @@ from .._core.jsonvalue import canonical_json
 from .._core.pipeline.confirmation import Outcome
 from .._core.pipeline.failures import confirmation_invalid
 from .._core.pipeline.invocation import Invocation, InvocationResult
-from .._core.registry.descriptors import Budget, ProcedureDescriptor, Snapshot
+from .._core.registry.descriptors import Budget, Snapshot
 from .._core.registry.registry import AgentSurfaceRegistry
 from ..wire_names import assign_wire_names
 from .meta import build_meta_tools
@@ -137,22 +137,22 @@ class AgentToolset:
     def _direct_tools(self, entries: Sequence[CatalogEntry], names: Sequence[str]) -> list[AgentTool]:
         tools = []
         states: dict[tuple[bool, str | None, str | None], ToolState] = {}  # frozen: shared
+        call = self.call
         for entry, name in zip(entries, names, strict=True):
             d = entry.descriptor
-            note = d.contextual_note if isinstance(d, ProcedureDescriptor) else None
-            key = (d.available, d.unavailable_reason, note)
+            key = entry.state_key
             state = states.get(key)
             if state is None:
                 state = states[key] = ToolState(*key)
             tools.append(
                 AgentTool(
                     name,
-                    f"{entry.prefix} {d.description}",
+                    entry.description,
                     entry.input_schema,
                     state,
                     d.kind,
                     d.capability_id,
-                    partial(self.call, entry.target),  # what AgentTool.execute awaits
+                    partial(call, entry.target),  # what AgentTool.execute awaits
                 )
             )
         return tools
