@@ -317,29 +317,21 @@ def _bind_component(
 ) -> ComponentBinding:
     validate_instance_id(instance_id)
     where = f"{contract.type}@{instance_id}"
-    for group, given in (("observations", observations), ("actions", actions)):
-        if type(given) is not dict and not isinstance(given, Mapping):  # a dict skips the ABC check
-            raise DefinitionError(
-                "INVALID_DEFINITION",
-                f"{group} must be a mapping of capability name to handler, got {type(given).__name__}",
-                path=where,
-            )
+    if type(observations) is not dict or type(actions) is not dict:  # a dict skips the ABC check
+        for group, given in (("observations", observations), ("actions", actions)):
+            if not isinstance(given, Mapping):
+                raise DefinitionError(
+                    "INVALID_DEFINITION",
+                    f"{group} must be a mapping of capability name to handler, got {type(given).__name__}",
+                    path=where,
+                )
     obs, obs_when = _bind_members(
         contract.observations, observations, ObservationBinding, "read", where, "observations"
     )
     acts, acts_when = _bind_members(contract.actions, actions, ActionBinding, "execute", where, "actions")
     refs = tuple(procedures) if procedures else ()
-    seen_procs: set[str] = set()
-    for ref in refs:
-        if not is_minted(ref) or not isinstance(ref, ProcedureReference):
-            raise DefinitionError(
-                "INVALID_DEFINITION", "procedures must come from ProcedureContract.reference()", path=where
-            )
-        if ref.procedure_id in seen_procs:
-            raise DefinitionError(
-                "DUPLICATE_CAPABILITY", f"procedure {ref.procedure_id!r} is referenced twice", path=where
-            )
-        seen_procs.add(ref.procedure_id)
+    if refs:
+        _check_references(refs, where)
     bound_policies = check_policies(policies, where) if policies else ()
     if parent is not None:
         # A bare "devices.table" would otherwise unpack into ('d', 'e').
@@ -366,11 +358,36 @@ def _bind_component(
         dict(internal) if internal else {},
     )
     binding.__dict__["any_when"] = (  # the derived value, known here at no cost
-        obs_when or acts_when or any(ref.when is not None for ref in refs)
+        obs_when or acts_when or (bool(refs) and any(ref.when is not None for ref in refs))
     )
     mint(binding)
     return binding
 
+
+
+def _check_references(refs: tuple[ProcedureReference, ...], where: str) -> None:
+    seen_procs: set[str] = set()
+    for ref in refs:
+        if not is_minted(ref) or not isinstance(ref, ProcedureReference):
+            raise DefinitionError(
+                "INVALID_DEFINITION", "procedures must come from ProcedureContract.reference()", path=where
+            )
+        if ref.procedure_id in seen_procs:
+            raise DefinitionError(
+                "DUPLICATE_CAPABILITY", f"procedure {ref.procedure_id!r} is referenced twice", path=where
+            )
+        seen_procs.add(ref.procedure_id)
+
+
+def _mismatch(
+    declared: Mapping[str, Any], given: Mapping[str, Any], handler_name: str, where: str, group: str
+) -> DefinitionError:
+    """The error for members that are not the declared ones: the extra names, else the missing."""
+    extra = sorted(set(given) - set(declared))
+    if extra:
+        return DefinitionError("INVALID_DEFINITION", f"{group} {extra} are not declared in the contract", path=where)
+    missing = sorted(set(declared) - set(given))
+    return DefinitionError("INVALID_DEFINITION", f"{group} {missing} have no {handler_name} handler", path=where)
 
 
 def _bind_members(
@@ -383,15 +400,7 @@ def _bind_members(
 ) -> tuple[dict[str, Any], bool]:
     """The members as bindings, and whether any has a ``when()``."""
     if given.keys() != declared.keys():
-        extra = sorted(set(given) - set(declared))
-        if extra:
-            raise DefinitionError(
-                "INVALID_DEFINITION", f"{group} {extra} are not declared in the contract", path=where
-            )
-        missing = sorted(set(declared) - set(given))
-        raise DefinitionError(
-            "INVALID_DEFINITION", f"{group} {missing} have no {handler_name} handler", path=where
-        )
+        raise _mismatch(declared, given, handler_name, where, group)
     out: dict[str, Any] = {}
     timed = False
     for name, value in given.items():
