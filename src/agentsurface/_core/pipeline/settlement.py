@@ -112,8 +112,18 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
     if level == "none" and not call.settling_policies:
         return settled_result
     registration_id = None if call.resolved is None else call.resolved.reg.registration_id
+    record: Settled | None = None
+    if call.invoke_ctx is not None and call.settling_policies:
+        record = _settled(call, settled_result, registration_id, now)
+        for policy in call.settling_policies:
+            try:
+                policy.on_settled(call.invoke_ctx, record)
+            except Exception:
+                log.exception("policy %s failed hearing a settlement", policy.name)
+    if level == "none":
+        return settled_result
     sink = pipeline.audit_sink
-    if type(sink) is MemoryAuditSink and not call.settling_policies:  # the default sink: built when read
+    if type(sink) is MemoryAuditSink:  # the default sink: the record is built when read
         full = level == "full"  # below it the record drops input and output: the ring must not hold them
         sink.note_settled(
             (
@@ -132,30 +142,28 @@ def settle(call: Call, err: ErrorPayload | None, output: JsonValue = None) -> In
                 settled_result.output if full else None,
             )
         )
-        return settled_result
-    record = Settled(
-        at=iso(now),
-        capability_id=settled_result.capability_id,
-        registration_id=registration_id,
-        invocation_id=call.invocation_id,
-        consumer_id=call.consumer.id,
-        status=settled_result.status,
-        code=code,
-        duration_ms=round((now - call.started) * 1000, 3),
-        queue_wait_ms=ms(call.queue_wait),
-        execution_ms=ms(call.execution),
-        input=call.effective,
-        output=settled_result.output,
-    )
-    if call.invoke_ctx is not None:
-        for policy in call.settling_policies:
-            try:
-                policy.on_settled(call.invoke_ctx, record)
-            except Exception:
-                log.exception("policy %s failed hearing a settlement", policy.name)
-    if level != "none":
+    else:
+        if record is None:
+            record = _settled(call, settled_result, registration_id, now)
         pipeline.record(record.audit_event(level))
     return settled_result
+
+
+def _settled(call: Call, settled_result: InvocationResult, registration_id: str | None, now: float) -> Settled:
+    return Settled(  # positional, in Settled's order: made for every call that policies hear
+        iso(now),
+        settled_result.capability_id,
+        registration_id,
+        call.invocation_id,
+        call.consumer.id,
+        settled_result.status,
+        settled_result.code,
+        round((now - call.started) * 1000, 3),
+        ms(call.queue_wait),
+        ms(call.execution),
+        call.effective,
+        settled_result.output,
+    )
 
 
 def remember(

@@ -124,6 +124,44 @@ async def test_the_memory_sink_reads_back_settled_calls_as_any_sink_receives_the
     assert read[2].code == "INVALID_INPUT" and read[2].status == "error"
 
 
+async def test_a_policy_hears_each_settlement_and_the_memory_sink_still_reads_it_back() -> None:
+    """A policy that heard a call's settlement gets the same record an audit sink keeps: the
+    default sink's record, built when read, is the one a live sink received."""
+    from agentsurface import Policy
+    from agentsurface._core.audit import Settled
+    from agentsurface.lowlevel import ActionContract, ComponentContract
+
+    class Hears(Policy):
+        name = "hears"
+
+        def __init__(self) -> None:
+            self.heard: list[Settled] = []
+
+        def on_settled(self, ctx: object, settled: Settled) -> None:  # type: ignore[override]
+            self.heard.append(settled)
+
+    contract = ComponentContract(
+        type="app.counter", description="A counter", actions={"tick": ActionContract("tick", audit="full")}
+    )
+    authority = CapabilityAuthority.from_manifest(compile_manifest([contract]))
+    memory, plain = MemoryAuditSink(), _ListSink()
+    policies = (Hears(), Hears())
+    for sink, policy in zip((memory, plain), policies, strict=True):
+        clock = ManualClock(start=1_700_000_000.0004)
+        registry = AgentSurfaceRegistry(authority=authority, audit=sink, clock=clock, policies=[policy])
+        registry.register(
+            contract.bind(actions={"tick": lambda value, ctx, clock=clock: clock.advance(0.25) or {"n": 1}})
+        )
+        assert (await registry.invoke({"capabilityId": "view:app.counter.tick"})).ok
+    read = [e for e in memory.events() if e.type == "invocation-settled"]
+    live = [e for e in plain.events if e.type == "invocation-settled"]
+    assert len(read) == 1 and [_without_ids(e) for e in read] == [_without_ids(e) for e in live]
+    heard = policies[0].heard
+    assert len(heard) == 1 and heard[0].invocation_id == read[0].invocation_id
+    assert (heard[0].at, heard[0].execution_ms, heard[0].output) == (read[0].at, 250.0, {"n": 1})
+    assert read[0].payload == {"input": {}, "output": {"n": 1}}
+
+
 def _without_ids(event: AuditEvent) -> dict[str, object]:
     return {k: v for k, v in event.to_json().items() if k not in ("invocation_id", "registration_id")}
 
