@@ -335,6 +335,50 @@ def digest(value: Any) -> str:
     return "sha256:" + sha256_hex(canonical_json(value))
 
 
+# What one scalar can take as compact JSON: a character of a string at most 6 bytes (an escape
+# such as \u001f; UTF-8 needs at most 4), a number at most 24 characters (a safe integer 17,
+# a float's repr 24), true, false or null at most 5.
+_CHAR_MOST = 6
+_NUMBER_MOST = 24
+_SHALLOW_MOST = 16  # members of a dict, or items of one of its lists, that a bound looks at
+
+
+def shallow_json_bound(value: Any) -> int:
+    """An upper bound of :func:`json_size` of a plain ``value`` that is a dict of at most 16
+    members, each a scalar or a list of at most 16 scalars (most call inputs and outputs),
+    worked out without encoding it; -1 for any other value (size it with :func:`json_size`)."""
+    if type(value) is not dict or len(value) > _SHALLOW_MOST:
+        return -1
+    bound = 2  # the braces
+    for key, item in value.items():
+        bound += _CHAR_MOST * len(key) + 4  # quotes, colon, comma
+        kind = type(item)
+        if kind is str:
+            bound += _CHAR_MOST * len(item) + 2
+        elif kind is int or kind is float or kind is bool or item is None:
+            bound += _NUMBER_MOST
+        elif kind is list and len(item) <= _SHALLOW_MOST:
+            bound += 2
+            for element in item:
+                kind = type(element)
+                if kind is str:
+                    bound += _CHAR_MOST * len(element) + 3
+                elif kind is int or kind is float or kind is bool or element is None:
+                    bound += _NUMBER_MOST + 1
+                else:
+                    return -1
+        else:
+            return -1
+    return bound
+
+
+def json_size_at_most(value: Any, limit: int) -> bool:
+    """Whether :func:`json_size` of a plain ``value`` is at most ``limit``; a small shallow
+    value is answered from its bound, without encoding it."""
+    bound = shallow_json_bound(value)
+    return (0 <= bound <= limit) or json_size(value) <= limit
+
+
 def json_size(value: Any) -> int:
     """Size in bytes of the compact JSON encoding of a plain JSON value (UTF-8; a lone
     surrogate counts as its escape)."""

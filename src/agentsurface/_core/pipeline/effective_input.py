@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..jsonvalue import JsonValue, NotJsonError, json_size, to_json_value
+from ..jsonvalue import JsonValue, NotJsonError, json_size, shallow_json_bound, to_json_value
 from ..pointer import ROOT, json_pointer
 from ..registrations.entries import ActionEntry, ObservationEntry
 from ..schemas.accept import UNPROVEN
@@ -29,8 +29,13 @@ def build(call: Call) -> None:
     raw = call.request.input
     copied = call.plain_input
     if copied is not UNCOPIED:  # identity copied it: plain JSON, not too deep
-        # (An empty input, or a number, is never too large: no need to encode it.)
-        size = json_size(copied) if raw is not MISSING and (copied or type(copied) is str) else 0
+        # (An empty input, or a number, is never too large: no need to encode it. Nor is a
+        # small shallow one: its bound serves, as no larger than the size it stands for.)
+        size = 0
+        if raw is not MISSING and (copied or type(copied) is str):
+            size = shallow_json_bound(copied)
+            if not 0 <= size <= LAZY_FINGERPRINT_BYTES:
+                size = json_size(copied)
         call.small_input = size <= LAZY_FINGERPRINT_BYTES
         if size > MAX_INPUT_BYTES:
             raise PhaseRefusal(failures.invalid_input([Issue(ROOT, f"input exceeds {MAX_INPUT_BYTES} bytes")]))

@@ -10,7 +10,7 @@ from ..audit import MemoryAuditSink, Settled, ms
 from ..clock import iso
 from ..errors import ErrorPayload
 from ..events import make_event
-from ..jsonvalue import JsonValue, NotJsonError, json_size, to_json_value
+from ..jsonvalue import JsonValue, NotJsonError, json_size_at_most, to_json_value
 from ..registrations.entries import CapabilityEntry
 from ..schemas.accept import UNPROVEN
 from ..schemas.schema import JsonSchemaSchema, Valid, validate_output
@@ -30,7 +30,7 @@ def check_output(call: Call) -> JsonValue:
     """The handler's result as JSON, checked against the output schema and the size limit."""
     value = _output_json(call.target.entry, call.raw_output)
     max_bytes = call.pipeline.registry.limits.max_output_bytes
-    if value is not None and json_size(value) > max_bytes:
+    if value is not None and not json_size_at_most(value, max_bytes):
         raise PhaseRefusal(failures.output_too_large(max_bytes))
     return value
 
