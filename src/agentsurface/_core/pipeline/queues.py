@@ -140,9 +140,17 @@ class ObservationAdmission:
         self._total_active += 1
 
     def try_acquire(self, consumer: str) -> Release | None:
+        # _has_room and _take, inline: every observation call comes here.
         queue = self._queue  # most often empty: no scan for this consumer's waiters
-        if self._has_room(consumer) and (not queue or not any(w.consumer == consumer for w in queue)):
-            self._take(consumer)
+        active = self._active
+        held = active.get(consumer, 0)
+        if (
+            self._total_active < self._total
+            and held < self._per_consumer
+            and (not queue or not any(w.consumer == consumer for w in queue))
+        ):
+            active[consumer] = held + 1
+            self._total_active += 1
             return self._releaser(consumer)
         return None
 
@@ -182,11 +190,10 @@ class ObservationAdmission:
         else:
             self._active.pop(consumer, None)
         self._total_active -= 1
-        self._wake()
+        if self._queue:
+            self._wake()
 
     def _wake(self) -> None:
-        if not self._queue:
-            return
         for waiter in list(self._queue):
             if waiter.future.done():
                 self._queue.remove(waiter)
