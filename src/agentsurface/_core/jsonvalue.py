@@ -337,7 +337,7 @@ def digest(value: Any) -> str:
 
 # What one scalar can take as compact JSON: a character of a string at most 6 bytes (an escape
 # such as \u001f; UTF-8 needs at most 4), a number at most 24 characters (a safe integer 17,
-# a float's repr 24), true, false or null at most 5.
+# a float's repr 24; a larger integer is not bounded), true, false or null at most 5.
 _CHAR_MOST = 6
 _NUMBER_MOST = 24
 _SHALLOW_MOST = 16  # members of a dict, or items of one of its lists, that a bound looks at
@@ -355,7 +355,7 @@ def shallow_json_bound(value: Any) -> int:
         kind = type(item)
         if kind is str:
             bound += _CHAR_MOST * len(item) + 2
-        elif kind is int or kind is float or kind is bool or item is None:
+        elif kind is float or kind is bool or item is None or (kind is int and _safe(item)):
             bound += _NUMBER_MOST
         elif kind is list and len(item) <= _SHALLOW_MOST:
             bound += 2
@@ -363,13 +363,18 @@ def shallow_json_bound(value: Any) -> int:
                 kind = type(element)
                 if kind is str:
                     bound += _CHAR_MOST * len(element) + 3
-                elif kind is int or kind is float or kind is bool or element is None:
+                elif kind is float or kind is bool or element is None or (kind is int and _safe(element)):
                     bound += _NUMBER_MOST + 1
                 else:
                     return -1
         else:
             return -1
     return bound
+
+
+def _safe(number: int) -> bool:
+    """A safe integer's digits fit the bound; a larger one (to_json_value keeps it) need not."""
+    return -_MAX_SAFE_INTEGER <= number <= _MAX_SAFE_INTEGER
 
 
 def json_size_at_most(value: Any, limit: int) -> bool:

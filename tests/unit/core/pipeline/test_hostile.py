@@ -377,6 +377,11 @@ async def test_AS_SER_001_output_over_the_cap_fails_loudly_never_truncated() -> 
     assert (await registry.invoke(RUN)).ok
     box["handler"] = lambda v, c: {"b": "é" * 600}  # 1200 bytes in UTF-8, 600 characters
     assert details_of(await registry.invoke(RUN)) == {"reason": "output-too-large"}
+    # Small and shallow, so sized by a bound: one integer of 1,500 digits is no small number.
+    box["handler"] = lambda v, c: {"n": 10**1500}
+    assert details_of(await registry.invoke(RUN)) == {"reason": "output-too-large"}
+    box["handler"] = lambda v, c: {"n": [1, 2, -(10**1500)]}
+    assert details_of(await registry.invoke(RUN)) == {"reason": "output-too-large"}
     await assert_keeps_serving(registry, box)
 
 
