@@ -330,8 +330,7 @@ def _bind_component(
     )
     acts, acts_when = _bind_members(contract.actions, actions, ActionBinding, "execute", where, "actions")
     refs = tuple(procedures) if procedures else ()
-    if refs:
-        _check_references(refs, where)
+    refs_when = _check_references(refs, where) if refs else False
     bound_policies = check_policies(policies, where) if policies else ()
     if parent is not None:
         # A bare "devices.table" would otherwise unpack into ('d', 'e').
@@ -358,15 +357,17 @@ def _bind_component(
         dict(internal) if internal else {},
     )
     binding.__dict__["any_when"] = (  # the derived value, known here at no cost
-        obs_when or acts_when or (bool(refs) and any(ref.when is not None for ref in refs))
+        obs_when or acts_when or refs_when
     )
     mint(binding)
     return binding
 
 
 
-def _check_references(refs: tuple[ProcedureReference, ...], where: str) -> None:
+def _check_references(refs: tuple[ProcedureReference, ...], where: str) -> bool:
+    """Check the references; whether any has a ``when()``."""
     seen_procs: set[str] = set()
+    timed = False
     for ref in refs:
         if not is_minted(ref) or not isinstance(ref, ProcedureReference):
             raise DefinitionError(
@@ -377,6 +378,8 @@ def _check_references(refs: tuple[ProcedureReference, ...], where: str) -> None:
                 "DUPLICATE_CAPABILITY", f"procedure {ref.procedure_id!r} is referenced twice", path=where
             )
         seen_procs.add(ref.procedure_id)
+        timed = timed or ref.when is not None
+    return timed
 
 
 def _mismatch(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from operator import attrgetter
+from typing import Any
 
 from ..registrations.registration import Registration
 
@@ -18,44 +19,38 @@ class Holders:
     for after a change, and kept until the next one. Sorting on every mount instead (bisection
     into a sorted list) cost about a tenth of a mount and unmount."""
 
-    __slots__ = ("_by_instance", "_held", "_sorted")
+    __slots__ = ("_held", "_views")
 
     def __init__(self) -> None:
         self._held: dict[str, dict[int, Registration]] = {}  # keyed by id(reg): no hashing of reg
-        # Made when first asked for (a registry per request may never be):
-        # snapshot order, while still true;
-        self._sorted: dict[str, list[Registration]] | None = None
-        # per capability, instance id -> its sole holder there (None: several), while still true.
-        self._by_instance: dict[str, dict[str, Registration | None]] | None = None
+        # Views of a capability's holders, derived when first asked for after a change to them
+        # (one list per capability: [snapshot order, instance id -> its sole holder there (None:
+        # several)]); the dict itself is made when first needed (a registry per request may
+        # never need it).
+        self._views: dict[str, list[Any]] | None = None
 
     def add(self, reg: Registration) -> None:
         held = self._held
-        sorted_ = self._sorted
-        by_instance = self._by_instance
+        views = self._views
         for cid in reg.capability_ids:
             holders = held.get(cid)
             if holders is None:
                 held[cid] = {id(reg): reg}
             else:
                 holders[id(reg)] = reg
-                if sorted_:
-                    sorted_.pop(cid, None)
-                if by_instance:
-                    by_instance.pop(cid, None)
+                if views:
+                    views.pop(cid, None)
 
     def remove(self, reg: Registration) -> None:
         held = self._held
-        sorted_ = self._sorted
-        by_instance = self._by_instance
+        views = self._views
         for cid in reg.capability_ids:
             holders = held.get(cid)
             if holders is not None and holders.pop(id(reg), None) is not None:
                 if not holders:
                     del held[cid]
-                if sorted_:
-                    sorted_.pop(cid, None)
-                if by_instance:
-                    by_instance.pop(cid, None)
+                if views:
+                    views.pop(cid, None)
 
     def sole(self, capability_id: str) -> Registration | None:
         """The live registration holding ``capability_id`` if it is the only one (no copy)."""
@@ -69,37 +64,42 @@ class Holders:
     def sole_at(self, capability_id: str, instance_id: str) -> Registration | None:
         """The live registration holding ``capability_id`` on ``instance_id`` if it is the only
         one there (the common call when several instances of a type are mounted)."""
-        by_instance = self._by_instance
-        if by_instance is None:
-            by_instance = self._by_instance = {}
-        index = by_instance.get(capability_id)
+        view = self._view(capability_id)
+        if view is None:
+            return None
+        index: dict[str, Registration | None] | None = view[1]
         if index is None:
-            holders = self._held.get(capability_id)
-            if holders is None:
-                return None
-            index = {}
-            for reg in holders.values():
+            index = view[1] = {}
+            for reg in self._held[capability_id].values():
                 instance = reg.binding.instance_id
                 index[instance] = None if instance in index else reg
-            by_instance[capability_id] = index
         return index.get(instance_id)
 
     def holding(self, capability_id: str) -> list[Registration]:
         """A copy, in snapshot order: callers may keep it while registrations come and go."""
-        sorted_ = self._sorted
-        if sorted_ is None:
-            sorted_ = self._sorted = {}
-        in_order = sorted_.get(capability_id)
+        view = self._view(capability_id)
+        if view is None:
+            return []
+        in_order: list[Registration] | None = view[0]
         if in_order is None:
-            holders = self._held.get(capability_id)
-            if holders is None:
-                return []
-            in_order = sorted_[capability_id] = sorted(holders.values(), key=ORDER)
+            in_order = view[0] = sorted(self._held[capability_id].values(), key=ORDER)
         return list(in_order)
+
+    def _view(self, capability_id: str) -> list[Any] | None:
+        """The derived views of ``capability_id``'s holders (None when nobody holds it)."""
+        views = self._views
+        if views is None:
+            views = self._views = {}
+        view = views.get(capability_id)
+        if view is None:
+            if capability_id not in self._held:
+                return None
+            view = views[capability_id] = [None, None]
+        return view
 
     def clear(self) -> None:
         self._held.clear()
-        self._sorted = self._by_instance = None
+        self._views = None
 
 
 __all__ = ["ORDER", "Holders"]
